@@ -1,0 +1,101 @@
+import type { Binding, HttpRoute, Listener, Reservation, RouteGraph, StreamRoute, VirtualHost } from './types.js';
+
+/** EntityDiff lists nodes of one kind that were added, removed, or changed (same id, new content). */
+export interface EntityDiff<T> {
+  added: T[];
+  removed: T[];
+  changed: { before: T; after: T }[];
+}
+
+/** RouteChange is an HTTP route together with the virtual host that holds it. */
+export interface PlacedRoute {
+  virtualHostId: string;
+  /** position in the virtual host's precedence order */
+  index: number;
+  route: HttpRoute;
+}
+
+/**
+ * GraphDiff says exactly what changed between two graphs. Consumers act on the smallest part:
+ * the tunnel manager only on `bindings`, the data plane on the rest, so a route change never
+ * reconnects a tunnel.
+ */
+export interface GraphDiff {
+  bindings: EntityDiff<Binding>;
+  listeners: EntityDiff<Listener>;
+  /** a virtual host is `changed` when its listener, hostname or route order changed */
+  virtualHosts: EntityDiff<VirtualHost>;
+  routes: EntityDiff<PlacedRoute>;
+  streamRoutes: EntityDiff<StreamRoute>;
+  reservations: EntityDiff<Reservation>;
+  /** true when nothing at all changed */
+  isEmpty: boolean;
+  /** true when the set of tunnels to hold changed (bindings added, removed or changed) */
+  isTunnelChange: boolean;
+}
+
+/** diff compares two graphs node by node, by id. Both should be canonical. */
+export function diff(before: RouteGraph, after: RouteGraph): GraphDiff {
+  const bindings = diffById(before.bindings, after.bindings);
+  const listeners = diffById(before.listeners, after.listeners);
+  const virtualHosts = diffById(before.virtualHosts, after.virtualHosts, virtualHostShape);
+  const routes = diffById(placeRoutes(before), placeRoutes(after), (p) => p.route, (p) => p.route.id);
+  const streamRoutes = diffById(before.streamRoutes, after.streamRoutes);
+  const reservations = diffById(before.reservations, after.reservations);
+  const parts = [bindings, listeners, virtualHosts, routes, streamRoutes, reservations];
+  return {
+    bindings,
+    listeners,
+    virtualHosts,
+    routes,
+    streamRoutes,
+    reservations,
+    isEmpty: parts.every(isEmptyDiff),
+    isTunnelChange: !isEmptyDiff(bindings),
+  };
+}
+
+function isEmptyDiff(d: EntityDiff<unknown>): boolean {
+  return d.added.length === 0 && d.removed.length === 0 && d.changed.length === 0;
+}
+
+/** A virtual host compared without its routes' content: only their order matters here. */
+function virtualHostShape(v: VirtualHost): unknown {
+  return { listenerId: v.listenerId, hostname: v.hostname, order: v.routes.map((r) => r.id) };
+}
+
+function placeRoutes(graph: RouteGraph): PlacedRoute[] {
+  return graph.virtualHosts.flatMap((v) => v.routes.map((route, index) => ({ virtualHostId: v.id, index, route })));
+}
+
+function diffById<T>(
+  before: T[],
+  after: T[],
+  shape: (x: T) => unknown = (x) => x,
+  idOf: (x: T) => string = (x) => (x as { id: string }).id,
+): EntityDiff<T> {
+  const old = new Map(before.map((x) => [idOf(x), x]));
+  const result: EntityDiff<T> = { added: [], removed: [], changed: [] };
+  const kept = new Set<string>();
+  for (const x of after) {
+    const id = idOf(x);
+    const prior = old.get(id);
+    if (prior === undefined) result.added.push(x);
+    else {
+      kept.add(id);
+      if (stableStringify(shape(prior)) !== stableStringify(shape(x))) result.changed.push({ before: prior, after: x });
+    }
+  }
+  for (const [id, x] of old) if (!kept.has(id)) result.removed.push(x);
+  return result;
+}
+
+/** stableStringify serialises plain data with object keys sorted, so equal data gives equal text. */
+export function stableStringify(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
+}

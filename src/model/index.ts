@@ -1,0 +1,6 @@
+/** The route graph: types, canonical order, validation and diff (no I/O). */
+export * from './types.js';
+export * from './order.js';
+export * from './validate.js';
+export * from './diff.js';
+export * from './status.js';

@@ -1,0 +1,105 @@
+import type { Backend, HttpRoute, RouteGraph } from './types.js';
+
+/**
+ * validate checks the graph's own invariants: unique ids, links that resolve, ports and weights in
+ * range, well-formed hostnames. Translators must never produce an invalid graph (a user's mistake
+ * becomes a status condition instead), so a non-empty result is a programmer error.
+ */
+export function validate(graph: RouteGraph): string[] {
+  const errors: string[] = [];
+  const seen = new Set<string>();
+  const unique = (id: string): void => {
+    if (seen.has(id)) errors.push(`duplicate id ${id}`);
+    seen.add(id);
+  };
+  const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
+  const listeners = new Map(graph.listeners.map((l) => [l.id, l]));
+
+  for (const b of graph.bindings) {
+    unique(b.id);
+    for (const h of b.hostnames) if (!isValidHostPattern(h)) errors.push(`${b.id}: invalid hostname ${h}`);
+    if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
+    if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
+  }
+  const listenerPorts = new Map<string, string>();
+  for (const l of graph.listeners) {
+    unique(l.id);
+    if (!bindings.has(l.bindingId)) errors.push(`${l.id}: unknown binding ${l.bindingId}`);
+    if (!isPort(l.port)) errors.push(`${l.id}: invalid port ${l.port}`);
+    if (l.hostname !== undefined && !isValidHostPattern(l.hostname)) errors.push(`${l.id}: invalid hostname ${l.hostname}`);
+    if ((l.protocol === 'http' || l.protocol === 'tcp') && l.tls) errors.push(`${l.id}: ${l.protocol} listener with tls`);
+    if ((l.protocol === 'https' || l.protocol === 'tls') && !l.tls) errors.push(`${l.id}: ${l.protocol} listener without tls`);
+    // Listeners of one binding may share a port only if they speak compatible protocols.
+    const key = `${l.bindingId}:${l.port}`;
+    const family = l.protocol === 'tcp' ? 'tcp' : l.protocol === 'http' ? 'http' : 'tls';
+    const prior = listenerPorts.get(key);
+    if (prior !== undefined && prior !== family) errors.push(`${l.id}: port ${l.port} already used by a ${prior} listener`);
+    listenerPorts.set(key, family);
+  }
+  for (const v of graph.virtualHosts) {
+    unique(v.id);
+    const l = listeners.get(v.listenerId);
+    if (!l) errors.push(`${v.id}: unknown listener ${v.listenerId}`);
+    else if (l.protocol === 'tcp' || (l.protocol === 'tls' && l.tls?.mode === 'passthrough'))
+      errors.push(`${v.id}: virtual host on a ${l.protocol} listener`);
+    if (v.hostname !== '*' && !isValidHostPattern(v.hostname)) errors.push(`${v.id}: invalid hostname ${v.hostname}`);
+    for (const r of v.routes) {
+      unique(r.id);
+      errors.push(...validateRoute(r));
+    }
+  }
+  for (const s of graph.streamRoutes) {
+    unique(s.id);
+    if (!listeners.has(s.listenerId)) errors.push(`${s.id}: unknown listener ${s.listenerId}`);
+    errors.push(...validateBackends(s.id, s.backends));
+  }
+  for (const r of graph.reservations) {
+    unique(r.id);
+    if (r.kind === 'domain' && (r.hostname === undefined || !isValidHostPattern(r.hostname)))
+      errors.push(`${r.id}: invalid hostname ${String(r.hostname)}`);
+    if (r.kind === 'tcp-port' && (r.port === undefined || !isPortOrZero(r.port))) errors.push(`${r.id}: invalid port`);
+  }
+  return errors;
+}
+
+function validateRoute(r: HttpRoute): string[] {
+  const errors: string[] = [];
+  if (!r.match.path.value.startsWith('/') && r.match.path.type !== 'RegularExpression')
+    errors.push(`${r.id}: path ${r.match.path.value} does not start with /`);
+  const redirects = r.filters.filter((f) => f.type === 'RequestRedirect' || f.type === 'DirectResponse').length;
+  if (redirects === 0 && r.backends.length === 0) errors.push(`${r.id}: no backend and no redirect`);
+  errors.push(...validateBackends(r.id, r.backends));
+  return errors;
+}
+
+function validateBackends(id: string, backends: Backend[]): string[] {
+  const errors: string[] = [];
+  for (const b of backends) {
+    if (!Number.isInteger(b.weight) || b.weight < 0 || b.weight > 1_000_000) errors.push(`${id}: invalid weight ${b.weight}`);
+    if (b.kind === 'service' && !isPort(b.port)) errors.push(`${id}: invalid backend port ${b.port}`);
+  }
+  return errors;
+}
+
+function isPort(n: number): boolean {
+  return Number.isInteger(n) && n >= 1 && n <= 65535;
+}
+
+function isPortOrZero(n: number): boolean {
+  return n === 0 || isPort(n);
+}
+
+const label = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * isValidHostPattern accepts an RFC 1123 DNS name, optionally with one leading `*.` label
+ * (Gateway API Hostname). IP literals are not host names and are refused.
+ */
+export function isValidHostPattern(host: string): boolean {
+  const name = host.startsWith('*.') ? host.slice(2) : host;
+  if (name.length === 0 || name.length > 253) return false;
+  const labels = name.split('.');
+  if (!labels.every((l) => label.test(l))) return false;
+  // An all-numeric last label makes it an IPv4 literal (RFC 1123 §2.1, RFC 3696 §2).
+  return !/^[0-9]+$/.test(labels[labels.length - 1] ?? '');
+}

@@ -1,0 +1,32 @@
+/** Translators: pure functions from a Snapshot to one route graph and the statuses to write. */
+import { translateCrds } from './crd/index.js';
+import { translateGatewayApi } from './gateway/index.js';
+import { translateIngresses } from './ingress/index.js';
+import { mergeFragments } from './merge.js';
+import { translateLoadBalancerServices } from './service/index.js';
+import { indexSnapshot } from './common/index-snapshot.js';
+import { defaultTranslateOptions } from './types.js';
+import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
+
+export * from './types.js';
+export { snapshotFromObjects } from './snapshot.js';
+
+/**
+ * translateSnapshot runs every translator over one snapshot and merges their fragments. It is pure:
+ * the same objects in any order give the same result, and a user's mistake becomes a status
+ * condition, never an exception.
+ */
+export function translateSnapshot(snapshot: Snapshot, options: Partial<TranslateOptions> = {}): TranslateResult {
+  const opts = { ...defaultTranslateOptions, ...options };
+  const index = indexSnapshot(snapshot);
+  const outputs = [
+    translateIngresses(index, opts),
+    translateLoadBalancerServices(index, opts),
+    translateGatewayApi(index, opts),
+    translateCrds(index, opts),
+  ];
+  return mergeFragments(
+    outputs.flatMap((o) => o.fragments),
+    outputs.flatMap((o) => o.statuses),
+  );
+}
