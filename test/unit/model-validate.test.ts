@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { isValidHostPattern, validate } from '../../src/model/index.js';
+import type { RouteGraph } from '../../src/model/index.js';
+import { graphWith, route, serviceBackend } from '../support/graph-builders.js';
+
+const ok = (): RouteGraph => graphWith('a.example.com', [route('r1', { type: 'Prefix', value: '/' })]);
+
+describe('validate', () => {
+  it('accepts a well-formed graph', () => {
+    expect(validate(ok())).to.deep.equal([]);
+  });
+
+  const breakers: [string, (g: RouteGraph) => void, RegExp][] = [
+    ['a duplicate id', (g) => g.virtualHosts[0]!.routes.push(route('r1', { type: 'Exact', value: '/x' })), /duplicate id r1/],
+    ['a listener of an unknown binding', (g) => (g.listeners[0]!.bindingId = 'binding/host/nope'), /unknown binding/],
+    ['a virtual host of an unknown listener', (g) => (g.virtualHosts[0]!.listenerId = 'nope'), /unknown listener/],
+    ['a port out of range', (g) => (g.listeners[0]!.port = 70000), /invalid port 70000/],
+    ['a negative weight', (g) => (g.virtualHosts[0]!.routes[0]!.backends = [{ ...serviceBackend('a'), weight: -1 }]), /invalid weight/],
+    ['a path without a leading slash', (g) => (g.virtualHosts[0]!.routes[0]!.match.path = { type: 'Prefix', value: 'x' }), /does not start with/],
+    ['a route with neither backend nor redirect', (g) => (g.virtualHosts[0]!.routes[0]!.backends = []), /no backend/],
+    ['an IP-literal hostname', (g) => (g.bindings[0]!.hostnames = ['10.0.0.1']), /invalid hostname 10.0.0.1/],
+    ['a host binding with no hostname', (g) => (g.bindings[0]!.hostnames = []), /without hostname/],
+    ['an https listener without tls', (g) => (g.listeners[0]!.protocol = 'https'), /without tls/],
+    [
+      'two listeners of one binding on one port with incompatible protocols',
+      (g) => g.listeners.push({ ...g.listeners[0]!, id: `${g.listeners[0]!.id}2`, protocol: 'tcp' }),
+      /already used by a http listener/,
+    ],
+  ];
+  for (const [what, breakIt, message] of breakers) {
+    it(`reports ${what}`, () => {
+      const g = ok();
+      breakIt(g);
+      const errors = validate(g);
+      expect(errors.join('\n')).to.match(message);
+    });
+  }
+});
+
+describe('isValidHostPattern', () => {
+  const cases: [string, boolean][] = [
+    ['example.com', true],
+    ['a-b.example.com', true],
+    ['*.example.com', true],
+    ['*', false],
+    ['a.*.example.com', false],
+    ['Example.com', false],
+    ['-a.example.com', false],
+    ['192.168.0.1', false],
+    ['[::1]', false],
+    ['', false],
+    [`${'a'.repeat(64)}.com`, false],
+  ];
+  for (const [host, valid] of cases) {
+    it(`${valid ? 'accepts' : 'refuses'} ${JSON.stringify(host)}`, () => {
+      expect(isValidHostPattern(host)).to.equal(valid);
+    });
+  }
+});
