@@ -1,7 +1,72 @@
+/**
+ * The Ingress translator (networking.k8s.io/v1): every Ingress of tuna's class becomes host
+ * bindings with http (and, with `spec.tls`, https) listeners whose routes go to Services of the
+ * Ingress's own namespace. All tuna Ingresses form one fragment group, so several of them merge on
+ * one host; conflicts between them are decided here, oldest first. See docs/translators/ingress.md.
+ */
 import type { SnapshotIndex } from '../common/index-snapshot.js';
+import { StatusBook } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
+import { buildIngressGraph } from './build-graph.js';
+import { collectIngress } from './collect.js';
+import type { IngressEntry } from './entry.js';
+import { compareEntries, newEntry } from './entry.js';
+import { ingressClassMatcher } from './ingress-class.js';
+import { writeReport } from './report.js';
+import { placeFallbacks, placePaths } from './route-table.js';
+import type { RouteTable } from './route-table.js';
+import { assignCertificates } from './tls.js';
 
-/** translateIngresses — not implemented yet. */
-export function translateIngresses(_index: SnapshotIndex, _options: TranslateOptions): TranslatorOutput {
-  return { fragments: [], statuses: [] };
+export { checkHost, generatedHostname } from './hostname.js';
+export type { HostCheck } from './hostname.js';
+export { writeReport } from './report.js';
+export type { Problem, ProblemCondition, ReportPlan } from './report.js';
+
+/** The fragment group shared by every tuna Ingress (see merge.ts). */
+export const ingressFragmentGroup = 'ingress';
+
+/**
+ * translateIngresses translates every tuna Ingress of the snapshot. Ingresses of other classes are
+ * ignored silently (no status: they belong to another controller).
+ */
+export function translateIngresses(index: SnapshotIndex, options: TranslateOptions): TranslatorOutput {
+  const matcher = ingressClassMatcher(index.snapshot.ingressClasses, options);
+  const entries: IngressEntry[] = [];
+  for (const ingress of index.snapshot.ingresses) {
+    const via = matcher.claim(ingress);
+    if (via !== undefined) entries.push(newEntry(ingress, via));
+  }
+  entries.sort(compareEntries);
+  entries.forEach((e, i) => {
+    e.rank = i;
+    collectIngress(e, index, options);
+  });
+
+  const table: RouteTable = new Map();
+  placePaths(table, entries);
+  placeFallbacks(table, entries);
+  assignCertificates(table, entries, index);
+  const { graph, claims } = buildIngressGraph(table);
+
+  const book = new StatusBook();
+  for (const e of entries) writeStatus(book, e, table);
+  return { fragments: entries.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses: book.all() };
+}
+
+/**
+ * writeStatus records the Ingress's status: `status.loadBalancer.ingress` lists each published host
+ * by name. Wildcard hosts are published but left out of it: the API server accepts only DNS-1123
+ * names there (networking validation, ValidateIngressLoadBalancerStatus).
+ */
+function writeStatus(book: StatusBook, e: IngressEntry, table: RouteTable): void {
+  const status = book.entry(e.ingress, e.ref);
+  const hosts = [...e.published].sort();
+  const named = hosts.filter((h) => !h.startsWith('*.'));
+  status.status = { loadBalancer: named.length > 0 ? { ingress: named.map((hostname) => ({ hostname })) } : {} };
+  const published = hosts.flatMap((h) => (table.get(h)?.certificate ? [`http://${h}`, `https://${h}`] : [`http://${h}`]));
+  writeReport(status, e.problems, {
+    types: ['Accepted', 'ResolvedRefs', 'Conflicted'],
+    acceptedMessage: `tuna serves this Ingress (${e.via})`,
+    published,
+  });
 }

@@ -1,0 +1,95 @@
+import type { V1IngressBackend } from '@kubernetes/client-node';
+import type { ServiceBackend } from '../../model/index.js';
+import { resolveServiceBackend } from '../common/backend.js';
+import type { SnapshotIndex } from '../common/index-snapshot.js';
+import type { TranslateOptions } from '../types.js';
+import type { IngressEntry } from './entry.js';
+import { checkHost, generatedHostname } from './hostname.js';
+import { describePath, toPathMatch } from './path.js';
+
+/** IngressBackendResolution is a resolved Ingress backend, or the reason and message of the failure. */
+type IngressBackendResolution = { ok: true; backend: ServiceBackend } | { ok: false; reason: string; message: string };
+
+/**
+ * resolveIngressBackend resolves an IngressBackend in the Ingress's own namespace: the Ingress API
+ * cannot name another namespace, so a same-named Service elsewhere is never used (DESIGN.md,
+ * "Namespace isolation"). Only Service backends are served.
+ */
+export function resolveIngressBackend(index: SnapshotIndex, namespace: string, backend: V1IngressBackend): IngressBackendResolution {
+  const resource = backend.resource;
+  if (resource)
+    return {
+      ok: false,
+      reason: 'UnsupportedBackendKind',
+      message: `the backend is a resource (${resource.apiGroup ? `${resource.apiGroup}/` : ''}${resource.kind} ${resource.name}); tuna routes to Services only`,
+    };
+  const service = backend.service;
+  if (!service?.name) return { ok: false, reason: 'InvalidBackend', message: 'the backend names no Service' };
+  const port = service.port?.number ?? (service.port?.name || undefined);
+  return resolveServiceBackend(index, namespace, service.name, port);
+}
+
+/**
+ * collectIngress reads one Ingress: its valid hosts, its valid paths with resolved backends, its
+ * defaultBackend and TLS entries. Everything refused becomes a problem on the entry; conflicts with
+ * other Ingresses are decided later (see route-table.ts).
+ */
+export function collectIngress(entry: IngressEntry, index: SnapshotIndex, options: TranslateOptions): void {
+  const spec = entry.ingress.spec ?? {};
+  const rules = spec.rules ?? [];
+  let generated: string | null | undefined;
+  const generatedHost = (): string | null => {
+    if (generated === undefined) {
+      const g = generatedHostname(entry.ingress.metadata?.name ?? '', entry.namespace, options.baseDomain);
+      generated = g.ok ? g.host : null;
+      if (!g.ok) entry.problems.push({ condition: 'Accepted', reason: 'GeneratedHostnameInvalid', message: `${g.message}; rules without a host are not published` });
+    }
+    return generated;
+  };
+  const addHost = (host: string): void => {
+    if (!entry.hosts.includes(host)) entry.hosts.push(host);
+  };
+
+  rules.forEach((rule, r) => {
+    let host: string | null;
+    if (rule.host) {
+      const c = checkHost(rule.host);
+      if (!c.ok) {
+        entry.problems.push({ condition: 'Accepted', reason: 'InvalidHost', message: `rule ${r}: ${c.message}; its paths are not published` });
+        return;
+      }
+      host = c.host;
+    } else host = generatedHost();
+    if (host === null) return;
+    addHost(host);
+    (rule.http?.paths ?? []).forEach((p, i) => {
+      const label = `rule ${r} path ${i} (${host} ${describePath(p.pathType, p.path)})`;
+      const match = toPathMatch(p.pathType, p.path);
+      if (!match.ok) {
+        entry.problems.push({ condition: 'Accepted', reason: 'InvalidPath', message: `${label}: ${match.message}; it is not published` });
+        return;
+      }
+      const backend = resolveIngressBackend(index, entry.namespace, p.backend ?? {});
+      if (!backend.ok) {
+        entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `${label}: ${backend.message}; it is not published` });
+        return;
+      }
+      entry.paths.push({ owner: entry, host, rule: r, path: i, match: match.match, backend: backend.backend, label });
+    });
+  });
+
+  if (spec.defaultBackend) {
+    // With no rules at all, the defaultBackend is served on the generated hostname.
+    if (rules.length === 0) {
+      const host = generatedHost();
+      if (host !== null) addHost(host);
+    }
+    const backend = resolveIngressBackend(index, entry.namespace, spec.defaultBackend);
+    if (backend.ok) entry.fallback = backend.backend;
+    else entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `defaultBackend: ${backend.message}; it is not published` });
+  }
+
+  (spec.tls ?? []).forEach((tls, t) => {
+    entry.tls.push({ index: t, secretName: tls.secretName ?? '', hosts: (tls.hosts ?? []).map((h) => h.toLowerCase()) });
+  });
+}
