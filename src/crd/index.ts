@@ -1,35 +1,27 @@
 /**
- * tuna.dev/v1alpha1 custom resources: Domain, TCPPort, Tunnel.
- * PROVISIONAL shapes — the CRD work replaces these with io-ts codecs and the types derived from them.
+ * tuna.dev/v1alpha1 custom resources: Domain, TCPPort, Tunnel. io-ts codecs are the source of
+ * truth; the TypeScript types are derived from them, and config/crd holds the matching
+ * CustomResourceDefinitions. User reference: docs/crds.md.
  */
-import type { V1ObjectMeta } from '@kubernetes/client-node';
-
-/** ReclaimPolicy of a reservation. */
-export type CrdReclaimPolicy = 'Delete' | 'Retain';
-
-/** Domain reserves a subdomain of the edge's base domain or a custom domain. */
-export interface Domain {
-  apiVersion: 'tuna.dev/v1alpha1';
-  kind: 'Domain';
-  metadata: V1ObjectMeta;
-  spec: { name: string; reclaimPolicy?: CrdReclaimPolicy };
-  status?: Record<string, unknown>;
-}
-
-/** TCPPort reserves a TCP port at the edge (a specific one, or any from the pool). */
-export interface TCPPort {
-  apiVersion: 'tuna.dev/v1alpha1';
-  kind: 'TCPPort';
-  metadata: V1ObjectMeta;
-  spec: { port?: number; reclaimPolicy?: CrdReclaimPolicy };
-  status?: Record<string, unknown>;
-}
-
-/** Tunnel publishes one Service of its namespace without an Ingress. */
-export interface Tunnel {
-  apiVersion: 'tuna.dev/v1alpha1';
-  kind: 'Tunnel';
-  metadata: V1ObjectMeta;
-  spec: { service: { name: string; port: number | string }; protocol: 'http' | 'tcp' | 'tls'; domain?: string; tcpPort?: string };
-  status?: Record<string, unknown>;
-}
+export { closedObject, unknownField } from './closed-object.js';
+export type { ClosedObjectOf, Props } from './closed-object.js';
+export { decodeDomain, decodeTCPPort, decodeTunnel, decodeWith, formatErrors } from './decode.js';
+export type { DecodeResult } from './decode.js';
+export { domainCodec, domainSpecCodec } from './domain.js';
+export type { Domain, DomainSpec } from './domain.js';
+export {
+  TUNA_API_VERSION,
+  TUNA_GROUP,
+  isPortName,
+  isPortNumber,
+  localObjectReferenceCodec,
+  objectMetaCodec,
+  portNumberCodec,
+  reclaimPolicyCodec,
+  servicePortCodec,
+} from './fields.js';
+export type { CrdReclaimPolicy, LocalObjectReference } from './fields.js';
+export { tcpPortCodec, tcpPortSpecCodec } from './tcp-port.js';
+export type { TCPPort, TCPPortSpec } from './tcp-port.js';
+export { tunnelCodec, tunnelProtocolCodec, tunnelServiceCodec, tunnelSpecCodec } from './tunnel.js';
+export type { Tunnel, TunnelProtocol, TunnelSpec } from './tunnel.js';
