@@ -1,0 +1,101 @@
+import { DatabaseSync } from 'node:sqlite';
+import type { SQLInputValue } from 'node:sqlite';
+import { StoreClosedError, UniqueViolation } from './errors.js';
+import type { SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
+
+/**
+ * SQLite through Node's built-in `node:sqlite` (synchronous `DatabaseSync`). One connection per
+ * store; because the store's API is async, a transaction's callback may yield between statements,
+ * so every operation takes a FIFO lock first: nothing else runs on the connection while a
+ * transaction is open (otherwise it would silently join that transaction).
+ */
+
+// SQLite extended result code SQLITE_CONSTRAINT_UNIQUE (https://sqlite.org/rescode.html#constraint_unique),
+// and SQLITE_CONSTRAINT_PRIMARYKEY.
+const UNIQUE_CODES = new Set([2067, 1555]);
+
+function translateError(err: unknown): unknown {
+  const code = (err as { errcode?: unknown }).errcode;
+  if (typeof code === 'number' && UNIQUE_CODES.has(code)) return new UniqueViolation((err as Error).message);
+  return err;
+}
+
+/** SqliteDriver runs the store's SQL on one `DatabaseSync` connection. */
+export class SqliteDriver implements SqlDriver {
+  readonly dialect = 'sqlite' as const;
+  private readonly db: DatabaseSync;
+  private tail: Promise<unknown> = Promise.resolve();
+  private isClosed = false;
+
+  /** constructor opens a file (created if missing) or `:memory:`, with WAL and foreign keys on. */
+  constructor(path: string) {
+    this.db = new DatabaseSync(path);
+    // WAL lets readers in other processes proceed while one writes; busy_timeout waits for a
+    // writer in another process instead of failing at once (https://sqlite.org/wal.html).
+    if (path !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL');
+    this.db.exec('PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL');
+  }
+
+  query(sql: string, params: readonly SqlValue[] = []): Promise<SqlRow[]> {
+    return this.locked(async () => this.querySync(sql, params));
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.locked(async () => this.runSync(sql, params));
+  }
+
+  transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      // IMMEDIATE takes the write lock up front, so two writers never both read "port 20000 is
+      // free" and then race (https://sqlite.org/lang_transaction.html).
+      this.db.exec('BEGIN IMMEDIATE');
+      const tx: SqlTransaction = {
+        query: async (sql, params = []) => this.querySync(sql, params),
+        run: async (sql, params = []) => this.runSync(sql, params),
+        lockAllocation: async () => undefined,
+      };
+      try {
+        const result = await fn(tx);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.db.isTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  async execScript(_tx: SqlTransaction, script: string): Promise<void> {
+    this.db.exec(script);
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    await this.tail.catch(() => undefined);
+    this.db.close();
+  }
+
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.isClosed) return Promise.reject(new StoreClosedError('store is closed'));
+    const result = this.tail.then(fn, fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
+  private querySync(sql: string, params: readonly SqlValue[]): SqlRow[] {
+    try {
+      return this.db.prepare(sql).all(...(params as SQLInputValue[])) as SqlRow[];
+    } catch (err) {
+      throw translateError(err);
+    }
+  }
+
+  private runSync(sql: string, params: readonly SqlValue[]): number {
+    try {
+      return Number(this.db.prepare(sql).run(...(params as SQLInputValue[])).changes);
+    } catch (err) {
+      throw translateError(err);
+    }
+  }
+}

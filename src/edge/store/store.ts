@@ -1,0 +1,236 @@
+/**
+ * The edge's persistent state behind one interface: accounts, scoped API keys, address
+ * reservations, tunnel keys, ACME certificates and an append-only audit log. Two implementations
+ * share one SQL core (src/edge/store/sql-store.ts): SQLite through `node:sqlite` (one edge node,
+ * the default) and PostgreSQL through `pg` (several edge nodes sharing state; DESIGN "Scale-out").
+ *
+ * Every method is async because PostgreSQL is; every mutating method takes the `actor` that is
+ * written to the audit log. Secrets (API key and tunnel key tokens, certificate private keys)
+ * never reach the audit log; tokens are returned exactly once, by the call that creates them.
+ */
+
+/** Labels are string key/value pairs, as on Kubernetes objects (cluster id, owner uid, ...). */
+export type Labels = Readonly<Record<string, string>>;
+
+/** LabelSelector matches objects whose labels include every pair (Kubernetes `matchLabels`). */
+export type LabelSelector = Readonly<Record<string, string>>;
+
+/** Actor names who made a change, for the audit log: `apikey:<id>`, `system`, `cli`, ... */
+export type Actor = string;
+
+/** ApiKeyScope is what an account API key may do (DESIGN "Keys and trust"). */
+export type ApiKeyScope = 'reservations' | 'tunnels' | 'admin';
+
+/** API_KEY_SCOPES lists every scope, in canonical order. */
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['reservations', 'tunnels', 'admin'];
+
+/** TunnelProtocol is what a tunnel key may carry: the public protocol of its binding. */
+export type TunnelProtocol = 'http' | 'https' | 'tls' | 'tcp';
+
+/** TUNNEL_PROTOCOLS lists every tunnel protocol, in canonical order. */
+export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['http', 'https', 'tls', 'tcp'];
+
+/** Account is a tenant of the edge; every other record belongs to one. */
+export interface Account {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: number;
+}
+
+/** ApiKey is the stored part of an account API key: never its secret, only the secret's hash. */
+export interface ApiKey {
+  readonly id: string;
+  readonly accountId: string;
+  readonly name: string;
+  readonly scopes: readonly ApiKeyScope[];
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** ReservationKind is the kind of public address a reservation holds (DESIGN "Addresses"). */
+export type ReservationKind = 'domain' | 'tcp-port' | 'address';
+
+/** DomainType says whether a domain is under the edge's base domain or the user's own. */
+export type DomainType = 'subdomain' | 'custom';
+
+/** Reservation is an address held by one account until released. */
+export interface Reservation {
+  readonly id: string;
+  readonly accountId: string;
+  readonly kind: ReservationKind;
+  /** the address itself: a lower-case hostname, a port number in decimal, or an IP address */
+  readonly value: string;
+  /** optional per-account name that makes pool allocations idempotent (e.g. `default/web`) */
+  readonly name: string | null;
+  readonly labels: Labels;
+  /** domains only: subdomain of the base domain, or a custom domain */
+  readonly domainType: DomainType | null;
+  /** custom domains only: the value the DNS TXT record must hold */
+  readonly verificationToken: string | null;
+  /** subdomains are verified at creation; custom domains once the TXT record was seen */
+  readonly verified: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** PortPool is an inclusive TCP port range the edge allocates from. */
+export interface PortPool {
+  readonly first: number;
+  readonly last: number;
+}
+
+/** ReservationSpec says what to reserve: a specific address, or any free one from a pool. */
+export type ReservationSpec =
+  | { readonly kind: 'domain'; readonly hostname: string; readonly domainType: DomainType }
+  | { readonly kind: 'tcp-port'; readonly port: number }
+  | { readonly kind: 'tcp-port'; readonly pool: PortPool }
+  | { readonly kind: 'address'; readonly address: string }
+  /** pool: an IPv4 CIDR (`127.77.0.0/16`) or an inclusive range (`127.77.0.1-127.77.0.9`) */
+  | { readonly kind: 'address'; readonly pool: string };
+
+/** CreateReservationInput is the argument of Store.createReservation. */
+export interface CreateReservationInput {
+  readonly accountId: string;
+  readonly spec: ReservationSpec;
+  readonly name?: string;
+  readonly labels?: Labels;
+}
+
+/** CreateReservationResult tells a new reservation from an adopted one (idempotent create). */
+export interface CreateReservationResult {
+  readonly reservation: Reservation;
+  readonly created: boolean;
+}
+
+/** TunnelKey is the stored part of a tunnel key: bound to one reservation and one protocol. */
+export interface TunnelKey {
+  readonly id: string;
+  readonly accountId: string;
+  readonly reservationId: string;
+  readonly protocol: TunnelProtocol;
+  /** how many live tunnel connections the key may hold at once (HA replicas) */
+  readonly maxConnections: number;
+  readonly expiresAt: number;
+  readonly labels: Labels;
+  readonly createdAt: number;
+  readonly rotatedAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+/** MintTunnelKeyInput is the argument of Store.mintTunnelKey. */
+export interface MintTunnelKeyInput {
+  readonly accountId: string;
+  readonly reservationId: string;
+  readonly protocol: TunnelProtocol;
+  readonly maxConnections: number;
+  readonly expiresAt: number;
+  readonly labels?: Labels;
+}
+
+/** RotateTunnelKeyInput is the argument of Store.rotateTunnelKey. */
+export interface RotateTunnelKeyInput {
+  readonly expiresAt: number;
+  /** how long the previous secret stays valid, so replicas can switch without a gap (0: none) */
+  readonly graceMs?: number;
+}
+
+/** Minted pairs a new record with its token, which is shown exactly once. */
+export interface Minted<T> {
+  readonly record: T;
+  readonly token: string;
+}
+
+/** TunnelKeyRejection says why a tunnel key was refused (for the edge's own logs, never the client). */
+export type TunnelKeyRejection = 'malformed' | 'unknown' | 'wrong-secret' | 'revoked' | 'expired';
+
+/** TunnelKeyCheck is the result of Store.authenticateTunnelKey. */
+export type TunnelKeyCheck =
+  | { readonly ok: true; readonly key: TunnelKey }
+  | { readonly ok: false; readonly reason: TunnelKeyRejection };
+
+/** Certificate is a PEM chain and private key for one hostname (ACME or static). */
+export interface Certificate {
+  readonly hostname: string;
+  readonly chainPem: string;
+  readonly keyPem: string;
+  readonly notAfter: number;
+  readonly updatedAt: number;
+}
+
+/** PutCertificateInput is the argument of Store.putCertificate. */
+export type PutCertificateInput = Omit<Certificate, 'updatedAt'>;
+
+/** AuditEvent is one change: who, what, when. `detail` never holds a secret. */
+export interface AuditEvent {
+  readonly seq: number;
+  readonly at: number;
+  readonly actor: Actor;
+  readonly action: string;
+  readonly accountId: string | null;
+  readonly targetKind: string;
+  readonly targetId: string;
+  readonly detail: Readonly<Record<string, unknown>>;
+}
+
+/** AuditQuery filters Store.listAuditEvents. */
+export interface AuditQuery {
+  readonly accountId?: string;
+  /** only events with a larger sequence number (for paging) */
+  readonly afterSeq?: number;
+  readonly limit?: number;
+}
+
+/** ReleaseResult lists the tunnel keys revoked with a released reservation (close their tunnels). */
+export interface ReleaseResult {
+  readonly reservation: Reservation;
+  readonly revokedTunnelKeyIds: readonly string[];
+}
+
+/** Store is the edge's persistent state. */
+export interface Store {
+  /** dialect names the backend, for logs and docs */
+  readonly dialect: 'sqlite' | 'postgres';
+  close(): Promise<void>;
+
+  createAccount(input: { name: string }, actor: Actor): Promise<Account>;
+  getAccount(id: string): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+
+  createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>>;
+  listApiKeys(accountId: string): Promise<ApiKey[]>;
+  revokeApiKey(accountId: string, id: string, actor: Actor): Promise<ApiKey>;
+  /** authenticateApiKey returns the unrevoked key a token belongs to, or undefined */
+  authenticateApiKey(token: string): Promise<ApiKey | undefined>;
+
+  createReservation(input: CreateReservationInput, actor: Actor): Promise<CreateReservationResult>;
+  getReservation(accountId: string, id: string): Promise<Reservation | undefined>;
+  /** findReservation looks an address up across accounts, for routing public traffic */
+  findReservation(kind: ReservationKind, value: string): Promise<Reservation | undefined>;
+  listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]>;
+  markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation>;
+  releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult>;
+
+  mintTunnelKey(input: MintTunnelKeyInput, actor: Actor): Promise<Minted<TunnelKey>>;
+  getTunnelKey(accountId: string, id: string): Promise<TunnelKey | undefined>;
+  listTunnelKeys(accountId: string, selector?: LabelSelector): Promise<TunnelKey[]>;
+  rotateTunnelKey(accountId: string, id: string, input: RotateTunnelKeyInput, actor: Actor): Promise<Minted<TunnelKey>>;
+  revokeTunnelKey(accountId: string, id: string, actor: Actor): Promise<TunnelKey>;
+  /** authenticateTunnelKey checks a token's secret, revocation and expiry (binding and cap are the edge's) */
+  authenticateTunnelKey(token: string): Promise<TunnelKeyCheck>;
+
+  putCertificate(input: PutCertificateInput, actor: Actor): Promise<Certificate>;
+  getCertificate(hostname: string): Promise<Certificate | undefined>;
+  /** listCertificates returns certificates, optionally only those expiring before a time (renewal) */
+  listCertificates(query?: { notAfterBefore?: number }): Promise<Certificate[]>;
+  deleteCertificate(hostname: string, actor: Actor): Promise<void>;
+
+  listAuditEvents(query?: AuditQuery): Promise<AuditEvent[]>;
+}
+
+/** Clock gives the store the current time in milliseconds since the epoch (fake in tests). */
+export interface Clock {
+  now(): number;
+}
+
+/** systemClock is the real clock. */
+export const systemClock: Clock = { now: () => Date.now() };

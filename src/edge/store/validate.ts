@@ -1,0 +1,71 @@
+import { isIPv4, isIPv6 } from 'node:net';
+import { StoreInvalidInputError } from './errors.js';
+import type { LabelSelector, Labels } from './store.js';
+
+/**
+ * Input rules the store enforces itself, whoever calls it (control API, CLI, tests): the store is
+ * the last line before the database, so it never trusts that a caller validated.
+ * Free text (names, label values) is stored verbatim — SQL is always parameterised — but control
+ * characters and unbounded lengths are refused.
+ */
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** MAX_LABELS bounds how many labels one record carries. */
+export const MAX_LABELS = 64;
+
+/** checkText refuses empty, over-long or control-character text and returns it unchanged. */
+export function checkText(field: string, value: string, maxLength: number): string {
+  if (value.length === 0) throw new StoreInvalidInputError(field, 'must not be empty');
+  if (value.length > maxLength) throw new StoreInvalidInputError(field, `must be at most ${maxLength} characters`);
+  if (CONTROL.test(value)) throw new StoreInvalidInputError(field, 'must not contain control characters');
+  return value;
+}
+
+/** normalizeHostname lower-cases a DNS name and checks it against RFC 1123 (no wildcard, no IP literal). */
+export function normalizeHostname(field: string, hostname: string): string {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  const labels = name.split('.');
+  // RFC 1035 §2.3.4: 253 characters in text form; RFC 1123 §2.1: labels may start with a digit.
+  if (name.length > 253 || labels.length < 2 || !labels.every((l) => DNS_LABEL.test(l)) || isIPv4(name)) {
+    throw new StoreInvalidInputError(field, 'must be a DNS hostname such as app.example.com');
+  }
+  return name;
+}
+
+/** checkPort refuses anything that is not a TCP port number 1..65535. */
+export function checkPort(field: string, port: number): number {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new StoreInvalidInputError(field, 'must be an integer port 1..65535');
+  }
+  return port;
+}
+
+/** normalizeAddress checks an IP address literal and returns its canonical text. */
+export function normalizeAddress(field: string, address: string): string {
+  if (isIPv4(address)) return address.split('.').map((o) => String(Number(o))).join('.');
+  if (isIPv6(address)) return address.toLowerCase();
+  throw new StoreInvalidInputError(field, 'must be an IPv4 or IPv6 address');
+}
+
+/** checkLabels bounds label count and sizes; keys and values are otherwise free text. */
+export function checkLabels(field: string, labels: Labels | undefined): Labels {
+  const entries = Object.entries(labels ?? {});
+  if (entries.length > MAX_LABELS) throw new StoreInvalidInputError(field, `at most ${MAX_LABELS} labels`);
+  const out: Record<string, string> = {};
+  for (const [key, value] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    checkText(`${field}.key`, key, 253);
+    if (typeof value !== 'string' || value.length > 1024 || CONTROL.test(value)) {
+      throw new StoreInvalidInputError(`${field}.${key}`, 'must be a string of at most 1024 printable characters');
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** matchesSelector reports whether labels contain every pair of the selector. */
+export function matchesSelector(labels: Labels, selector: LabelSelector | undefined): boolean {
+  if (!selector) return true;
+  return Object.entries(selector).every(([key, value]) => Object.hasOwn(labels, key) && labels[key] === value);
+}
