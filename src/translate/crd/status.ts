@@ -38,7 +38,8 @@ function finish(status: ObjectStatus, conditions: Condition[], fields: Record<st
   status.conditions = conditions;
   status.status = {
     ...(status.observedGeneration !== undefined ? { observedGeneration: status.observedGeneration } : {}),
-    conditions,
+    // A copy: the body is serialised on its own and must not share the array merge appends to.
+    conditions: conditions.map((c) => ({ ...c })),
     ...fields,
   };
 }

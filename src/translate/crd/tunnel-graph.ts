@@ -31,22 +31,28 @@ function httpRoute(tunnel: Tunnel, source: SourceRef, listener: string, backend:
   };
 }
 
-/** tunnelGraph builds the fragment graph of one accepted Tunnel. */
-export function tunnelGraph(tunnel: Tunnel, source: SourceRef, target: TunnelTarget, backend: ServiceBackend): RouteGraph {
+/**
+ * tunnelGraph builds the fragment graph of one accepted Tunnel. Every node gets its own copy of
+ * the source and backend: graph nodes are plain data that consumers may keep and compare, and
+ * shared references would tie them together.
+ */
+export function tunnelGraph(tunnel: Tunnel, owner: SourceRef, target: TunnelTarget, service: ServiceBackend): RouteGraph {
   const graph = emptyGraph();
+  const source = (): SourceRef => ({ ...owner });
+  const backend = (): ServiceBackend => ({ ...service });
   if (target.protocol === 'tcp') {
     const bindingId = `binding/tcp-port/${crdKey(tunnel)}/${target.port}`;
     const listenerId = `${bindingId}/listener/tcp`;
-    graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port: target.port, source });
+    graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port: target.port, source: source() });
     // A listener needs a real port; with "any port" the edge's choice is not known here, so the
     // listener carries the Service port and the assigned one is reported in TCPPort/Tunnel status.
-    graph.listeners.push({ id: listenerId, bindingId, name: 'tcp', port: target.port || backend.port, protocol: 'tcp', source });
-    graph.streamRoutes.push({ id: `tunnel/${crdKey(tunnel)}/stream`, listenerId, source, hostnames: [], backends: [backend] });
+    graph.listeners.push({ id: listenerId, bindingId, name: 'tcp', port: target.port || service.port, protocol: 'tcp', source: source() });
+    graph.streamRoutes.push({ id: `tunnel/${crdKey(tunnel)}/stream`, listenerId, source: source(), hostnames: [], backends: [backend()] });
     return graph;
   }
   const { hostname } = target;
   const bindingId = `binding/host/${hostname}`;
-  graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [hostname], source });
+  graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [hostname], source: source() });
   if (target.protocol === 'tls') {
     const listenerId = `${bindingId}/listener/tls`;
     graph.listeners.push({
@@ -56,9 +62,9 @@ export function tunnelGraph(tunnel: Tunnel, source: SourceRef, target: TunnelTar
       port: 443,
       protocol: 'tls',
       tls: { mode: 'passthrough', certificates: [] },
-      source,
+      source: source(),
     });
-    graph.streamRoutes.push({ id: `tunnel/${crdKey(tunnel)}/stream`, listenerId, source, hostnames: [hostname], backends: [backend] });
+    graph.streamRoutes.push({ id: `tunnel/${crdKey(tunnel)}/stream`, listenerId, source: source(), hostnames: [hostname], backends: [backend()] });
     return graph;
   }
   for (const [name, port] of [
@@ -73,9 +79,9 @@ export function tunnelGraph(tunnel: Tunnel, source: SourceRef, target: TunnelTar
       port,
       protocol: name,
       ...(name === 'https' ? { tls: { mode: 'edge' as const, certificates: [] } } : {}),
-      source,
+      source: source(),
     });
-    graph.virtualHosts.push({ id: `${listenerId}/vhost/${hostname}`, listenerId, hostname, routes: [httpRoute(tunnel, source, name, backend)] });
+    graph.virtualHosts.push({ id: `${listenerId}/vhost/${hostname}`, listenerId, hostname, routes: [httpRoute(tunnel, source(), name, backend())] });
   }
   return graph;
 }
