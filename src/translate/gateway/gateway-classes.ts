@@ -1,0 +1,49 @@
+import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
+import { condition, generationOf, refOf, warning } from '../common/meta.js';
+import type { StatusBook } from '../common/meta.js';
+import { SUPPORTED_FEATURES } from './features.js';
+import { GATEWAY_GROUP } from './kinds.js';
+import { asKube } from './kube-object.js';
+
+/** ClassVerdict is whether tuna accepted one of its GatewayClasses. */
+export interface ClassVerdict {
+  accepted: boolean;
+  message: string;
+}
+
+/**
+ * translateGatewayClasses accepts every GatewayClass whose controllerName is tuna's and reports
+ * `Accepted` and `status.supportedFeatures` (GatewayClassStatus, Gateway API v1.6). tuna takes no
+ * parameters, so a class with a parametersRef is refused with reason InvalidParameters. Classes of
+ * other controllers are not ours and get no status. Returns the verdict per class name.
+ */
+export function translateGatewayClasses(
+  classes: IGatewayClass[],
+  controllerName: string,
+  book: StatusBook,
+): Map<string, ClassVerdict> {
+  const verdicts = new Map<string, ClassVerdict>();
+  for (const gc of classes) {
+    if (gc.spec?.controllerName !== controllerName) continue;
+    const name = gc.metadata?.name ?? '';
+    const gen = generationOf(asKube(gc));
+    const status = book.entry(asKube(gc), refOf(asKube(gc), 'GatewayClass', GATEWAY_GROUP));
+    const params = gc.spec.parametersRef;
+    const verdict: ClassVerdict = params
+      ? {
+          accepted: false,
+          message: `parametersRef ${params.group}/${params.kind} ${params.name} is not supported: tuna GatewayClasses take no parameters`,
+        }
+      : { accepted: true, message: `accepted by ${controllerName}` };
+    verdicts.set(name, verdict);
+    const accepted = verdict.accepted
+      ? condition('Accepted', true, 'Accepted', verdict.message, gen)
+      : condition('Accepted', false, 'InvalidParameters', verdict.message, gen);
+    if (!verdict.accepted) status.events.push(warning('InvalidParameters', verdict.message));
+    status.status = {
+      conditions: [accepted],
+      supportedFeatures: SUPPORTED_FEATURES.map((f) => ({ name: f })),
+    };
+  }
+  return verdicts;
+}

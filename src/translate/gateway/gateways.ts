@@ -1,0 +1,134 @@
+import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
+import { emptyGraph } from '../../model/index.js';
+import type { Condition } from '../../model/index.js';
+import { condition, generationOf, namespaceOf, refOf, sourceOf, warning } from '../common/meta.js';
+import type { Fragment } from '../types.js';
+import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
+import type { ClassVerdict } from './gateway-classes.js';
+import { GATEWAY_GROUP } from './kinds.js';
+import { buildListeners } from './listeners.js';
+import { asKube } from './kube-object.js';
+
+/**
+ * buildGateways makes a context for every Gateway whose class tuna accepted or refused (other
+ * classes are not ours) and checks its listeners. Each Gateway gets one `address` binding: a
+ * dedicated address from the edge's pool, which the reconciler assigns and writes to
+ * `status.addresses` (the translator leaves addresses alone).
+ */
+export function buildGateways(ctx: TranslationContext, gateways: IGateway[], classes: Map<string, ClassVerdict>): void {
+  for (const obj of gateways) {
+    const verdict = classes.get(obj.spec?.gatewayClassName ?? '');
+    if (!verdict) continue;
+    const namespace = namespaceOf(asKube(obj));
+    const name = obj.metadata?.name ?? '';
+    const gen = generationOf(asKube(obj));
+    const gw: GatewayContext = {
+      obj,
+      ref: refOf(asKube(obj), 'Gateway', GATEWAY_GROUP),
+      namespace,
+      name,
+      ...(gen !== undefined ? { generation: gen } : {}),
+      bindingId: `binding/address/${namespace}/${name}`,
+      listeners: [],
+      virtualHosts: new Map(),
+      streamRoutes: [],
+      claims: [],
+      claimKeys: new Set(),
+    };
+    const rejected = rejectionOf(obj, verdict);
+    if (rejected) gw.rejected = rejected;
+    gw.listeners = buildListeners(ctx, gw);
+    if (rejected) for (const l of gw.listeners) delete l.graph;
+    ctx.gateways.set(`${namespace}/${name}`, gw);
+  }
+}
+
+/** rejectionOf returns why a whole Gateway cannot be accepted, if it cannot. */
+function rejectionOf(obj: IGateway, verdict: ClassVerdict): Problem | undefined {
+  const spec = obj.spec;
+  if (!verdict.accepted)
+    return { reason: 'Invalid', message: `GatewayClass ${spec.gatewayClassName} is not accepted: ${verdict.message}` };
+  if ((spec.addresses ?? []).length > 0)
+    return {
+      reason: 'UnsupportedAddress',
+      message: 'spec.addresses is not supported: tuna assigns each Gateway a dedicated address from the edge pool',
+    };
+  const params = spec.infrastructure?.parametersRef;
+  if (params) return { reason: 'InvalidParameters', message: `infrastructure.parametersRef ${params.kind} ${params.name} is not supported` };
+  if (spec.tls !== undefined)
+    return { reason: 'Invalid', message: 'spec.tls (client certificate validation, backend client certificates) is not supported by tuna' };
+  return undefined;
+}
+
+/** finishGateway writes the Gateway's status (after routes attached) and returns its fragment. */
+export function finishGateway(ctx: TranslationContext, gw: GatewayContext): Fragment {
+  const status = ctx.book.entry(asKube(gw.obj), gw.ref);
+  const served = gw.listeners.filter((l) => l.graph !== undefined);
+  const bad = gw.listeners.filter((l) => l.graph === undefined);
+  const gen = gw.generation;
+  const conditions: Condition[] = [];
+  if (gw.rejected) {
+    conditions.push(condition('Accepted', false, gw.rejected.reason, gw.rejected.message, gen));
+    conditions.push(condition('Programmed', false, 'Invalid', gw.rejected.message, gen));
+    status.events.push(warning(gw.rejected.reason, gw.rejected.message));
+  } else if (served.length === 0) {
+    const message = 'no listener is valid';
+    conditions.push(condition('Accepted', false, 'ListenersNotValid', message, gen));
+    conditions.push(condition('Programmed', false, 'Invalid', message, gen));
+  } else {
+    const message =
+      bad.length === 0
+        ? 'all listeners are accepted'
+        : `listener(s) ${bad.map((l) => l.name).join(', ')} are not valid; serving ${served.map((l) => l.name).join(', ')}`;
+    conditions.push(condition('Accepted', true, bad.length === 0 ? 'Accepted' : 'ListenersNotValid', message, gen));
+    // The reconciler replaces this with False/AddressNotAssigned until the edge has assigned the address.
+    conditions.push(condition('Programmed', true, 'Programmed', 'configuration handed to the tunnel manager', gen));
+  }
+  for (const l of gw.listeners) for (const p of listenerProblems(l)) status.events.push(warning(p.reason, `listener ${l.name}: ${p.message}`));
+  status.status = { conditions, listeners: gw.listeners.map((l) => listenerStatus(l, gen)) };
+  return fragmentOf(gw, served);
+}
+
+function listenerProblems(l: ListenerContext): Problem[] {
+  return [l.notAccepted, l.conflict, l.unresolved].filter((p): p is Problem => p !== undefined);
+}
+
+function listenerStatus(l: ListenerContext, gen: number | undefined): Record<string, unknown> {
+  const blocking = l.conflict ?? l.notAccepted;
+  const notProgrammed = l.conflict ?? l.notAccepted ?? l.unresolved;
+  return {
+    name: l.name,
+    supportedKinds: l.kinds.map((kind) => ({ group: GATEWAY_GROUP, kind })),
+    attachedRoutes: l.attached.size,
+    conditions: [
+      blocking
+        ? condition('Accepted', false, blocking.reason, blocking.message, gen)
+        : condition('Accepted', true, 'Accepted', 'listener is accepted', gen),
+      notProgrammed
+        ? condition('Programmed', false, l.conflict ? l.conflict.reason : 'Invalid', notProgrammed.message, gen)
+        : condition('Programmed', true, 'Programmed', 'listener is programmed', gen),
+      l.unresolved
+        ? condition('ResolvedRefs', false, l.unresolved.reason, l.unresolved.message, gen)
+        : condition('ResolvedRefs', true, 'ResolvedRefs', 'all references are resolved', gen),
+      l.conflict
+        ? condition('Conflicted', true, l.conflict.reason, l.conflict.message, gen)
+        : condition('Conflicted', false, 'NoConflicts', 'no conflicts', gen),
+    ],
+  };
+}
+
+function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
+  const graph = emptyGraph();
+  const group = `gateway/${gw.namespace}/${gw.name}`;
+  if (gw.rejected || served.length === 0) return { group, graph, claims: [] };
+  graph.bindings.push({
+    id: gw.bindingId,
+    kind: 'address',
+    hostnames: [...new Set(gw.claims.map((c) => c.hostname))],
+    source: sourceOf(gw.ref),
+  });
+  for (const l of served) if (l.graph) graph.listeners.push(l.graph);
+  graph.virtualHosts.push(...gw.virtualHosts.values());
+  graph.streamRoutes.push(...gw.streamRoutes);
+  return { group, graph, claims: gw.claims };
+}

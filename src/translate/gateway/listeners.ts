@@ -1,0 +1,191 @@
+import type { IListener } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Listener';
+import type { Listener, ListenerProtocol, SecretRef } from '../../model/index.js';
+import { sourceOf } from '../common/meta.js';
+import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
+import { isAcceptableHostname } from './hostnames.js';
+import { GATEWAY_GROUP, isRouteKind, kindsForProtocol } from './kinds.js';
+import type { RouteKind } from './kinds.js';
+import { matchesLabelSelector } from './namespace-selector.js';
+
+/**
+ * buildListeners checks every listener of a Gateway (protocol, hostname, TLS and its certificate
+ * references, allowed route kinds and namespaces), marks listeners that are not distinct on their
+ * port (Gateway API v1.6 "Handling indistinct Listeners": none of them is accepted), and gives each
+ * listener that passes everything its graph Listener.
+ */
+export function buildListeners(ctx: TranslationContext, gw: GatewayContext): ListenerContext[] {
+  const seen = new Set<string>();
+  const listeners = (gw.obj.spec?.listeners ?? []).map((spec) => {
+    const l = checkListener(ctx, gw, spec);
+    if (seen.has(l.name)) l.notAccepted ??= { reason: 'UnsupportedValue', message: `listener name ${l.name} is used twice` };
+    seen.add(l.name);
+    return l;
+  });
+  markConflicts(listeners);
+  for (const l of listeners) {
+    if (!l.notAccepted && !l.unresolved && !l.conflict) l.graph = graphListener(gw, l);
+  }
+  return listeners;
+}
+
+function checkListener(ctx: TranslationContext, gw: GatewayContext, spec: IListener): ListenerContext {
+  const protocol = spec.protocol;
+  const l: ListenerContext = {
+    spec,
+    name: spec.name,
+    port: spec.port,
+    protocol,
+    ...(spec.hostname && protocol !== 'TCP' ? { hostname: spec.hostname } : {}),
+    kinds: [],
+    attached: new Set(),
+    admitsNamespace: namespaceFilter(ctx, gw, spec),
+  };
+  const supported = kindsForProtocol(protocol);
+  if (supported.length === 0) {
+    l.notAccepted = { reason: 'UnsupportedProtocol', message: `protocol ${protocol} is not supported by tuna` };
+    return l;
+  }
+  l.kinds = allowedKinds(spec, supported, l);
+  if (!Number.isInteger(spec.port) || spec.port < 1 || spec.port > 65535)
+    l.notAccepted = { reason: 'UnsupportedValue', message: `port ${String(spec.port)} is not a valid port` };
+  else if (l.hostname !== undefined && !isAcceptableHostname(l.hostname))
+    l.notAccepted = { reason: 'UnsupportedValue', message: `hostname ${l.hostname} is not a DNS name (IP addresses are not allowed)` };
+  else if (!isAllowedNamespacesValid(spec))
+    l.notAccepted = { reason: 'UnsupportedValue', message: `allowedRoutes.namespaces.from ${String(spec.allowedRoutes?.namespaces?.from)} is not supported` };
+  else if (protocol === 'HTTPS' && (spec.tls?.mode ?? 'Terminate') !== 'Terminate')
+    l.notAccepted = { reason: 'UnsupportedValue', message: 'HTTPS listeners terminate TLS; use protocol TLS for Passthrough' };
+  else if ((protocol === 'HTTPS' || protocol === 'TLS') && !['Terminate', 'Passthrough'].includes(spec.tls?.mode ?? 'Terminate'))
+    l.notAccepted = { reason: 'UnsupportedValue', message: `TLS mode ${String(spec.tls?.mode)} is not supported` };
+  if (!l.notAccepted && (protocol === 'HTTPS' || protocol === 'TLS')) {
+    if (spec.tls?.mode === 'Passthrough') l.tls = { mode: 'passthrough', certificates: [] };
+    else {
+      // The operator terminates TLS in the cluster; the edge only routes the raw stream by SNI.
+      const certs = resolveCertificates(ctx, gw, l);
+      if (Array.isArray(certs)) l.tls = { mode: 'terminate-in-cluster', certificates: certs };
+      else l.unresolved = certs;
+    }
+  }
+  return l;
+}
+
+/** allowedKinds filters allowedRoutes.kinds to those the protocol serves; any other is InvalidRouteKinds. */
+function allowedKinds(spec: IListener, supported: RouteKind[], l: ListenerContext): RouteKind[] {
+  const asked = spec.allowedRoutes?.kinds;
+  if (asked === undefined) return supported;
+  const kinds: RouteKind[] = [];
+  const invalid: string[] = [];
+  for (const k of asked) {
+    const group = k.group ?? GATEWAY_GROUP;
+    if (group === GATEWAY_GROUP && isRouteKind(k.kind) && supported.includes(k.kind)) {
+      if (!kinds.includes(k.kind)) kinds.push(k.kind);
+    } else invalid.push(`${group}/${k.kind}`);
+  }
+  if (invalid.length > 0)
+    l.unresolved = {
+      reason: 'InvalidRouteKinds',
+      message: `route kind(s) ${invalid.join(', ')} cannot attach to a ${spec.protocol} listener`,
+    };
+  return kinds;
+}
+
+function isAllowedNamespacesValid(spec: IListener): boolean {
+  const ns = spec.allowedRoutes?.namespaces;
+  const from = ns?.from ?? 'Same';
+  if (from === 'Selector') return ns?.selector !== undefined;
+  return from === 'Same' || from === 'All' || from === 'None';
+}
+
+/** namespaceFilter implements allowedRoutes.namespaces (From Same, All, Selector, None). */
+function namespaceFilter(ctx: TranslationContext, gw: GatewayContext, spec: IListener): (ns: string) => boolean {
+  const rule = spec.allowedRoutes?.namespaces;
+  switch (rule?.from ?? 'Same') {
+    case 'All':
+      return () => true;
+    case 'Same':
+      return (ns) => ns === gw.namespace;
+    case 'Selector': {
+      const selector = rule?.selector;
+      if (!selector) return () => false;
+      return (ns) => {
+        // The API server labels every namespace with its name (kubernetes.io/metadata.name).
+        const labels = { ...(ctx.index.namespaces.get(ns)?.metadata?.labels ?? {}), 'kubernetes.io/metadata.name': ns };
+        return matchesLabelSelector(selector, labels);
+      };
+    }
+    default:
+      return () => false;
+  }
+}
+
+/**
+ * markConflicts applies the distinctness rules: listeners of different protocol families
+ * (HTTP; HTTPS and TLS, both routed by SNI; TCP) on one port are all ProtocolConflict; listeners of
+ * one family on one port with the same hostname (TCP: any two) are all HostnameConflict.
+ */
+function markConflicts(listeners: ListenerContext[]): void {
+  const byPort = new Map<number, ListenerContext[]>();
+  for (const l of listeners) {
+    if (l.notAccepted?.reason === 'UnsupportedProtocol' || !Number.isInteger(l.port)) continue;
+    byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
+  }
+  for (const [port, group] of byPort) {
+    const families = new Set(group.map(familyOf));
+    if (families.size > 1) {
+      const message = `port ${port} is used by listeners of incompatible protocols (${group.map((l) => `${l.name}: ${l.protocol}`).join(', ')})`;
+      for (const l of group) l.conflict = { reason: 'ProtocolConflict', message };
+      continue;
+    }
+    const byHost = new Map<string, ListenerContext[]>();
+    for (const l of group) byHost.set(l.hostname ?? '', [...(byHost.get(l.hostname ?? '') ?? []), l]);
+    for (const [host, same] of byHost) {
+      if (same.length < 2) continue;
+      const message = `listeners ${same.map((l) => l.name).join(', ')} share port ${port} and hostname ${host || '(none)'}`;
+      for (const l of same) l.conflict = { reason: 'HostnameConflict', message };
+    }
+  }
+}
+
+function familyOf(l: ListenerContext): string {
+  return l.protocol === 'HTTPS' ? 'TLS' : l.protocol;
+}
+
+/** resolveCertificates checks a terminating listener's certificateRefs; see the Gateway API ListenerTLSConfig. */
+export function resolveCertificates(ctx: TranslationContext, gw: GatewayContext, l: ListenerContext): SecretRef[] | Problem {
+  const refs = l.spec.tls?.certificateRefs ?? [];
+  if (refs.length === 0) return { reason: 'InvalidCertificateRef', message: 'TLS termination needs at least one certificateRef' };
+  const out: SecretRef[] = [];
+  for (const ref of refs) {
+    const group = ref.group ?? '';
+    const kind = ref.kind ?? 'Secret';
+    const namespace = ref.namespace ?? gw.namespace;
+    const what = `certificateRef ${namespace}/${ref.name}`;
+    if (group !== '' || kind !== 'Secret')
+      return { reason: 'InvalidCertificateRef', message: `${what} is a ${group ? `${group}/` : ''}${kind}; only core Secrets are supported` };
+    const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace };
+    if (!ctx.grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name }))
+      return { reason: 'RefNotPermitted', message: `${what} is in another namespace and no ReferenceGrant allows it` };
+    const secret = ctx.index.secrets.get(`${namespace}/${ref.name}`);
+    if (!secret) return { reason: 'InvalidCertificateRef', message: `${what} does not exist` };
+    if (secret.type !== 'kubernetes.io/tls')
+      return { reason: 'InvalidCertificateRef', message: `${what} is of type ${secret.type ?? 'Opaque'}, not kubernetes.io/tls` };
+    const keys = (secret as { dataKeys?: string[] }).dataKeys;
+    if (keys && !(keys.includes('tls.crt') && keys.includes('tls.key')))
+      return { reason: 'InvalidCertificateRef', message: `${what} lacks tls.crt or tls.key` };
+    out.push({ namespace, name: ref.name });
+  }
+  return out;
+}
+
+function graphListener(gw: GatewayContext, l: ListenerContext): Listener {
+  const protocol: ListenerProtocol = l.protocol === 'HTTP' ? 'http' : l.protocol === 'HTTPS' ? 'https' : l.protocol === 'TLS' ? 'tls' : 'tcp';
+  return {
+    id: `${gw.bindingId}/listener/${l.name}`,
+    bindingId: gw.bindingId,
+    name: l.name,
+    port: l.port,
+    protocol,
+    ...(l.hostname !== undefined ? { hostname: l.hostname } : {}),
+    ...(l.tls ? { tls: l.tls } : {}),
+    source: sourceOf(gw.ref, l.name),
+  };
+}
