@@ -55,7 +55,7 @@ export function collectIngress(entry: IngressEntry, index: SnapshotIndex, option
     if (rule.host) {
       const c = checkHost(rule.host);
       if (!c.ok) {
-        entry.problems.push({ condition: 'Accepted', reason: 'InvalidHost', message: `rule ${r}: ${c.message}; its paths are not published` });
+        entry.problems.push({ condition: 'Accepted', reason: 'InvalidHost', message: `spec.rules[${r}].host: ${c.message}; its paths are not published` });
         return;
       }
       host = c.host;
@@ -63,7 +63,7 @@ export function collectIngress(entry: IngressEntry, index: SnapshotIndex, option
     if (host === null) return;
     addHost(host);
     (rule.http?.paths ?? []).forEach((p, i) => {
-      const label = `rule ${r} path ${i} (${host} ${describePath(p.pathType, p.path)})`;
+      const label = `spec.rules[${r}].http.paths[${i}] (${host} ${describePath(p.pathType, p.path)})`;
       const match = toPathMatch(p.pathType, p.path);
       if (!match.ok) {
         entry.problems.push({ condition: 'Accepted', reason: 'InvalidPath', message: `${label}: ${match.message}; it is not published` });
@@ -86,7 +86,7 @@ export function collectIngress(entry: IngressEntry, index: SnapshotIndex, option
     }
     const backend = resolveIngressBackend(index, entry.namespace, spec.defaultBackend);
     if (backend.ok) entry.fallback = backend.backend;
-    else entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `defaultBackend: ${backend.message}; it is not published` });
+    else entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `spec.defaultBackend: ${backend.message}; it is not published` });
   }
 
   (spec.tls ?? []).forEach((tls, t) => {

@@ -36,7 +36,7 @@ export interface PathCandidate {
   path: number;
   match: PathMatch;
   backend: ServiceBackend;
-  /** `rule 0 path 1 (a.example.com Prefix /api)`, for messages */
+  /** `spec.rules[0].http.paths[1] (a.example.com Prefix /api)`, for messages */
   label: string;
 }
 

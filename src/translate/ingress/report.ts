@@ -34,7 +34,7 @@ const healthy: Record<ProblemCondition, { status: boolean; reason: string; messa
 /**
  * writeReport turns an object's problems into conditions and Warning events. Kubernetes keys
  * conditions by type, so the problems of one type share one condition: its reason is the first
- * problem's and its message lists them all, in spec order. `Published` is True/`Published` when
+ * problem's and its message lists them all (sentences joined by `. `), in spec order. `Published` is True/`Published` when
  * everything asked for is served, True/`PartiallyPublished` when something is not (every problem
  * leaves something out), False/`NotPublished` when nothing is.
  */
@@ -48,7 +48,7 @@ export function writeReport(status: ObjectStatus, problems: Problem[], plan: Rep
       return condition(type, h.status, h.reason, type === 'Accepted' ? plan.acceptedMessage : h.message, gen);
     }
     // Conflicted is a "bad when True" condition (as in the Gateway API); the others are "good when True".
-    return condition(type, type === 'Conflicted', first.reason, own.map((p) => p.message).join('; '), gen);
+    return condition(type, type === 'Conflicted', first.reason, own.map((p) => p.message).join('. '), gen);
   });
   conditions.push(publishedCondition(problems.length, plan.published, gen));
   status.conditions.push(...conditions);

@@ -55,7 +55,7 @@ export function placePaths(table: RouteTable, entries: IngressEntry[]): void {
         routes.paths.set(key, candidate);
         continue;
       }
-      const by = winner.owner === entry ? `rule ${winner.rule} path ${winner.path} of this Ingress` : `Ingress ${winner.owner.key} (${winner.label})`;
+      const by = `spec.rules[${winner.rule}].http.paths[${winner.path}] of ${winner.owner === entry ? 'this Ingress' : `Ingress ${winner.owner.key}`}`;
       entry.problems.push({
         condition: 'Conflicted',
         reason: 'PathConflict',
@@ -88,7 +88,7 @@ export function placeFallbacks(table: RouteTable, entries: IngressEntry[]): void
       entry.problems.push({
         condition: 'Conflicted',
         reason: 'DefaultBackendConflict',
-        message: `defaultBackend: ${host} already falls back to the defaultBackend of Ingress ${winner.owner.key}, which takes precedence because ${whyFirst(winner.owner, entry)}; this defaultBackend is not used for ${host}`,
+        message: `spec.defaultBackend: ${host} already falls back to the defaultBackend of Ingress ${winner.owner.key}, which takes precedence because ${whyFirst(winner.owner, entry)}; this defaultBackend is not used for ${host}`,
       });
     }
   }

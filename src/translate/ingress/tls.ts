@@ -34,7 +34,7 @@ export function assignCertificates(table: RouteTable, entries: IngressEntry[], i
         entry.problems.push({
           condition: 'Accepted',
           reason: 'TLSWithoutHosts',
-          message: `tls ${request.index}: lists no hosts; list the rule hosts its certificate is for (it is not used)`,
+          message: `spec.tls[${request.index}]: lists no hosts; list the rule hosts its certificate is for (it is not used)`,
         });
         continue;
       }
@@ -53,7 +53,7 @@ export function assignCertificates(table: RouteTable, entries: IngressEntry[], i
         ? `${h} is still served over https with Secret ${cert.secret.namespace}/${cert.secret.name} of Ingress ${cert.owner.key}`
         : `${h} is served over http only`;
     });
-    f.entry.problems.push({ condition: 'ResolvedRefs', reason: f.reason, message: `tls ${f.request.index}: ${f.problem}; ${fates.join(', ')}` });
+    f.entry.problems.push({ condition: 'ResolvedRefs', reason: f.reason, message: `spec.tls[${f.request.index}]: ${f.problem}; ${fates.join(', ')}` });
   }
 }
 
@@ -75,10 +75,10 @@ function assignOne(entry: IngressEntry, request: TlsRequest, host: string, table
     return;
   }
   if (prior.secret.namespace === entry.namespace && prior.secret.name === request.secretName) return;
-  const by = prior.owner === entry ? `tls ${prior.tlsIndex} of this Ingress` : `Ingress ${prior.owner.key}`;
+  const by = prior.owner === entry ? `spec.tls[${prior.tlsIndex}] of this Ingress` : `Ingress ${prior.owner.key}`;
   entry.problems.push({
     condition: 'Conflicted',
     reason: 'TLSCertificateConflict',
-    message: `tls ${request.index}: ${host} is already served with Secret ${prior.secret.namespace}/${prior.secret.name} of ${by}, which takes precedence because ${whyFirst(prior.owner, entry)}; Secret ${entry.namespace}/${request.secretName} is not used for ${host}`,
+    message: `spec.tls[${request.index}]: ${host} is already served with Secret ${prior.secret.namespace}/${prior.secret.name} of ${by}, which takes precedence because ${whyFirst(prior.owner, entry)}; Secret ${entry.namespace}/${request.secretName} is not used for ${host}`,
   });
 }

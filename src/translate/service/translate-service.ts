@@ -1,0 +1,156 @@
+import type { V1Service } from '@kubernetes/client-node';
+import type { ObjectRef, RouteGraph, ServiceBackend } from '../../model/index.js';
+import { compareStrings, emptyGraph } from '../../model/index.js';
+import { resolveServiceBackend } from '../common/backend.js';
+import type { SnapshotIndex } from '../common/index-snapshot.js';
+import type { StatusBook } from '../common/meta.js';
+import { createdOf, namespaceOf, sourceOf } from '../common/meta.js';
+import { generatedHostname, writeReport } from '../ingress/index.js';
+import type { Problem } from '../ingress/index.js';
+import type { Fragment, HostClaim, TranslateOptions } from '../types.js';
+import type { PortPlan } from './port-plan.js';
+import { planPort } from './port-plan.js';
+
+/** The edge's shared HTTP port, where HTTP hostnames of Services are served. */
+const httpPort = 80;
+
+/** ServiceWork is one Service while it is translated. */
+interface ServiceWork {
+  svc: V1Service;
+  ref: ObjectRef;
+  namespace: string;
+  name: string;
+  created: string;
+  graph: RouteGraph;
+  claims: HostClaim[];
+  problems: Problem[];
+  /** published hostname → public ports, for `status.loadBalancer` */
+  addresses: Map<string, Set<number>>;
+  published: string[];
+}
+
+/**
+ * translateService translates one tuna LoadBalancer Service into its own fragment (group
+ * `service/<namespace>/<name>`) and records its status in `book`.
+ */
+export function translateService(svc: V1Service, index: SnapshotIndex, options: TranslateOptions, book: StatusBook): Fragment {
+  const namespace = namespaceOf(svc);
+  const name = svc.metadata?.name ?? '';
+  const work: ServiceWork = {
+    svc,
+    ref: { group: '', kind: 'Service', namespace, name },
+    namespace,
+    name,
+    created: createdOf(svc),
+    graph: emptyGraph(),
+    claims: [],
+    problems: [],
+    addresses: new Map(),
+    published: [],
+  };
+  const plans = (svc.spec?.ports ?? []).map(planPort);
+  if (plans.length === 0) work.problems.push({ condition: 'Accepted', reason: 'NoPorts', message: 'the Service has no ports; nothing to publish' });
+  const own = generatedHostname(name, namespace, options.baseDomain);
+  let httpSeen = 0;
+  for (const plan of plans) {
+    if (plan.kind === 'unsupported') work.problems.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${plan.message}; it is not published` });
+    else if (plan.kind === 'tcp') publishTcp(work, plan, index, own.ok ? own.host : options.baseDomain.toLowerCase());
+    else publishHttp(work, plan, index, options, httpSeen++ === 0);
+  }
+  writeStatus(work, book);
+  return { group: `service/${namespace}/${name}`, graph: work.graph, claims: work.claims };
+}
+
+/** portKey names a port in ids: its name, or its number when unnamed (a single-port Service). */
+function portKey(plan: PortPlan): string {
+  return plan.port.name || String(plan.port.port);
+}
+
+function resolve(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, protocol: ServiceBackend['protocol']): ServiceBackend | undefined {
+  // By name when named: names are unique, numbers are not (53/TCP and 53/UDP may coexist).
+  const r = resolveServiceBackend(index, work.namespace, work.name, plan.port.name || plan.port.port, protocol);
+  if (r.ok) return r.backend;
+  work.problems.push({ condition: 'Accepted', reason: r.reason, message: `${plan.label}: ${r.message}; it is not published` });
+  return undefined;
+}
+
+/**
+ * publishTcp asks the edge for the Service's own port number; the edge may assign another one
+ * from its pool, and the reconciler then reports the port actually held.
+ */
+function publishTcp(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, statusHost: string): void {
+  const backend = resolve(work, plan, index, 'tcp');
+  if (!backend) return;
+  const port = plan.port.port;
+  const section = `port/${portKey(plan)}`;
+  const bindingId = `binding/tcp-port/${work.namespace}/${work.name}/${port}`;
+  const listenerId = `${bindingId}/listener/tcp`;
+  const source = sourceOf(work.ref, section);
+  work.graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port, source });
+  work.graph.listeners.push({ id: listenerId, bindingId, name: 'tcp', port, protocol: 'tcp', source });
+  work.graph.streamRoutes.push({ id: `service/${work.namespace}/${work.name}/${section}`, listenerId, source, hostnames: [], backends: [backend] });
+  addAddress(work, statusHost, port);
+  work.published.push(`tcp port ${port}`);
+}
+
+/**
+ * publishHttp serves the port as an HTTP hostname: the first HTTP port (in spec order) gets the
+ * Service's own `<name>-<namespace>.<baseDomain>`, every other one `<port-name>-<name>-<namespace>.<baseDomain>`.
+ */
+function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, index: SnapshotIndex, options: TranslateOptions, isFirst: boolean): void {
+  const host = generatedHostname(work.name, work.namespace, options.baseDomain, isFirst ? undefined : portKey(plan));
+  if (!host.ok) {
+    work.problems.push({ condition: 'Accepted', reason: 'GeneratedHostnameInvalid', message: `${plan.label}: ${host.message}; it is not published` });
+    return;
+  }
+  const backend = resolve(work, plan, index, plan.protocol);
+  if (!backend) return;
+  const hostname = host.host;
+  const section = `port/${portKey(plan)}`;
+  const source = sourceOf(work.ref, section);
+  const bindingId = `binding/host/${hostname}`;
+  const listenerId = `${bindingId}/listener/http`;
+  work.graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [hostname], source });
+  work.graph.listeners.push({ id: listenerId, bindingId, name: 'http', port: httpPort, protocol: 'http', source });
+  work.graph.virtualHosts.push({
+    id: `${listenerId}/vhost/${hostname}`,
+    listenerId,
+    hostname,
+    routes: [
+      {
+        id: `service/${work.namespace}/${work.name}/${section}`,
+        source,
+        origin: { created: work.created, key: `${work.namespace}/${work.name}`, rule: 0, match: 0 },
+        match: { path: { type: 'Prefix', value: '/' }, headers: [], query: [] },
+        filters: [],
+        backends: [backend],
+      },
+    ],
+  });
+  work.claims.push({ hostname, bindingId, owner: work.ref, created: work.created });
+  addAddress(work, hostname, httpPort);
+  work.published.push(`http://${hostname} (port ${portKey(plan)}, ${plan.protocol})`);
+}
+
+function addAddress(work: ServiceWork, hostname: string, port: number): void {
+  let ports = work.addresses.get(hostname);
+  if (!ports) work.addresses.set(hostname, (ports = new Set()));
+  ports.add(port);
+}
+
+/**
+ * writeStatus fills `status.loadBalancer.ingress`: one entry per hostname with the public ports
+ * published on it (TCP ports under the Service's own hostname, HTTP hostnames with port 80).
+ */
+function writeStatus(work: ServiceWork, book: StatusBook): void {
+  const status = book.entry(work.svc, work.ref);
+  const ingress = [...work.addresses]
+    .sort(([a], [b]) => compareStrings(a, b))
+    .map(([hostname, ports]) => ({ hostname, ports: [...ports].sort((a, b) => a - b).map((port) => ({ port, protocol: 'TCP' })) }));
+  status.status = { loadBalancer: ingress.length > 0 ? { ingress } : {} };
+  writeReport(status, work.problems, {
+    types: ['Accepted'],
+    acceptedMessage: `tuna is the load balancer of this Service (loadBalancerClass ${String(work.svc.spec?.loadBalancerClass)})`,
+    published: work.published,
+  });
+}
