@@ -44,7 +44,9 @@ async function startServer(): Promise<string> {
   try {
     await run('bash', [SCRIPT, 'install'], { timeout: 600_000 });
   } catch (err) {
-    throw new Error(`PostgreSQL is not available and could not be installed (hack/postgres.sh install): ${(err as Error).message}`);
+    throw new Error(`PostgreSQL is not available and could not be installed (hack/postgres.sh install): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   let lastError: unknown;
   // A free port can be taken between probing and binding; a few attempts make that harmless.
@@ -62,7 +64,7 @@ async function startServer(): Promise<string> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  throw new Error(`PostgreSQL could not be started (hack/postgres.sh start): ${(lastError as Error).message}`);
+  throw new Error(`PostgreSQL could not be started (hack/postgres.sh start): ${(lastError as Error).message}`, { cause: lastError });
 }
 
 /** sharedPostgres returns the connection URL of the run's server, starting it on first use. */

@@ -126,7 +126,7 @@ export class SqlStore implements Store {
 
   async listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]> {
     // Labels are JSON text, so selection happens here; one account's reservations are few enough.
-    const rows = await this.db.query('SELECT * FROM reservations WHERE released_at IS NULL AND account_id = ? ORDER BY created_at, id', [accountId]);
+    const rows = await this.db.query('SELECT * FROM reservations WHERE released_at IS NULL AND account_id = ? ORDER BY kind, port, value', [accountId]);
     return rows.map(toReservation).filter((r) => matchesSelector(r.labels, selector));
   }
 

@@ -9,8 +9,16 @@ import type { LabelSelector, Labels } from './store.js';
  * characters and unbounded lengths are refused.
  */
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** hasControlCharacter reports C0 controls and DEL, which have no place in names or labels. */
+function hasControlCharacter(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
 
 /** MAX_LABELS bounds how many labels one record carries. */
 export const MAX_LABELS = 64;
@@ -19,7 +27,7 @@ export const MAX_LABELS = 64;
 export function checkText(field: string, value: string, maxLength: number): string {
   if (value.length === 0) throw new StoreInvalidInputError(field, 'must not be empty');
   if (value.length > maxLength) throw new StoreInvalidInputError(field, `must be at most ${maxLength} characters`);
-  if (CONTROL.test(value)) throw new StoreInvalidInputError(field, 'must not contain control characters');
+  if (hasControlCharacter(value)) throw new StoreInvalidInputError(field, 'must not contain control characters');
   return value;
 }
 
@@ -56,7 +64,7 @@ export function checkLabels(field: string, labels: Labels | undefined): Labels {
   const out: Record<string, string> = {};
   for (const [key, value] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     checkText(`${field}.key`, key, 253);
-    if (typeof value !== 'string' || value.length > 1024 || CONTROL.test(value)) {
+    if (typeof value !== 'string' || value.length > 1024 || hasControlCharacter(value)) {
       throw new StoreInvalidInputError(`${field}.${key}`, 'must be a string of at most 1024 printable characters');
     }
     out[key] = value;
