@@ -1,0 +1,164 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import http2 from 'node:http2';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import type { BackendProtocol, RouteGraph } from '../model/index.js';
+import { emptyGraph } from '../model/index.js';
+import type { TunnelStreamContext, TunnelStreamHandler } from '../tunnel/stream-handler.js';
+import type { Random } from './balancer.js';
+import { SecureContextCache, StaticCertificateSource } from './certificates.js';
+import type { CertificateSource } from './certificates.js';
+import { EndpointPicker } from './endpoints.js';
+import type { EndpointResolver } from './endpoints.js';
+import { downstreamFromHttp1, downstreamFromHttp2, sendLocalResponse } from './exchange.js';
+import type { Downstream } from './exchange.js';
+import { normalizeHost } from './host.js';
+import { resolveRequest } from './http-handler.js';
+import type { ConnectionFacts } from './http-handler.js';
+import { forwardRequest } from './http-proxy.js';
+import type { ProxyDeps } from './http-proxy.js';
+import { MirrorSender } from './mirror.js';
+import { planRequest } from './request-plan.js';
+import { compileRouteTable, routeStream } from './router.js';
+import type { EntryPoint, RouteTable } from './router.js';
+import { proxyTcp } from './tcp-proxy.js';
+import { terminateTls } from './tls-terminator.js';
+import { Http1Client } from './upstream-http1.js';
+import type { Http1ClientOptions } from './upstream-http1.js';
+import { Http2Client } from './upstream-http2.js';
+import type { UpstreamClient } from './upstream.js';
+import { proxyWebSocket } from './websocket-proxy.js';
+
+/** DataPlaneOptions are the data plane's collaborators and limits. */
+export interface DataPlaneOptions {
+  endpoints: EndpointResolver;
+  /** key material for `terminate-in-cluster` listeners (none: such streams get 503) */
+  certificates?: CertificateSource;
+  /** random source for weighted choices and mirror sampling (tests inject a seeded one) */
+  random?: Random;
+  http1?: Partial<Http1ClientOptions>;
+  /** called for failures worth a log line; never given key material */
+  onError?: (err: unknown, context: TunnelStreamContext) => void;
+}
+
+/**
+ * DataPlane handles every stream that arrives on the agent's tunnels: HTTP requests are routed
+ * over the route graph, filtered and proxied to a ready endpoint; WebSocket (extended CONNECT),
+ * TCP and TLS (CONNECT) streams are bridged or terminated. `update` swaps the compiled graph
+ * atomically: a request keeps the table it started with, so a route change never fails it.
+ */
+export class DataPlane implements TunnelStreamHandler {
+  private table: RouteTable = compileRouteTable(emptyGraph());
+  private readonly deps: ProxyDeps;
+  private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
+  private readonly contexts: SecureContextCache;
+  private readonly onError: (err: unknown, context: TunnelStreamContext) => void;
+
+  constructor(options: DataPlaneOptions) {
+    const random = options.random ?? Math.random;
+    const picker = new EndpointPicker();
+    this.clients = { http: new Http1Client(options.http1), h2c: new Http2Client({ mode: 'h2c' }), h2: new Http2Client({ mode: 'h2' }) };
+    const clientFor = (p: BackendProtocol): UpstreamClient => (p === 'h2c' || p === 'h2' ? this.clients[p] : this.clients.http);
+    const mirror = new MirrorSender(options.endpoints, picker, clientFor, random);
+    this.deps = { endpoints: options.endpoints, picker, random, clientFor, mirror };
+    this.contexts = new SecureContextCache(options.certificates ?? new StaticCertificateSource());
+    this.onError = options.onError ?? (() => undefined);
+  }
+
+  /** update replaces the route graph; streams already routed keep their route. */
+  update(graph: RouteGraph): void {
+    this.table = compileRouteTable(graph);
+  }
+
+  /** graph returns the route graph in force. */
+  graph(): RouteGraph {
+    return this.table.graph;
+  }
+
+  /** handleStream serves one stream the edge opened on a tunnel (see TunnelStreamHandler). */
+  handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, context: TunnelStreamContext): void {
+    // A client reset surfaces as a stream error; it concerns this stream only.
+    stream.on('error', () => undefined);
+    const table = this.table;
+    const entry: EntryPoint = { bindingId: context.bindingId, publicPort: context.publicPort, publicProtocol: context.publicProtocol };
+    const conn: ConnectionFacts = { clientAddress: context.clientAddress, scheme: isSecure(context.publicProtocol) ? 'https' : 'http', entry };
+    try {
+      if (headers[':method'] !== 'CONNECT') return this.serveHttp(table, downstreamFromHttp2(stream, headers), conn, context);
+      const protocol = headers[':protocol'];
+      if (protocol === 'websocket') return this.serveWebSocket(table, stream, headers, conn, context);
+      if (protocol !== undefined) return void stream.respond({ ':status': 501 }, { endStream: true });
+      this.serveRawStream(table, stream, headers, entry, context);
+    } catch (err) {
+      this.onError(err, context);
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    }
+  }
+
+  /** close releases pooled upstream connections. */
+  close(): void {
+    this.clients.http.close();
+    this.clients.h2c.close();
+    this.clients.h2.close();
+  }
+
+  /** upstreamClients exposes the pools (tests assert connection reuse; metrics count them). */
+  upstreamClients(): { http: Http1Client; h2c: Http2Client; h2: Http2Client } {
+    return this.clients;
+  }
+
+  private serveHttp(table: RouteTable, ds: Downstream, conn: ConnectionFacts, context: TunnelStreamContext): void {
+    const routed = resolveRequest(table, ds, conn);
+    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body);
+    const plan = planRequest(routed.route, routed.facts);
+    if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
+    forwardRequest(this.deps, routed.route, ds, plan).catch((err: unknown) => {
+      this.onError(err, context);
+      sendLocalResponse(ds, 502, 'proxy error\n');
+    });
+  }
+
+  private serveWebSocket(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, conn: ConnectionFacts, context: TunnelStreamContext): void {
+    const ds = downstreamFromHttp2(stream, headers);
+    const routed = resolveRequest(table, ds, conn, 'GET');
+    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body);
+    const plan = planRequest(routed.route, routed.facts);
+    if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
+    try {
+      proxyWebSocket(this.deps, routed.route, ds, stream, plan);
+    } catch (err) {
+      this.onError(err, context);
+      sendLocalResponse(ds, 502, 'proxy error\n');
+    }
+  }
+
+  /**
+   * serveRawStream handles a plain CONNECT: TLS to terminate here, or bytes for a TCP/TLS route.
+   * The CONNECT `:authority` carries the SNI name (or the public host) the edge routed on.
+   */
+  private serveRawStream(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, entry: EntryPoint, context: TunnelStreamContext): void {
+    const sni = normalizeHost(headers[':authority'] ?? '');
+    const result = routeStream(table, entry, sni);
+    if (result.kind === 'none') return void stream.respond({ ':status': 404 }, { endStream: true });
+    if (result.kind === 'forward') return proxyTcp(this.deps, stream, result.backends);
+    const inner: EntryPoint = { ...entry, publicProtocol: 'https' };
+    const conn: ConnectionFacts = { clientAddress: context.clientAddress, scheme: 'https', entry: inner };
+    terminateTls(
+      stream,
+      result.listeners,
+      this.contexts,
+      {
+        // A decrypted request is routed on the table in force when it arrives, like a tunnel stream.
+        onHttp2Stream: (s, h) => {
+          s.on('error', () => undefined);
+          if (h[':method'] === 'CONNECT') return void s.respond({ ':status': 501 }, { endStream: true });
+          this.serveHttp(this.table, downstreamFromHttp2(s, h), conn, context);
+        },
+        onHttp1Request: (req: IncomingMessage, res: ServerResponse) => this.serveHttp(this.table, downstreamFromHttp1(req, res), conn, context),
+      },
+      { handshakeTimeoutMs: 10_000, http2Settings: { enableConnectProtocol: false } },
+    );
+  }
+}
+
+function isSecure(protocol: TunnelStreamContext['publicProtocol']): boolean {
+  return protocol === 'https' || protocol === 'tls';
+}

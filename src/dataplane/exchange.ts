@@ -1,0 +1,139 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { Readable, Writable } from 'node:stream';
+import type { HeaderMap } from './headers.js';
+
+/**
+ * Downstream is one HTTP exchange with the public client, whatever carried it: a stream on a
+ * tunnel (HTTP/2), or a request decrypted in the cluster (HTTP/1.1 or HTTP/2 inside TLS). The
+ * proxy is written once against this interface.
+ */
+export interface Downstream {
+  readonly method: string;
+  readonly authority: string;
+  /** request target: path and query */
+  readonly target: string;
+  /** request headers, lowercase, pseudo-headers included for HTTP/2 */
+  readonly headers: IncomingHttpHeaders;
+  /** request body (ends at once when there is none) */
+  readonly body: Readable;
+  /** false when the request is known to carry no body (END_STREAM on HEADERS, no length) */
+  readonly hasBody: boolean;
+  /** where the response body is written */
+  readonly out: Writable;
+  /** headersSent is true once `respond` was called */
+  readonly headersSent: boolean;
+  /** isClosed is true once the client has gone (reset, disconnect) or the exchange ended */
+  readonly isClosed: boolean;
+  /**
+   * respond sends the status and headers. `trailers`, when given, is read after the body ends
+   * and its result (possibly empty) sent as trailers (gRPC status travels there).
+   */
+  respond(status: number, headers: HeaderMap, options?: { endStream?: boolean; trailers?: () => HeaderMap | undefined }): void;
+  /** onClose registers a callback for the end of the exchange, normal or not */
+  onClose(callback: () => void): void;
+  /** destroy ends the exchange abruptly (RST_STREAM / socket close): the response is incomplete */
+  destroy(err?: Error): void;
+}
+
+/** downstreamFromHttp2 adapts a server stream (a tunnel stream, or HTTP/2 decrypted in the cluster). */
+export function downstreamFromHttp2(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Downstream {
+  return {
+    method: firstValue(headers[':method']),
+    authority: firstValue(headers[':authority'] ?? headers.host),
+    target: firstValue(headers[':path']),
+    headers,
+    body: stream,
+    hasBody: !stream.endAfterHeaders,
+    out: stream,
+    get headersSent() {
+      return stream.headersSent;
+    },
+    get isClosed() {
+      return stream.closed || stream.destroyed;
+    },
+    respond(status, responseHeaders, options = {}) {
+      const { trailers } = options;
+      if (trailers) {
+        stream.once('wantTrailers', () => {
+          // An empty trailer set makes Node send an empty DATA frame with END_STREAM instead.
+          try {
+            stream.sendTrailers(trailers() ?? {});
+          } catch {
+            stream.close();
+          }
+        });
+      }
+      stream.respond({ ...responseHeaders, ':status': status }, { endStream: options.endStream === true, waitForTrailers: trailers !== undefined && options.endStream !== true });
+    },
+    onClose(callback) {
+      if (stream.closed) queueMicrotask(callback);
+      else stream.once('close', callback);
+    },
+    destroy(err) {
+      stream.destroy(err);
+    },
+  };
+}
+
+/** downstreamFromHttp1 adapts an HTTP/1.1 request decrypted in the cluster (no trailers downstream). */
+export function downstreamFromHttp1(req: IncomingMessage, res: ServerResponse): Downstream {
+  const lengthHeader = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (lengthHeader !== undefined && lengthHeader !== '0');
+  let closed = false;
+  res.once('close', () => (closed = true));
+  return {
+    method: req.method ?? '',
+    authority: req.headers.host ?? '',
+    target: req.url ?? '',
+    headers: req.headers,
+    body: req,
+    hasBody,
+    out: res,
+    get headersSent() {
+      return res.headersSent;
+    },
+    get isClosed() {
+      return closed || res.destroyed;
+    },
+    respond(status, headers, options = {}) {
+      res.writeHead(status, headers);
+      if (options.endStream) res.end();
+    },
+    onClose(callback) {
+      if (closed) queueMicrotask(callback);
+      else res.once('close', callback);
+    },
+    destroy(err) {
+      res.destroy(err);
+    },
+  };
+}
+
+/** sendLocalResponse answers from the data plane itself (errors, redirects, direct responses). */
+export function sendLocalResponse(ds: Downstream, status: number, body: string, headers: HeaderMap = {}): void {
+  if (ds.isClosed) return;
+  if (ds.headersSent) {
+    ds.destroy();
+    return;
+  }
+  const payload = Buffer.from(body);
+  const all: HeaderMap = { ...headers };
+  if (payload.length > 0 && all['content-type'] === undefined) all['content-type'] = 'text/plain; charset=utf-8';
+  all['content-length'] = String(payload.length);
+  const isBodyless = ds.method === 'HEAD' || status === 204 || status === 304;
+  ds.respond(status, isBodyless ? withoutLength(all, status) : all, { endStream: isBodyless || payload.length === 0 });
+  if (!isBodyless && payload.length > 0) ds.out.end(payload);
+  // Whatever request body is still arriving is no longer wanted; reading it lets the stream close.
+  if (!ds.body.readableEnded) ds.body.resume();
+}
+
+function withoutLength(headers: HeaderMap, status: number): HeaderMap {
+  if (status !== 204) return headers;
+  const { 'content-length': _ignored, ...rest } = headers;
+  return rest;
+}
+
+function firstValue(v: string | string[] | undefined): string {
+  return (Array.isArray(v) ? v[0] : v) ?? '';
+}

@@ -1,0 +1,76 @@
+import { normalizeHost } from './host.js';
+import { headerValue } from './match.js';
+import type { RequestFacts } from './match.js';
+import { splitPathAndQuery } from './path-rewrite.js';
+import type { IncomingFacts } from './request-plan.js';
+import { routeHttp } from './router.js';
+import type { CompiledVirtualHost, EntryPoint, RouteTable } from './router.js';
+import type { Downstream } from './exchange.js';
+import type { HttpRoute } from '../model/index.js';
+
+/** RoutedRequest is a parsed request and the route it takes. */
+export interface RoutedRequest {
+  facts: IncomingFacts;
+  route: HttpRoute;
+  vhost: CompiledVirtualHost;
+}
+
+/** RoutingFailure is why a request gets a local error instead of a route. */
+export interface RoutingFailure {
+  status: number;
+  body: string;
+}
+
+/** ConnectionFacts are what the carrier knows about the client. */
+export interface ConnectionFacts {
+  clientAddress: string;
+  /** the scheme the client used at the edge (`https` when TLS was terminated anywhere) */
+  scheme: 'http' | 'https';
+  entry: EntryPoint;
+}
+
+/**
+ * resolveRequest parses the request line and Host and routes it. A malformed target or Host is a
+ * 400 for this request only (RFC 9110 §15.5.1); an unknown host or path is a 404.
+ * `methodForMatch` lets an extended CONNECT WebSocket match routes as the GET it stands for
+ * (RFC 8441 §5).
+ */
+export function resolveRequest(
+  table: RouteTable,
+  ds: Downstream,
+  conn: ConnectionFacts,
+  methodForMatch: string = ds.method,
+): RoutedRequest | RoutingFailure {
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(ds.method)) return { status: 400, body: 'malformed request method\n' };
+  if (!ds.target.startsWith('/')) return { status: 400, body: 'malformed request target: it must start with /\n' };
+  if (hasForbiddenTargetChar(ds.target)) return { status: 400, body: 'malformed request target\n' };
+  const host = normalizeHost(ds.authority);
+  if (host === undefined) return { status: 400, body: 'missing or malformed Host\n' };
+  const { path, search } = splitPathAndQuery(ds.target);
+  const headers = ds.headers as Record<string, string | string[] | undefined>;
+  const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: new URLSearchParams(search) };
+  const result = routeHttp(table, conn.entry, host, matchFacts);
+  if (result.kind === 'no-host') return { status: 404, body: `no route for host ${host}\n` };
+  if (result.kind === 'no-route') return { status: 404, body: `no route for ${path} on ${host}\n` };
+  const proto = headerValue(headers, 'x-forwarded-proto');
+  const facts: IncomingFacts = {
+    method: ds.method,
+    scheme: proto === 'https' || proto === 'http' ? proto : conn.scheme,
+    authority: ds.authority,
+    host,
+    path,
+    search,
+    headers,
+    clientAddress: conn.clientAddress,
+  };
+  return { facts, route: result.route, vhost: result.vhost };
+}
+
+/** hasForbiddenTargetChar finds whitespace, control characters or a fragment (RFC 9112 §3.2). */
+function hasForbiddenTargetChar(target: string): boolean {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f || c === 0x23) return true;
+  }
+  return false;
+}

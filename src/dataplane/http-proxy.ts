@@ -1,0 +1,160 @@
+import { pipeline } from 'node:stream';
+import { PassThrough } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
+import { pickBackend } from './balancer.js';
+import type { Random } from './balancer.js';
+import type { EndpointPicker, EndpointResolver } from './endpoints.js';
+import { BackendConnectError, BackendTimeoutError, NoReadyEndpointError } from './errors.js';
+import { sendLocalResponse } from './exchange.js';
+import type { Downstream } from './exchange.js';
+import type { MirrorSender } from './mirror.js';
+import { planResponseHeaders } from './request-plan.js';
+import type { ForwardPlan } from './request-plan.js';
+import type { UpstreamClient, UpstreamResponse } from './upstream.js';
+
+/** ProxyDeps are the long-lived parts every forwarded request uses. */
+export interface ProxyDeps {
+  endpoints: EndpointResolver;
+  picker: EndpointPicker;
+  random: Random;
+  clientFor(protocol: BackendProtocol): UpstreamClient;
+  mirror: MirrorSender;
+}
+
+/** Methods that RFC 9110 §9.2.2 makes idempotent: the only ones retried. */
+const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+const maxRetries = 5;
+
+/** AttemptOutcome is one try at a backend: a response, or a local answer to give. */
+type AttemptOutcome = { kind: 'response'; response: UpstreamResponse; abort: AbortController } | { kind: 'local'; status: number; body: string };
+
+/**
+ * forwardRequest sends a planned request to one of the route's backends and streams the answer
+ * back. Retries (Gateway API HTTPRouteRetry) only idempotent requests without a body, only on the
+ * listed codes (a refused or reset connection counts as 502, no endpoint as 503), at most
+ * `maxRetries` times. `timeouts.request` bounds the whole exchange, `backendRequest` each attempt;
+ * either expiring before the response headers gives 504.
+ */
+export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Downstream, plan: ForwardPlan): Promise<void> {
+  const whole = new AbortController();
+  ds.onClose(() => whole.abort(new Error('client closed the stream')));
+  const requestMs = route.timeouts?.requestMs;
+  const requestTimer = requestMs === undefined ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);
+  try {
+    const body = ds.hasBody ? takeBody(deps, ds, plan) : undefined;
+    if (!ds.hasBody) sendMirrors(deps, plan, undefined);
+    const isRetryable = route.retry !== undefined && idempotentMethods.has(plan.method) && body === undefined;
+    const retries = isRetryable ? Math.min(route.retry?.attempts ?? 0, maxRetries) : 0;
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await attemptOnce(deps, route, plan, body, whole.signal);
+      const status = outcome.kind === 'response' ? outcome.response.status : outcome.status;
+      const retry = attempt < retries && route.retry?.codes.includes(status) === true && !whole.signal.aborted;
+      if (retry) {
+        if (outcome.kind === 'response') outcome.abort.abort();
+        await delay(backoffMs(route, attempt), undefined, { signal: whole.signal }).catch(() => undefined);
+        if (!whole.signal.aborted) continue;
+        sendLocalResponse(ds, 504, `${errorText(whole.signal.reason)}\n`);
+        return;
+      }
+      if (outcome.kind === 'local') sendLocalResponse(ds, outcome.status, outcome.body);
+      else await streamResponse(ds, plan, outcome.response, whole.signal);
+      return;
+    }
+  } finally {
+    if (requestTimer) clearTimeout(requestTimer);
+  }
+}
+
+function backoffMs(route: HttpRoute, attempt: number): number {
+  return Math.min((route.retry?.backoffMs ?? 25) * 2 ** attempt, 2_000);
+}
+
+/** takeBody returns the request body to send, teed to the mirrors when there are any. */
+function takeBody(deps: ProxyDeps, ds: Downstream, plan: ForwardPlan): PassThrough | typeof ds.body {
+  if (plan.mirrors.length === 0) return ds.body;
+  // The main upstream may connect later than the mirror; a PassThrough holds the body (bounded by
+  // its high-water mark, then backpressure) so that neither consumer misses the first bytes.
+  const main = new PassThrough();
+  ds.body.pipe(main);
+  sendMirrors(deps, plan, ds.body);
+  return main;
+}
+
+function sendMirrors(deps: ProxyDeps, plan: ForwardPlan, body: Downstream['body'] | undefined): void {
+  for (const m of plan.mirrors) deps.mirror.send(m, plan, body);
+}
+
+/** attemptOnce picks a backend and endpoint and sends the request once. */
+async function attemptOnce(
+  deps: ProxyDeps,
+  route: HttpRoute,
+  plan: ForwardPlan,
+  body: Downstream['body'] | undefined,
+  whole: AbortSignal,
+): Promise<AttemptOutcome> {
+  const backend = pickBackend(route.backends, deps.random);
+  if (!backend) return { kind: 'local', status: 500, body: 'route has no backend with weight\n' };
+  if (backend.kind === 'unavailable') return { kind: 'local', status: backend.statusCode, body: 'backend unavailable\n' };
+  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
+  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
+  if (!endpoint) return { kind: 'local', status: 503, body: `${new NoReadyEndpointError(`${backend.namespace}/${backend.service}`).message}\n` };
+  const abort = new AbortController();
+  const onWhole = (): void => abort.abort(whole.reason);
+  whole.addEventListener('abort', onWhole, { once: true });
+  const backendMs = route.timeouts?.backendRequestMs;
+  const timer = backendMs === undefined ? undefined : setTimeout(() => abort.abort(new BackendTimeoutError('backendRequest', backendMs)), backendMs);
+  const cleanup = (): void => {
+    if (timer) clearTimeout(timer);
+    whole.removeEventListener('abort', onWhole);
+  };
+  try {
+    const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: plan.headers, body };
+    const response = await clientOf(deps, backend).send(endpoint, request, abort.signal);
+    response.body.once('close', cleanup);
+    return { kind: 'response', response, abort };
+  } catch (err) {
+    cleanup();
+    if (err instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${err.message}\n` };
+    if (abort.signal.aborted && abort.signal.reason instanceof BackendTimeoutError)
+      return { kind: 'local', status: 504, body: `${abort.signal.reason.message}\n` };
+    const message = err instanceof BackendConnectError ? err.message : `backend ${key} failed`;
+    return { kind: 'local', status: 502, body: `${message}\n` };
+  }
+}
+
+function clientOf(deps: ProxyDeps, backend: ServiceBackend): UpstreamClient {
+  return deps.clientFor(backend.protocol === 'h2c' || backend.protocol === 'h2' ? backend.protocol : 'http');
+}
+
+/**
+ * streamResponse sends the backend's status and headers, then pipes the body with backpressure.
+ * A failure mid-body resets the client's stream: a truncated response must not look complete.
+ */
+function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse, signal: AbortSignal): Promise<void> {
+  if (ds.isClosed) {
+    res.body.destroy();
+    return Promise.resolve();
+  }
+  const headers = planResponseHeaders(plan, res.headers);
+  const isBodyless = plan.method === 'HEAD' || res.status === 204 || res.status === 304;
+  ds.respond(res.status, headers, { trailers: res.mayHaveTrailers && !isBodyless ? res.trailers : undefined, endStream: isBodyless && !res.mayHaveTrailers });
+  if (isBodyless && !res.mayHaveTrailers) {
+    res.body.resume();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      res.body.destroy(signal.reason instanceof Error ? signal.reason : undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    pipeline(res.body, ds.out, () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+function errorText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : 'request aborted';
+}

@@ -1,0 +1,12 @@
+/** The data plane: router, filters and upstream proxy for every stream that arrives on a tunnel. */
+export { DataPlane } from './data-plane.js';
+export type { DataPlaneOptions } from './data-plane.js';
+export { StaticEndpointResolver, endpointsFromSlices, EndpointPicker } from './endpoints.js';
+export type { Endpoint, EndpointResolver } from './endpoints.js';
+export { StaticCertificateSource } from './certificates.js';
+export type { CertificatePair, CertificateSource } from './certificates.js';
+export { compileRouteTable, routeHttp, routeStream } from './router.js';
+export type { RouteTable, EntryPoint, HttpRouteResult, StreamRouteResult } from './router.js';
+export { pickBackend } from './balancer.js';
+export type { Random } from './balancer.js';
+export * from './errors.js';

@@ -1,0 +1,109 @@
+import type { CorsPolicy, HeaderModifier, HttpFilter, HttpRoute } from '../model/index.js';
+import { decorateSimpleResponse, isPreflight, preflightHeaders } from './cors.js';
+import { appendForwardedFor, applyHeaderModifier, stripHopByHop } from './headers.js';
+import type { HeaderMap } from './headers.js';
+import { headerValue } from './match.js';
+import { rewritePath } from './path-rewrite.js';
+import { redirectLocation } from './redirect.js';
+
+/** Mirror is the RequestMirror filter of the route graph. */
+export type MirrorFilter = Extract<HttpFilter, { type: 'RequestMirror' }>;
+
+/** IncomingFacts is the parsed request a plan is made from. */
+export interface IncomingFacts {
+  method: string;
+  scheme: string;
+  authority: string;
+  host: string;
+  path: string;
+  search: string;
+  headers: Record<string, string | string[] | undefined>;
+  clientAddress: string;
+}
+
+/** ForwardPlan is what to send upstream and how to treat the response. */
+export interface ForwardPlan {
+  kind: 'forward';
+  method: string;
+  authority: string;
+  /** path and query to send */
+  target: string;
+  headers: HeaderMap;
+  responseModifiers: HeaderModifier[];
+  cors: CorsPolicy | undefined;
+  origin: string | undefined;
+  mirrors: MirrorFilter[];
+}
+
+/** LocalAnswer is a response the data plane gives itself (redirect, preflight, direct response). */
+export interface LocalAnswer {
+  kind: 'local';
+  status: number;
+  body: string;
+  headers: HeaderMap;
+}
+
+/**
+ * planRequest applies a route's filters in their listed order (Gateway API: filters run in order;
+ * a redirect or a direct response ends the chain) and prepares the upstream request: hop-by-hop
+ * headers removed (RFC 9110 §7.6.1), `te: trailers` kept for gRPC, X-Forwarded-* completed.
+ */
+export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan | LocalAnswer {
+  const plan: ForwardPlan = {
+    kind: 'forward',
+    method: req.method,
+    authority: req.authority,
+    target: req.path + req.search,
+    headers: stripHopByHop(req.headers, true),
+    responseModifiers: [],
+    cors: undefined,
+    origin: headerValue(req.headers, 'origin'),
+    mirrors: [],
+  };
+  let path = req.path;
+  for (const f of route.filters) {
+    switch (f.type) {
+      case 'RequestHeaderModifier':
+        applyHeaderModifier(plan.headers, f);
+        break;
+      case 'ResponseHeaderModifier':
+        plan.responseModifiers.push(f);
+        break;
+      case 'RequestRedirect':
+        return { kind: 'local', status: f.statusCode, body: '', headers: { location: redirectLocation(f, req) } };
+      case 'URLRewrite':
+        if (f.hostname !== undefined) plan.authority = f.hostname;
+        if (f.path) path = rewritePath(req.path, f.path);
+        break;
+      case 'RequestMirror':
+        plan.mirrors.push(f);
+        break;
+      case 'CORS':
+        plan.cors = f;
+        if (plan.origin !== undefined && isPreflight(req.method, req.headers)) {
+          const requested = headerValue(req.headers, 'access-control-request-headers');
+          return { kind: 'local', status: 204, body: '', headers: preflightHeaders(f, plan.origin, requested) };
+        }
+        break;
+      case 'DirectResponse':
+        return { kind: 'local', status: f.statusCode, body: f.body ?? '', headers: {} };
+    }
+  }
+  plan.target = path + req.search;
+  completeForwardedHeaders(plan.headers, req);
+  return plan;
+}
+
+function completeForwardedHeaders(headers: HeaderMap, req: IncomingFacts): void {
+  appendForwardedFor(headers, req.clientAddress);
+  headers['x-forwarded-proto'] ??= req.scheme;
+  headers['x-forwarded-host'] ??= req.authority;
+}
+
+/** planResponseHeaders prepares a backend's response headers for the client. */
+export function planResponseHeaders(plan: ForwardPlan, upstream: Record<string, string | string[] | undefined>): HeaderMap {
+  const headers = stripHopByHop(upstream);
+  for (const mod of plan.responseModifiers) applyHeaderModifier(headers, mod);
+  if (plan.cors) decorateSimpleResponse(plan.cors, plan.origin, headers);
+  return headers;
+}

@@ -1,0 +1,116 @@
+import type { Backend, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
+import { matchesWildcard, selectByHost } from './host.js';
+import { compileMatch } from './match.js';
+import type { CompiledMatch, RequestFacts } from './match.js';
+
+/**
+ * The router: a pure lookup over one compiled route graph. binding → the listeners of the public
+ * port → virtual host (exact, longest wildcard, `*`) → the first route, in graph order, whose match
+ * holds. The graph's order is the Gateway API precedence (src/model/order.ts), so first match wins.
+ */
+
+/** CompiledRoute is one HttpRoute with its match precompiled. */
+export interface CompiledRoute {
+  route: HttpRoute;
+  matches: CompiledMatch;
+}
+
+/** CompiledVirtualHost is a virtual host with its routes precompiled, in precedence order. */
+export interface CompiledVirtualHost {
+  vhost: VirtualHost;
+  listener: Listener;
+  routes: CompiledRoute[];
+}
+
+/** RouteTable is the compiled form of a graph; it is immutable, so a request can keep its own. */
+export interface RouteTable {
+  readonly graph: RouteGraph;
+  readonly listenersByBinding: ReadonlyMap<string, Listener[]>;
+  readonly vhostsByListener: ReadonlyMap<string, CompiledVirtualHost[]>;
+  readonly streamRoutesByListener: ReadonlyMap<string, StreamRoute[]>;
+}
+
+/** compileRouteTable compiles every match of the graph once. */
+export function compileRouteTable(graph: RouteGraph): RouteTable {
+  const listeners = new Map(graph.listeners.map((l) => [l.id, l]));
+  const listenersByBinding = groupBy(graph.listeners, (l) => l.bindingId);
+  const vhostsByListener = new Map<string, CompiledVirtualHost[]>();
+  for (const vhost of graph.virtualHosts) {
+    const listener = listeners.get(vhost.listenerId);
+    if (!listener) continue;
+    const routes = vhost.routes.map((route) => ({ route, matches: compileMatch(route.match) }));
+    const list = vhostsByListener.get(listener.id) ?? [];
+    list.push({ vhost, listener, routes });
+    vhostsByListener.set(listener.id, list);
+  }
+  const streamRoutesByListener = groupBy(graph.streamRoutes, (r) => r.listenerId);
+  return { graph, listenersByBinding, vhostsByListener, streamRoutesByListener };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of items) {
+    const list = out.get(keyOf(x)) ?? [];
+    list.push(x);
+    out.set(keyOf(x), list);
+  }
+  return out;
+}
+
+/** EntryPoint says where a stream arrived: the binding, the public port and protocol at the edge. */
+export interface EntryPoint {
+  bindingId: string;
+  publicPort: number;
+  publicProtocol: ListenerProtocol;
+}
+
+/**
+ * selectListeners returns the binding's listeners on the public port. The edge may publish a
+ * listener on another port than the graph names (a development edge on a random port, 80 → 8080),
+ * so when no listener has that port, the listeners speaking the public protocol are used instead.
+ */
+export function selectListeners(table: RouteTable, entry: EntryPoint, protocols: readonly ListenerProtocol[]): Listener[] {
+  const all = (table.listenersByBinding.get(entry.bindingId) ?? []).filter((l) => protocols.includes(l.protocol));
+  const onPort = all.filter((l) => l.port === entry.publicPort);
+  if (onPort.length > 0) return onPort;
+  const sameProtocol = all.filter((l) => l.protocol === entry.publicProtocol);
+  return sameProtocol.length > 0 ? sameProtocol : all;
+}
+
+/** HttpRouteResult is the outcome of routing one HTTP request. */
+export type HttpRouteResult =
+  | { kind: 'route'; vhost: CompiledVirtualHost; route: HttpRoute }
+  | { kind: 'no-host' }
+  | { kind: 'no-route'; vhost: CompiledVirtualHost };
+
+/** routeHttp finds the route of an HTTP request whose normalised host is `host`. */
+export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, req: RequestFacts): HttpRouteResult {
+  const listeners = selectListeners(table, entry, ['http', 'https']);
+  const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
+  const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host);
+  if (!vhost) return { kind: 'no-host' };
+  for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route };
+  return { kind: 'no-route', vhost };
+}
+
+/** StreamRouteResult is what a raw CONNECT stream is for. */
+export type StreamRouteResult =
+  | { kind: 'terminate'; listeners: Listener[] }
+  | { kind: 'forward'; route: StreamRoute; backends: Backend[] }
+  | { kind: 'none' };
+
+/**
+ * routeStream decides what a raw byte stream (TCP port or TLS by SNI) is for: TLS to terminate here
+ * (listeners with `terminate-in-cluster`), or bytes to forward to a stream route's backends. `sni`
+ * is the server name when known; routes with hostnames are tried before those without.
+ */
+export function routeStream(table: RouteTable, entry: EntryPoint, sni: string | undefined): StreamRouteResult {
+  const listeners = selectListeners(table, entry, ['tcp', 'tls', 'https']);
+  const terminating = listeners.filter((l) => l.tls?.mode === 'terminate-in-cluster');
+  if (terminating.length > 0 && (entry.publicProtocol === 'tls' || entry.publicProtocol === 'https'))
+    return { kind: 'terminate', listeners: terminating };
+  const routes = listeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []);
+  const named = sni === undefined ? undefined : routes.find((r) => r.hostnames.some((h) => h === sni || matchesWildcard(h, sni)));
+  const route = named ?? routes.find((r) => r.hostnames.length === 0) ?? (sni === undefined ? routes[0] : undefined);
+  return route ? { kind: 'forward', route, backends: route.backends } : { kind: 'none' };
+}

@@ -1,0 +1,44 @@
+import http2 from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
+import net from 'node:net';
+import type { Backend } from '../model/index.js';
+import { pickBackend } from './balancer.js';
+import type { ProxyDeps } from './http-proxy.js';
+import { bridge } from './websocket-proxy.js';
+
+/**
+ * proxyTcp connects a CONNECT stream of raw bytes (a TCP port, or TLS passed through) to a
+ * backend endpoint. The stream is answered 200 only once the backend accepted the connection,
+ * so the client sees a refused backend as 502 rather than as an open-then-closed socket
+ * (RFC 9113 §8.5).
+ */
+export function proxyTcp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: readonly Backend[]): void {
+  const backend = pickBackend(backends, deps.random);
+  if (!backend || backend.kind === 'unavailable') return refuse(stream, 503);
+  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
+  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
+  if (!endpoint) return refuse(stream, 503);
+  const socket = net.connect({ host: endpoint.address, port: endpoint.port });
+  const onEarlyClose = (): void => {
+    socket.destroy();
+  };
+  stream.once('close', onEarlyClose);
+  socket.once('connect', () => {
+    stream.off('close', onEarlyClose);
+    if (stream.destroyed || stream.closed) return socket.destroy();
+    stream.respond({ ':status': 200 });
+    bridge(stream, socket);
+  });
+  socket.once('error', () => {
+    if (!stream.headersSent) refuse(stream, 502);
+  });
+}
+
+function refuse(stream: ServerHttp2Stream, status: number): void {
+  if (stream.destroyed || stream.closed) return;
+  if (stream.headersSent) {
+    stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);
+    return;
+  }
+  stream.respond({ ':status': status }, { endStream: true });
+}

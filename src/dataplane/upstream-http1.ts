@@ -1,0 +1,71 @@
+import http from 'node:http';
+import type { Endpoint } from './endpoints.js';
+import { BackendConnectError } from './errors.js';
+import type { HeaderMap } from './headers.js';
+import { forwardBody } from './upstream.js';
+import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './upstream.js';
+
+/** Http1ClientOptions bound the keep-alive pool. */
+export interface Http1ClientOptions {
+  /** maximum sockets per endpoint (requests beyond it queue in the agent) */
+  maxSocketsPerEndpoint: number;
+  /** idle sockets kept per endpoint */
+  maxFreeSocketsPerEndpoint: number;
+}
+
+/**
+ * Http1Client speaks HTTP/1.1 to backends through one keep-alive `http.Agent`, which pools
+ * sockets per endpoint. LIFO scheduling reuses the warmest socket and lets idle ones time out.
+ */
+export class Http1Client implements UpstreamClient {
+  private readonly agent: http.Agent;
+
+  constructor(options: Partial<Http1ClientOptions> = {}) {
+    this.agent = new http.Agent({
+      keepAlive: true,
+      maxSockets: options.maxSocketsPerEndpoint ?? 256,
+      maxFreeSockets: options.maxFreeSocketsPerEndpoint ?? 32,
+      scheduling: 'lifo',
+      timeout: 60_000,
+    });
+  }
+
+  /** send issues one request on a pooled socket. */
+  send(endpoint: Endpoint, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        agent: this.agent,
+        host: endpoint.address,
+        port: endpoint.port,
+        method: request.method,
+        path: request.path,
+        headers: { ...request.headers, host: request.authority },
+        setHost: false,
+        signal,
+      });
+      req.once('response', (res) => {
+        resolve({
+          status: res.statusCode ?? 502,
+          headers: res.headers,
+          body: res,
+          mayHaveTrailers: res.headers.trailer !== undefined,
+          trailers: () => (Object.keys(res.trailers).length > 0 ? (res.trailers as HeaderMap) : undefined),
+        });
+      });
+      req.once('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(`${endpoint.address}:${endpoint.port}`, err)));
+      if (request.body) forwardBody(request.body, req);
+      else req.end();
+    });
+  }
+
+  /** openSockets counts the agent's sockets (busy and idle) — for tests and metrics. */
+  openSockets(): number {
+    const count = (m: NodeJS.ReadOnlyDict<unknown[]>): number => Object.values(m).reduce((n, l) => n + (l?.length ?? 0), 0);
+    return count(this.agent.sockets) + count(this.agent.freeSockets);
+  }
+
+  /** close destroys every pooled socket. */
+  close(): void {
+    this.agent.destroy();
+  }
+}

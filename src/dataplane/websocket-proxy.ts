@@ -1,0 +1,85 @@
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import http2 from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import { pipeline } from 'node:stream';
+import type { HttpRoute } from '../model/index.js';
+import { pickBackend } from './balancer.js';
+import type { Downstream } from './exchange.js';
+import { sendLocalResponse } from './exchange.js';
+import { planResponseHeaders } from './request-plan.js';
+import type { ForwardPlan } from './request-plan.js';
+import type { ProxyDeps } from './http-proxy.js';
+
+/** RFC 6455 §1.3: the GUID concatenated to the key to prove the server read the handshake. */
+const websocketGuid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+
+/**
+ * proxyWebSocket bridges a WebSocket that arrived as an extended CONNECT stream (RFC 8441 §4:
+ * `:protocol: websocket`, answered with 200) to a backend that speaks the HTTP/1.1 Upgrade
+ * handshake (RFC 6455 §4.1, answered with 101). After the handshake both sides carry raw
+ * WebSocket frames, which are copied unchanged with backpressure. A backend that refuses the
+ * upgrade has its answer forwarded as it is.
+ */
+export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream, stream: ServerHttp2Stream, plan: ForwardPlan): void {
+  const backend = pickBackend(route.backends, deps.random);
+  if (!backend) return sendLocalResponse(ds, 500, 'route has no backend with weight\n');
+  if (backend.kind === 'unavailable') return sendLocalResponse(ds, backend.statusCode, 'backend unavailable\n');
+  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
+  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
+  if (!endpoint) return sendLocalResponse(ds, 503, `no ready endpoint for service ${backend.namespace}/${backend.service}\n`);
+  const wsKey = randomBytes(16).toString('base64');
+  const headers = {
+    ...plan.headers,
+    host: plan.authority,
+    connection: 'Upgrade',
+    upgrade: 'websocket',
+    'sec-websocket-key': wsKey,
+    'sec-websocket-version': String(plan.headers['sec-websocket-version'] ?? '13'),
+  };
+  // A fresh socket, not the keep-alive pool: after 101 the socket belongs to the WebSocket.
+  const req = http.request({ host: endpoint.address, port: endpoint.port, method: 'GET', path: plan.target, headers, agent: false, setHost: false });
+  ds.onClose(() => req.destroy());
+  req.once('upgrade', (res, socket: Socket, head: Buffer) => {
+    const expected = createHash('sha1').update(wsKey + websocketGuid).digest('base64');
+    if (res.headers['sec-websocket-accept'] !== expected) {
+      socket.destroy();
+      return sendLocalResponse(ds, 502, 'backend answered the WebSocket handshake wrongly\n');
+    }
+    if (ds.isClosed) return socket.destroy();
+    const answer = planResponseHeaders(plan, res.headers);
+    delete answer['sec-websocket-accept'];
+    ds.respond(200, answer);
+    if (head.length > 0) stream.write(head);
+    bridge(stream, socket);
+  });
+  req.once('response', (res) => {
+    if (ds.isClosed) return res.destroy();
+    ds.respond(res.statusCode ?? 502, planResponseHeaders(plan, res.headers));
+    pipeline(res, ds.out, () => undefined);
+  });
+  req.once('error', (err) => sendLocalResponse(ds, 502, `backend ${endpoint.address}:${endpoint.port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}\n`));
+  req.end();
+}
+
+/**
+ * bridge copies bytes both ways between a tunnel stream and a socket. Half-closes propagate
+ * (END_STREAM ↔ FIN); a reset on either side destroys the other (RFC 9113 §8.5: a TCP error on
+ * a CONNECT stream is signalled with RST_STREAM CONNECT_ERROR).
+ */
+export function bridge(stream: ServerHttp2Stream, socket: Socket): void {
+  socket.setNoDelay(true);
+  stream.pipe(socket);
+  socket.pipe(stream);
+  socket.once('error', () => {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);
+  });
+  socket.once('close', () => {
+    if (!stream.destroyed && !stream.writableEnded) stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);
+  });
+  stream.once('close', () => {
+    if (!socket.destroyed) socket.destroy();
+  });
+  stream.once('error', () => socket.destroy());
+}
