@@ -44,7 +44,7 @@ describe('translateCrds', () => {
     const out = translateCrds(indexSnapshot(snap), defaultTranslateOptions);
     expect(out.fragments).to.have.length(1);
     expect(out.fragments[0]!.claims).to.deep.equal([]);
-    expect(out.fragments[0]!.graph.bindings.map((b) => b.id)).to.deep.equal(['binding/tcp-port/shop/db/0']);
+    expect(out.fragments[0]!.graph.bindings.map((b) => b.id)).to.deep.equal(['binding/tcp-port/tunnel/shop/db/0']);
   });
 
   it('puts every reservation in one claim-free fragment', () => {

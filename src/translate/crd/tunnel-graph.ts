@@ -8,7 +8,7 @@
  *   host on each with one route `/` (Prefix) → the Service.
  * - tls: host binding with one listener `tls` (443, passthrough) and a StreamRoute whose SNI is
  *   the hostname; the backend terminates TLS.
- * - tcp: tcp-port binding `binding/tcp-port/<ns>/<tunnel>/<requested port>` (0 = any), listener
+ * - tcp: tcp-port binding `binding/tcp-port/tunnel/<ns>/<tunnel>/<requested port>` (0 = any), listener
  *   `tcp` and a StreamRoute.
  */
 import type { Tunnel } from '../../crd/index.js';
@@ -41,7 +41,9 @@ export function tunnelGraph(tunnel: Tunnel, owner: SourceRef, target: TunnelTarg
   const source = (): SourceRef => ({ ...owner });
   const backend = (): ServiceBackend => ({ ...service });
   if (target.protocol === 'tcp') {
-    const bindingId = `binding/tcp-port/${crdKey(tunnel)}/${target.port}`;
+    // `tunnel/` keeps the id apart from a LoadBalancer Service's `binding/tcp-port/<ns>/<name>/<port>`:
+    // a Tunnel and a Service of one name may coexist, and graph ids must be unique.
+    const bindingId = `binding/tcp-port/tunnel/${crdKey(tunnel)}/${target.port}`;
     const listenerId = `${bindingId}/listener/tcp`;
     graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port: target.port, source: source() });
     // A listener needs a real port; with "any port" the edge's choice is not known here, so the
