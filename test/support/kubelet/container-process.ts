@@ -1,0 +1,103 @@
+// container-process.ts — starts one container as a local process inside its pod's network namespace.
+//
+// `ip netns exec` enters the pod's network namespace and also a fresh mount namespace whose mounts
+// do not propagate back to the host (iproute2 makes / a slave mount), so bind-mounting the pod's
+// volumes at their mountPath there is invisible outside the container and vanishes with it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { V1Container } from '@kubernetes/client-node';
+import { expandVariables } from './container-env.js';
+import type { ImageProgram } from './image-table.js';
+
+/** HOST_PATH is the PATH a container gets unless it sets its own. */
+export const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** RunContainerError is a container that cannot be started (its reason goes to its status). */
+export class RunContainerError extends Error {
+  readonly code = 'TUNA_KUBELET_RUN_CONTAINER';
+}
+
+/** ContainerLaunch is everything needed to start a container process. */
+export interface ContainerLaunch {
+  readonly netns: string;
+  readonly container: V1Container;
+  readonly program: ImageProgram;
+  readonly env: ReadonlyMap<string, string>;
+  /** volumes maps a volume name to its directory on the host. */
+  readonly volumes: ReadonlyMap<string, string>;
+  readonly logFile: string;
+  readonly workingDir: string;
+  /** createdDirs collects mount points we had to create on the host, removed at shutdown. */
+  readonly createdDirs: Set<string>;
+}
+
+/** resolveArgv returns the program and arguments, following the image entrypoint/cmd rules. */
+export function resolveArgv(container: V1Container, program: ImageProgram, env: ReadonlyMap<string, string>): string[] {
+  const expand = (list: string[] | undefined) => (list ?? []).map((item) => expandVariables(item, env));
+  const command = expand(container.command);
+  const args = expand(container.args);
+  if (program.kind === 'host-command') {
+    if (command.length === 0) throw new RunContainerError('image tuna.test/host needs a command');
+    return [...command, ...args];
+  }
+  if (command.length > 0 && path.basename(command[0] ?? '') !== program.name) {
+    throw new RunContainerError(`executable ${command[0]} not found in image (it runs ${program.name})`);
+  }
+  return [program.path, ...(command.length > 0 ? command.slice(1) : []), ...args];
+}
+
+/** ensureMountPoint creates a missing mount point, remembering the top directory it created. */
+function ensureMountPoint(target: string, isFile: boolean, createdDirs: Set<string>): void {
+  const dir = isFile ? path.dirname(target) : target;
+  let top = dir;
+  while (!existsSync(path.dirname(top))) top = path.dirname(top);
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true });
+    createdDirs.add(top);
+  }
+  if (isFile && !existsSync(target)) {
+    closeSync(openSync(target, 'a'));
+    createdDirs.add(target);
+  }
+}
+
+/** startContainerProcess spawns the container; its stdout and stderr append to `logFile`. */
+export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
+  const argv = resolveArgv(launch.container, launch.program, launch.env);
+  const mountArgs: string[] = [];
+  for (const mount of launch.container.volumeMounts ?? []) {
+    const volumeDir = launch.volumes.get(mount.name);
+    if (!volumeDir) throw new RunContainerError(`volume ${mount.name} is not defined`);
+    const source = mount.subPath ? path.join(volumeDir, mount.subPath) : volumeDir;
+    const isFile = existsSync(source) && statSync(source).isFile();
+    ensureMountPoint(mount.mountPath, isFile, launch.createdDirs);
+    mountArgs.push(source, mount.mountPath, mount.readOnly ? 'bind,ro' : 'bind');
+  }
+  // Positional parameters keep every path unquoted-safe: mount -o OPTS "$1" "$2" for each triple.
+  const steps = [];
+  for (let i = 0; i < mountArgs.length; i += 3) steps.push(`mount -o "\${${i + 3}}" "\${${i + 1}}" "\${${i + 2}}" || exit 126`);
+  const script = `${steps.join('\n')}\nshift ${mountArgs.length}\nexec "$@"`;
+  const env: Record<string, string> = { PATH: HOST_PATH, ...Object.fromEntries(launch.env) };
+  const log = openSync(launch.logFile, 'a');
+  try {
+    return spawn('ip', ['netns', 'exec', launch.netns, 'sh', '-c', script, launch.container.name, ...mountArgs, ...argv], {
+      cwd: launch.workingDir,
+      env,
+      detached: true, // its own process group, so stopping the container reaches its children
+      stdio: ['ignore', log, log],
+    });
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** signalContainer sends a signal to the container's whole process group. */
+export function signalContainer(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}

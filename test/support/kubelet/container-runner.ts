@@ -1,0 +1,191 @@
+// container-runner.ts — one container's life: start, exit, restart with back-off, readiness, status.
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { buildContainerEnv, type ObjectReader } from './container-env.js';
+import { signalContainer, startContainerProcess } from './container-process.js';
+import { resolveImage, type ImageTableOptions } from './image-table.js';
+import { probeOnce } from './readiness-probe.js';
+
+/** ContainerContext is what a container needs from its pod. */
+export interface ContainerContext {
+  readonly pod: () => V1Pod;
+  readonly podIp: string;
+  readonly netns: string;
+  readonly podDir: string;
+  readonly volumes: ReadonlyMap<string, string>;
+  readonly reader: ObjectReader;
+  readonly images: ImageTableOptions;
+  readonly createdDirs: Set<string>;
+  readonly onChange: () => void;
+}
+
+const MAX_BACKOFF_MS = 10_000;
+
+/** ContainerRunner runs one container of a pod as a local process and reports its status. */
+export class ContainerRunner {
+  private state: V1ContainerState = { waiting: { reason: 'ContainerCreating' } };
+  private lastState: V1ContainerState = {};
+  private restartCount = 0;
+  private ready = false;
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private probeFailures = 0;
+  private isProbing = false;
+
+  constructor(readonly spec: V1Container, private readonly context: ContainerContext) {}
+
+  /** logFile is where the container's stdout and stderr go. */
+  get logFile(): string {
+    return path.join(this.context.podDir, `${this.spec.name}.log`);
+  }
+
+  /** isRunning says whether the process is alive. */
+  get isRunning(): boolean {
+    return this.state.running !== undefined;
+  }
+
+  /** start launches the process, or records why it cannot run (ErrImagePull, config errors). */
+  async start(): Promise<void> {
+    if (this.stopping) return;
+    const program = resolveImage(this.spec.image ?? '', this.context.images);
+    if (!program) {
+      this.setState({ waiting: { reason: 'ErrImagePull', message: `image "${this.spec.image}" is not in this kubelet's image table` } });
+      return;
+    }
+    try {
+      const env = await buildContainerEnv(this.context.pod(), this.spec, this.context.podIp, this.context.reader);
+      if (this.stopping) return;
+      const child = startContainerProcess({
+        netns: this.context.netns,
+        container: this.spec,
+        program,
+        env,
+        volumes: this.context.volumes,
+        logFile: this.logFile,
+        workingDir: this.spec.workingDir ?? this.context.podDir,
+        createdDirs: this.context.createdDirs,
+      });
+      this.child = child;
+      this.probeFailures = 0;
+      child.once('exit', (code, signal) => this.onExit(code, signal));
+      child.once('error', (error) => this.onExit(127, null, error.message));
+      this.setState({ running: { startedAt: new Date() } });
+    } catch (error) {
+      const reason = (error as { code?: string }).code === 'TUNA_KUBELET_RUN_CONTAINER' ? 'RunContainerError' : 'CreateContainerConfigError';
+      this.setState({ waiting: { reason, message: (error as Error).message } });
+      this.scheduleRestart();
+    }
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, message?: string): void {
+    if (!this.state.running) return;
+    const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
+    this.child = undefined;
+    this.ready = false;
+    this.setState({
+      terminated: {
+        exitCode,
+        reason: exitCode === 0 ? 'Completed' : 'Error',
+        startedAt: this.state.running.startedAt,
+        finishedAt: new Date(),
+        ...(message !== undefined ? { message } : {}),
+      },
+    });
+    const policy = this.context.pod().spec?.restartPolicy ?? 'Always';
+    if (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0)) this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping) return;
+    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.restartCount);
+    this.restartTimer = setTimeout(() => {
+      if (this.state.terminated) {
+        this.lastState = { terminated: this.state.terminated };
+        this.restartCount++;
+      }
+      void this.start();
+    }, delay);
+  }
+
+  /** probe runs the readiness check once; without a probe, ready means every TCP port accepts. */
+  async probe(): Promise<void> {
+    if (!this.state.running || this.isProbing) return;
+    this.isProbing = true;
+    try {
+      const probe = this.spec.readinessProbe;
+      let ok: boolean;
+      if (probe) {
+        const since = (Date.now() - (this.state.running.startedAt?.getTime() ?? 0)) / 1000;
+        if (since < (probe.initialDelaySeconds ?? 0)) return;
+        const success = await probeOnce(probe, this.spec, this.context.podIp, this.context.netns);
+        this.probeFailures = success ? 0 : this.probeFailures + 1;
+        ok = success || (this.ready && this.probeFailures < (probe.failureThreshold ?? 3));
+      } else {
+        ok = this.ready || (await this.arePortsOpen());
+      }
+      if (this.state.running && ok !== this.ready) {
+        this.ready = ok;
+        this.context.onChange();
+      }
+    } finally {
+      this.isProbing = false;
+    }
+  }
+
+  private async arePortsOpen(): Promise<boolean> {
+    const ports = (this.spec.ports ?? []).filter((p) => (p.protocol ?? 'TCP') === 'TCP').map((p) => p.containerPort);
+    const results = await Promise.all(ports.map((port) => isPortOpen(this.context.podIp, port)));
+    return results.every(Boolean);
+  }
+
+  /** stop sends SIGTERM, waits up to graceMs, then SIGKILL; no restart follows. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (!child) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    signalContainer(child, 'SIGTERM');
+    const timer = setTimeout(() => signalContainer(child, 'SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** status is this container's entry in pod.status.containerStatuses. */
+  status(): V1ContainerStatus {
+    const running = this.state.running !== undefined;
+    return {
+      name: this.spec.name,
+      image: this.spec.image ?? '',
+      imageID: `tuna.test/image-table/${this.spec.image ?? ''}`,
+      containerID: `tuna://${this.context.pod().metadata?.uid ?? ''}/${this.spec.name}/${this.restartCount}`,
+      ready: running && this.ready,
+      started: running,
+      restartCount: this.restartCount,
+      state: this.state,
+      lastState: this.lastState,
+    };
+  }
+
+  private setState(state: V1ContainerState): void {
+    this.state = state;
+    this.context.onChange();
+  }
+}
+
+/** isPortOpen says whether a TCP connection to host:port succeeds within a second. */
+function isPortOpen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 1000 });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+    socket.once('timeout', () => finish(false));
+  });
+}

@@ -1,0 +1,40 @@
+// image-table.ts — maps a container image to a program on this machine (we have no image runtime).
+import path from 'node:path';
+
+/** ImageProgram says how to run a mapped image: its entrypoint, or the container's own command. */
+export type ImageProgram =
+  | { readonly kind: 'binary'; readonly path: string; readonly name: string }
+  | { readonly kind: 'host-command' };
+
+/** ImageTableOptions are the directories of the Go-built programs images map to. */
+export interface ImageTableOptions {
+  /** echoBin is the directory holding `echo-basic` (hack/cluster/build.sh). */
+  readonly echoBin: string;
+}
+
+/** imageRepository strips the tag and digest: `a/b:1@sha256:…` → `a/b`. */
+export function imageRepository(image: string): string {
+  const noDigest = image.split('@')[0] ?? image;
+  const slash = noDigest.lastIndexOf('/');
+  const colon = noDigest.lastIndexOf(':');
+  return colon > slash ? noDigest.slice(0, colon) : noDigest;
+}
+
+/**
+ * resolveImage returns the program an image runs, or undefined when this kubelet cannot "pull" it
+ * (the pod then waits with reason ErrImagePull, as a real kubelet's pod does).
+ * - the Gateway API conformance echo server (any tag) → the echo-basic we built;
+ * - `tuna.test/host` (any tag) → the container's command, run from the host (for tests that need a
+ *   shell or a tool in a pod).
+ */
+export function resolveImage(image: string, options: ImageTableOptions): ImageProgram | undefined {
+  switch (imageRepository(image)) {
+    case 'gcr.io/k8s-staging-gateway-api/echo-basic':
+    case 'registry.k8s.io/gateway-api/echo-basic':
+      return { kind: 'binary', path: path.join(options.echoBin, 'echo-basic'), name: 'echo-basic' };
+    case 'tuna.test/host':
+      return { kind: 'host-command' };
+    default:
+      return undefined;
+  }
+}
