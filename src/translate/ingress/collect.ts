@@ -1,4 +1,4 @@
-import type { V1IngressBackend } from '@kubernetes/client-node';
+import type { V1HTTPIngressPath, V1IngressBackend } from '@kubernetes/client-node';
 import type { ServiceBackend } from '../../model/index.js';
 import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
@@ -37,59 +37,68 @@ export function resolveIngressBackend(index: SnapshotIndex, namespace: string, b
 export function collectIngress(entry: IngressEntry, index: SnapshotIndex, options: TranslateOptions): void {
   const spec = entry.ingress.spec ?? {};
   const rules = spec.rules ?? [];
-  let generated: string | null | undefined;
-  const generatedHost = (): string | null => {
-    if (generated === undefined) {
-      const g = generatedHostname(entry.ingress.metadata?.name ?? '', entry.namespace, options.baseDomain);
-      generated = g.ok ? g.host : null;
-      if (!g.ok) entry.problems.push({ condition: 'Accepted', reason: 'GeneratedHostnameInvalid', message: `${g.message}; rules without a host are not published` });
-    }
-    return generated;
-  };
-  const addHost = (host: string): void => {
-    if (!entry.hosts.includes(host)) entry.hosts.push(host);
-  };
-
+  const generated = lazyGeneratedHost(entry, options);
+  if (rules.length === 0 && !spec.defaultBackend)
+    entry.problems.push({ condition: 'Accepted', reason: 'NoRules', message: 'the Ingress has neither rules nor a defaultBackend; nothing to publish' });
   rules.forEach((rule, r) => {
-    let host: string | null;
-    if (rule.host) {
-      const c = checkHost(rule.host);
-      if (!c.ok) {
-        entry.problems.push({ condition: 'Accepted', reason: 'InvalidHost', message: `spec.rules[${r}].host: ${c.message}; its paths are not published` });
-        return;
-      }
-      host = c.host;
-    } else host = generatedHost();
+    const host = ruleHost(entry, rule.host, r, generated);
     if (host === null) return;
-    addHost(host);
-    (rule.http?.paths ?? []).forEach((p, i) => {
-      const label = `spec.rules[${r}].http.paths[${i}] (${host} ${describePath(p.pathType, p.path)})`;
-      const match = toPathMatch(p.pathType, p.path);
-      if (!match.ok) {
-        entry.problems.push({ condition: 'Accepted', reason: 'InvalidPath', message: `${label}: ${match.message}; it is not published` });
-        return;
-      }
-      const backend = resolveIngressBackend(index, entry.namespace, p.backend ?? {});
-      if (!backend.ok) {
-        entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `${label}: ${backend.message}; it is not published` });
-        return;
-      }
-      entry.paths.push({ owner: entry, host, rule: r, path: i, match: match.match, backend: backend.backend, label });
-    });
+    addHost(entry, host);
+    (rule.http?.paths ?? []).forEach((p, i) => collectPath(entry, index, host, r, i, p));
   });
-
   if (spec.defaultBackend) {
     // With no rules at all, the defaultBackend is served on the generated hostname.
     if (rules.length === 0) {
-      const host = generatedHost();
-      if (host !== null) addHost(host);
+      const host = generated();
+      if (host !== null) addHost(entry, host);
     }
     const backend = resolveIngressBackend(index, entry.namespace, spec.defaultBackend);
     if (backend.ok) entry.fallback = backend.backend;
     else entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `spec.defaultBackend: ${backend.message}; it is not published` });
   }
-
   (spec.tls ?? []).forEach((tls, t) => {
     entry.tls.push({ index: t, secretName: tls.secretName ?? '', hosts: (tls.hosts ?? []).map((h) => h.toLowerCase()) });
   });
+}
+
+function addHost(entry: IngressEntry, host: string): void {
+  if (!entry.hosts.includes(host)) entry.hosts.push(host);
+}
+
+/** lazyGeneratedHost computes `<name>-<namespace>.<baseDomain>` once, reporting it once if invalid. */
+function lazyGeneratedHost(entry: IngressEntry, options: TranslateOptions): () => string | null {
+  let generated: string | null | undefined;
+  return () => {
+    if (generated === undefined) {
+      const g = generatedHostname(entry.ingress.metadata?.name ?? '', entry.namespace, options.baseDomain);
+      generated = g.ok ? g.host : null;
+      if (!g.ok)
+        entry.problems.push({ condition: 'Accepted', reason: 'GeneratedHostnameInvalid', message: `${g.message}; rules without a host are not published` });
+    }
+    return generated;
+  };
+}
+
+/** ruleHost returns the rule's normalised host (the generated one when it has none), or null if refused. */
+function ruleHost(entry: IngressEntry, raw: string | undefined, r: number, generated: () => string | null): string | null {
+  if (!raw) return generated();
+  const c = checkHost(raw);
+  if (c.ok) return c.host;
+  entry.problems.push({ condition: 'Accepted', reason: 'InvalidHost', message: `spec.rules[${r}].host: ${c.message}; its paths are not published` });
+  return null;
+}
+
+function collectPath(entry: IngressEntry, index: SnapshotIndex, host: string, r: number, i: number, p: V1HTTPIngressPath): void {
+  const label = `spec.rules[${r}].http.paths[${i}] (${host} ${describePath(p.pathType, p.path)})`;
+  const match = toPathMatch(p.pathType, p.path);
+  if (!match.ok) {
+    entry.problems.push({ condition: 'Accepted', reason: 'InvalidPath', message: `${label}: ${match.message}; it is not published` });
+    return;
+  }
+  const backend = resolveIngressBackend(index, entry.namespace, p.backend ?? {});
+  if (!backend.ok) {
+    entry.problems.push({ condition: 'ResolvedRefs', reason: backend.reason, message: `${label}: ${backend.message}; it is not published` });
+    return;
+  }
+  entry.paths.push({ owner: entry, host, rule: r, path: i, match: match.match, backend: backend.backend, label });
 }

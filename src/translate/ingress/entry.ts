@@ -83,6 +83,7 @@ export function compareEntries(a: IngressEntry, b: IngressEntry): number {
 /** whyFirst says, for a message, why `winner` takes precedence over `loser`. */
 export function whyFirst(winner: IngressEntry, loser: IngressEntry): string {
   if (winner === loser) return 'it comes first in this Ingress';
+  if (loser.created === '') return 'it has a creationTimestamp and this Ingress has none';
   if (winner.created !== loser.created) return 'it is older';
   return `it was created at the same time and ${winner.key} sorts before ${loser.key}`;
 }

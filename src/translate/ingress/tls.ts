@@ -19,8 +19,9 @@ interface FailedTls {
  * assignCertificates gives each host at most one certificate from the `spec.tls` entries of the
  * tuna Ingresses (entries in precedence order). TLS is terminated in the cluster with the Secret, in
  * the Ingress's own namespace; the edge only routes the raw stream by SNI (DESIGN.md, "TLS modes").
- * A tls host is matched to the Ingress's rule hosts by equal text; hosts that no rule of the
- * Ingress names are ignored. When two Ingresses name different Secrets for one host, the older one's
+ * A tls host covers the Ingress's rule hosts equal to it or, for a `*.suffix` tls host, the exact
+ * rule hosts one label under the suffix (what such a certificate is valid for, RFC 6125 §6.4.3); a
+ * tls host covering no rule host of the Ingress is reported `TLSHostWithoutRule`. When two Ingresses name different Secrets for one host, the older one's
  * is used and the other is reported `TLSCertificateConflict`. A missing Secret, or one not of type
  * `kubernetes.io/tls`, is reported and its hosts are served over http only, unless another Ingress
  * supplies a certificate for them (the message says which).
@@ -29,7 +30,7 @@ export function assignCertificates(table: RouteTable, entries: IngressEntry[], i
   const failed: FailedTls[] = [];
   for (const entry of entries) {
     for (const request of entry.tls) {
-      const hosts = request.hosts.filter((h) => entry.hosts.includes(h));
+      const hosts = entry.hosts.filter((h) => request.hosts.some((t) => covers(t, h)));
       if (request.hosts.length === 0) {
         entry.problems.push({
           condition: 'Accepted',
@@ -38,6 +39,13 @@ export function assignCertificates(table: RouteTable, entries: IngressEntry[], i
         });
         continue;
       }
+      const unused = request.hosts.filter((t) => !entry.hosts.some((h) => covers(t, h)));
+      if (unused.length > 0)
+        entry.problems.push({
+          condition: 'Accepted',
+          reason: 'TLSHostWithoutRule',
+          message: `spec.tls[${request.index}]: ${unused.join(', ')} ${unused.length === 1 ? 'matches' : 'match'} no valid rule host of this Ingress; not used`,
+        });
       const secretProblem = checkSecret(index, entry.namespace, request.secretName);
       if (secretProblem) {
         if (hosts.length > 0) failed.push({ entry, request, hosts, ...secretProblem });
@@ -55,6 +63,14 @@ export function assignCertificates(table: RouteTable, entries: IngressEntry[], i
     });
     f.entry.problems.push({ condition: 'ResolvedRefs', reason: f.reason, message: `spec.tls[${f.request.index}]: ${f.problem}; ${fates.join(', ')}` });
   }
+}
+
+/** covers says whether a certificate for `tlsHost` is valid for the rule host `host`. */
+function covers(tlsHost: string, host: string): boolean {
+  if (tlsHost === host) return true;
+  if (!tlsHost.startsWith('*.') || host.startsWith('*.')) return false;
+  const dot = host.indexOf('.');
+  return dot > 0 && host.slice(dot) === tlsHost.slice(1);
 }
 
 function checkSecret(index: SnapshotIndex, namespace: string, name: string): { reason: string; problem: string } | undefined {
