@@ -1,0 +1,66 @@
+import type { IParentReference } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ParentReference';
+import type { Backend, ObjectRef } from '../../model/index.js';
+import { namespaceOf, refOf, sourceOf } from '../common/meta.js';
+import { attachRoute } from './attachment.js';
+import { resolveBackend } from './backend-refs.js';
+import type { BackendObjectRef } from './backend-refs.js';
+import type { Problem, TranslationContext } from './context.js';
+import { ANY_HOST } from './hostnames.js';
+import { hostnameProblem } from './http-routes.js';
+import { GATEWAY_GROUP } from './kinds.js';
+import { asKube } from './kube-object.js';
+import type { GatewayApiObject } from './kube-object.js';
+import { isAttached, writeRouteStatus } from './route-status.js';
+import type { RouteVerdict } from './route-status.js';
+
+/** StreamRouteObject is the shape TLSRoute (v1, v1alpha2) and TCPRoute share. */
+export interface StreamRouteObject extends GatewayApiObject {
+  spec?: {
+    parentRefs?: IParentReference[];
+    hostnames?: string[];
+    rules?: { backendRefs?: BackendObjectRef[] }[];
+  };
+}
+
+/**
+ * translateStreamRoute attaches a TLSRoute (to TLS listeners, either mode; SNI hostnames
+ * intersected with the listener's) or a TCPRoute (to TCP listeners) and emits one StreamRoute per
+ * listener, with the weighted backends of its rules spoken to as raw TCP.
+ */
+export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' | 'TCPRoute', route: StreamRouteObject): void {
+  const obj = asKube(route);
+  const namespace = namespaceOf(obj);
+  const hostnames = kind === 'TLSRoute' ? (route.spec?.hostnames ?? []) : [];
+  const parents = attachRoute(ctx, { kind, namespace, parentRefs: route.spec?.parentRefs ?? [], hostnames });
+  if (parents.length === 0) return;
+  const unresolved: Problem[] = [];
+  const backends: Backend[] = [];
+  for (const rule of route.spec?.rules ?? []) {
+    for (const b of rule.backendRefs ?? []) {
+      const r = resolveBackend(ctx, { kind, namespace }, b, 'tcp');
+      backends.push(r.backend);
+      if (r.problem) unresolved.push(r.problem);
+    }
+  }
+  const verdict: RouteVerdict = { unresolved };
+  const bad = hostnameProblem(hostnames);
+  if (bad) verdict.invalid = bad;
+  writeRouteStatus(ctx, obj, kind, parents, verdict);
+  const ref: ObjectRef = refOf(obj, kind, GATEWAY_GROUP);
+  const placed = new Set<string>();
+  for (const p of parents) {
+    if (!isAttached(p, verdict)) continue;
+    for (const a of p.listeners) {
+      const listenerId = a.listener.graph?.id ?? '';
+      if (placed.has(listenerId)) continue;
+      placed.add(listenerId);
+      p.gateway.streamRoutes.push({
+        id: `${kind.toLowerCase()}/${namespace}/${ref.name}/on/${listenerId}`,
+        listenerId,
+        source: sourceOf(ref),
+        hostnames: a.hostnames.filter((h) => h !== ANY_HOST),
+        backends,
+      });
+    }
+  }
+}
