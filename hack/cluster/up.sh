@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # up.sh: starts the test cluster (etcd, kube-apiserver, kube-controller-manager, our kubelet) on
 # 127.0.0.1, building the binaries first if they are not cached. Idempotent: a running, ready cluster
-# is left alone. Prints `export KUBECONFIG=...` on stdout; progress goes to stderr.
+# is left alone. Prints `export KUBECONFIG=... TUNA_CLUSTER_STARTED=0|1` on stdout; progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source hack/cluster/env.sh
@@ -41,7 +41,7 @@ start() {
 
 if [[ -f "$run_dir/kubelet.pid" ]] && kill -0 "$(cat "$run_dir/kubelet.pid")" 2>/dev/null && api_get /readyz >/dev/null 2>&1; then
   log "already running"
-  echo "export KUBECONFIG=$TUNA_CLUSTER_DIR/admin.kubeconfig"
+  echo "export KUBECONFIG=$TUNA_CLUSTER_DIR/admin.kubeconfig TUNA_CLUSTER_STARTED=0"
   exit 0
 fi
 hack/cluster/down.sh >/dev/null 2>&1 || true   # a half-started or crashed cluster: clean first
@@ -95,7 +95,7 @@ start kube-controller-manager "$TUNA_K8S_BIN/kube-controller-manager" \
 
 start kubelet env TUNA_CLUSTER_DIR="$d" TUNA_ECHO_BIN="$TUNA_ECHO_BIN" TUNA_NODE_NAME="$TUNA_NODE_NAME" \
   TUNA_KUBELET_PORT="$TUNA_KUBELET_PORT" TUNA_K8S_VERSION="$TUNA_K8S_VERSION" \
-  hack/node24.sh node --import tsx test/support/kubelet/main.ts
+  hack/node24.sh node --import tsx "$PWD/test/support/kubelet/main.ts"
 
 node_ready() { api_get "/api/v1/nodes/$TUNA_NODE_NAME" | grep -q '"type": "Ready",' ; }
 wait_for "node $TUNA_NODE_NAME Ready" 60 node_ready
@@ -103,4 +103,4 @@ wait_for "node $TUNA_NODE_NAME Ready" 60 node_ready
 wait_for "default ServiceAccount" 60 api_get /api/v1/namespaces/default/serviceaccounts/default
 wait_for "kube-root-ca.crt" 60 api_get /api/v1/namespaces/default/configmaps/kube-root-ca.crt
 log "cluster ready: warm start $(elapsed)s (Kubernetes v$TUNA_K8S_VERSION, etcd v$TUNA_ETCD_VERSION)"
-echo "export KUBECONFIG=$d/admin.kubeconfig"
+echo "export KUBECONFIG=$d/admin.kubeconfig TUNA_CLUSTER_STARTED=1"

@@ -61,10 +61,17 @@ export async function removeBridge(): Promise<void> {
   await runCommandQuietly('ip', ['link', 'del', BRIDGE_NAME]);
 }
 
+/** podNetworkNames are the namespace and host veth names of a pod (veth names are ≤ 15 bytes). */
+export function podNetworkNames(podUid: string): { netns: string; hostVeth: string } {
+  const id = podUid.replace(/-/g, '').slice(0, 10);
+  return { netns: `${NETNS_PREFIX}${id}`, hostVeth: `${VETH_PREFIX}${id}` };
+}
+
 /** createPodNetwork makes the namespace, the veth pair, the address and the default route. */
 export async function createPodNetwork(podUid: string, ip: string): Promise<PodNetwork> {
-  const id = podUid.replace(/-/g, '').slice(0, 10);
-  const network = { netns: `${NETNS_PREFIX}${id}`, hostVeth: `${VETH_PREFIX}${id}`, ip };
+  const names = podNetworkNames(podUid);
+  const id = names.netns.slice(NETNS_PREFIX.length);
+  const network = { ...names, ip };
   const peer = `tkp-${id}`;
   const inNs = (...args: string[]) => runCommand('ip', ['-n', network.netns, ...args]);
   await runCommand('ip', ['netns', 'add', network.netns]);

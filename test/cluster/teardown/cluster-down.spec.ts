@@ -1,0 +1,25 @@
+// cluster-down.spec.ts — runs last in the cluster tier: `cluster:down` must leave nothing behind.
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT, runScript } from '../cluster-env.js';
+import { findLeftovers, findProcesses } from '../leftovers.js';
+
+describe('cluster:down', function () {
+  this.timeout(120_000);
+
+  it('leaves no process, network namespace, veth, bridge or mount of the cluster behind', async () => {
+    const kubeconfig = process.env.KUBECONFIG ?? '';
+    const stateDir = path.dirname(kubeconfig);
+    // The control plane's command lines name the state directory; the kubelet's names its main
+    // module; pods run the echo-basic we built.
+    const markers = [stateDir, path.join(REPO_ROOT, 'test/support/kubelet/main.ts'), `${path.sep}echo-basic-v`];
+    // Precondition, so the test can fail: the cluster and its kubelet are running now.
+    expect(findProcesses(markers), 'cluster processes before down').to.not.be.empty;
+
+    await runScript('hack/cluster/down.sh', 120_000);
+
+    expect(await findLeftovers(markers)).to.deep.equal({ processes: [], netns: [], links: [], mounts: [] });
+    expect(existsSync(stateDir), 'state directory').to.equal(false);
+  });
+});
