@@ -3,8 +3,8 @@ import type { PathMatch } from '../../model/index.js';
 /** PathCheck is the graph match for an Ingress path, or why it cannot be served. */
 export type PathCheck = { ok: true; match: PathMatch } | { ok: false; message: string };
 
-// A path travels as the path part of a URL (RFC 3986 §3.3): no query, no fragment, no whitespace.
-const forbidden = /[\s\u0000-\u001f\u007f?#]/;
+// A path travels as the path part of a URL (RFC 3986 §3.3): no query, no fragment, no whitespace or control characters.
+const forbidden = /[\s\p{Cc}?#]/u;
 
 /**
  * toPathMatch turns an Ingress path and pathType (networking.k8s.io/v1 HTTPIngressPath) into a graph

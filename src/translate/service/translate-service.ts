@@ -1,5 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
-import type { ObjectRef, RouteGraph, ServiceBackend } from '../../model/index.js';
+import type { Listener, ObjectRef, RouteGraph, ServiceBackend } from '../../model/index.js';
 import { compareStrings, emptyGraph } from '../../model/index.js';
 import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
@@ -11,8 +11,9 @@ import type { Fragment, HostClaim, TranslateOptions } from '../types.js';
 import type { PortPlan } from './port-plan.js';
 import { planPort } from './port-plan.js';
 
-/** The edge's shared HTTP port, where HTTP hostnames of Services are served. */
+/** The edge's shared HTTP and HTTPS ports, where HTTP hostnames of Services are served. */
 const httpPort = 80;
+const httpsPort = 443;
 
 /** ServiceWork is one Service while it is translated. */
 interface ServiceWork {
@@ -96,6 +97,9 @@ function publishTcp(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, sta
 /**
  * publishHttp serves the port as an HTTP hostname: the first HTTP port (in spec order) gets the
  * Service's own `<name>-<namespace>.<baseDomain>`, every other one `<port-name>-<name>-<namespace>.<baseDomain>`.
+ * The hostname is served on http (80) and on https (443) with TLS terminated at the edge with its
+ * certificate for the base domain (DESIGN.md "TLS modes": edge is the default for reserved
+ * subdomains), the same shape as an `http` Tunnel; both listeners carry the one route `/`.
  */
 function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, index: SnapshotIndex, options: TranslateOptions, isFirst: boolean): void {
   const host = generatedHostname(work.name, work.namespace, options.baseDomain, isFirst ? undefined : portKey(plan));
@@ -109,27 +113,32 @@ function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, index
   const section = `port/${portKey(plan)}`;
   const source = sourceOf(work.ref, section);
   const bindingId = `binding/host/${hostname}`;
-  const listenerId = `${bindingId}/listener/http`;
   work.graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [hostname], source });
-  work.graph.listeners.push({ id: listenerId, bindingId, name: 'http', port: httpPort, protocol: 'http', source });
-  work.graph.virtualHosts.push({
-    id: `${listenerId}/vhost/${hostname}`,
-    listenerId,
-    hostname,
-    routes: [
-      {
-        id: `service/${work.namespace}/${work.name}/${section}`,
-        source,
-        origin: { created: work.created, key: `${work.namespace}/${work.name}`, rule: 0, match: 0 },
-        match: { path: { type: 'Prefix', value: '/' }, headers: [], query: [] },
-        filters: [],
-        backends: [backend],
-      },
-    ],
-  });
+  const listeners: Listener[] = [
+    { id: `${bindingId}/listener/http`, bindingId, name: 'http', port: httpPort, protocol: 'http', source },
+    { id: `${bindingId}/listener/https`, bindingId, name: 'https', port: httpsPort, protocol: 'https', tls: { mode: 'edge', certificates: [] }, source },
+  ];
+  for (const listener of listeners) {
+    work.graph.listeners.push(listener);
+    work.graph.virtualHosts.push({
+      id: `${listener.id}/vhost/${hostname}`,
+      listenerId: listener.id,
+      hostname,
+      routes: [
+        {
+          id: `service/${work.namespace}/${work.name}/${listener.name}/${section}`,
+          source,
+          origin: { created: work.created, key: `${work.namespace}/${work.name}`, rule: 0, match: 0 },
+          match: { path: { type: 'Prefix', value: '/' }, headers: [], query: [] },
+          filters: [],
+          backends: [backend],
+        },
+      ],
+    });
+    addAddress(work, hostname, listener.port);
+  }
   work.claims.push({ hostname, bindingId, owner: work.ref, created: work.created });
-  addAddress(work, hostname, httpPort);
-  work.published.push(`http://${hostname} (port ${portKey(plan)}, ${plan.protocol})`);
+  work.published.push(`http(s)://${hostname} (port ${portKey(plan)}, ${plan.protocol})`);
 }
 
 function addAddress(work: ServiceWork, hostname: string, port: number): void {
@@ -140,7 +149,7 @@ function addAddress(work: ServiceWork, hostname: string, port: number): void {
 
 /**
  * writeStatus fills `status.loadBalancer.ingress`: one entry per hostname with the public ports
- * published on it (TCP ports under the Service's own hostname, HTTP hostnames with port 80).
+ * published on it (TCP ports under the Service's own hostname, HTTP hostnames with ports 80 and 443).
  */
 function writeStatus(work: ServiceWork, book: StatusBook): void {
   const status = book.entry(work.svc, work.ref);
