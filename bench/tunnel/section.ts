@@ -1,0 +1,54 @@
+/**
+ * The markdown section the `tunnel` part writes into docs/benchmarks.md: how the run was made (so a
+ * reader can judge the figures without opening docs/benchmarking.md), then the tables and notes.
+ */
+import { machineLine } from '../report.js';
+import type { Figures } from './table.js';
+import { figuresTable, memoryTable, notesList, ratiosTable } from './table.js';
+
+/** RunFacts are the settings and circumstances of one run that the section states. */
+export interface RunFacts {
+  runs: number;
+  seconds: number;
+  transferBytes: number;
+  rate: number;
+  tunnels: number;
+  connections: number;
+  wrkThreads: number;
+  latencyClients: number;
+  versions: Record<string, string>;
+  /** 1-minute load average before and after the run: other work on a shared machine shows here */
+  load: [number, number];
+  notes: string[];
+}
+
+/** renderSection is the whole `tunnel` section of docs/benchmarks.md. */
+export function renderSection(all: Figures[], f: RunFacts & { seconds: number }): string {
+  const en = (n: number) => n.toLocaleString('en-US');
+  const size = f.transferBytes === 2 ** 30 ? '1 GiB' : `${en(f.transferBytes)} bytes`;
+  const lines = [
+    '## tunnel: direct, nginx, frp, chisel and tuna on loopback',
+    '',
+    `Machine: ${machineLine()}; 1-minute load average ${f.load[0].toFixed(1)} before, ${f.load[1].toFixed(1)} after (other jobs share these cores).`,
+    `Tools: ${Object.entries(f.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. Method and fairness: [docs/benchmarking.md](benchmarking.md).`,
+    '',
+    `- Each figure is the median of ${f.runs} rounds; each round visits every contender in a rotated order, all of them running side by side.`,
+    `- req/s: wrk, ${f.connections} keep-alive HTTP/1.1 connections, ${f.wrkThreads} threads, 1 KiB responses.`,
+    `- Latency: h2load, HTTP/1.1 keep-alive, ${en(f.rate)} req/s offered (${f.latencyClients} connections × ${en(f.rate / f.latencyClients)} req/s) after 1 s of warm-up; exact percentiles over every request.`,
+    `- Download / upload: one curl transfer of ${size} each (MB = 10⁶ bytes); the byte count is checked.`,
+    '- First byte: from spawning a fresh tunnel client against the running server to the first byte of a 200 through it, process start included.',
+    `- Memory: VmRSS of server + client processes, idle, with 1 and with ${en(f.tunnels)} tunnels.`,
+    '',
+    ...all.map((x) => `- **${x.name}**: ${x.description}`),
+    '',
+    figuresTable(all, f.rate),
+    '',
+    ratiosTable(all),
+  ];
+  const memory = memoryTable(all);
+  if (memory) lines.push('', memory);
+  const notes = [...notesList(all, f.rate), ...f.notes];
+  if (notes.length > 0) lines.push('', 'Notes:', '', ...notes);
+  lines.push('', `Run took ${f.seconds.toFixed(0)} s.`);
+  return lines.join('\n');
+}
