@@ -1,0 +1,82 @@
+import { ControlNotFoundError } from './errors.js';
+import { createAccountBody, createApiKeyBody, decodeBody } from './codecs.js';
+import { ok } from './routes.js';
+import type { RequestContext, Route, RouteDeps } from './routes.js';
+
+/**
+ * Accounts, API keys and the audit log. `admin` is the edge operator's scope: it creates accounts
+ * and keys for any account; every other key acts on its own account only.
+ */
+
+function targetAccount(ctx: RequestContext, requested: string | undefined | null): string {
+  return requested ?? ctx.key.accountId;
+}
+
+/** accountRoutes returns the routes for /v1/account, /v1/accounts, /v1/api-keys and /v1/audit. */
+export function accountRoutes({ store }: RouteDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: /^\/v1\/account$/,
+      scope: 'any',
+      handle: async (ctx) => ok({ account: await store.getAccount(ctx.key.accountId), apiKey: ctx.key }),
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/accounts$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const body = decodeBody(createAccountBody, await ctx.body());
+        return { status: 201, body: { account: await store.createAccount({ name: body.name }, ctx.actor) } };
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/accounts$/,
+      scope: 'admin',
+      handle: async () => ok({ accounts: await store.listAccounts() }),
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/api-keys$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const body = decodeBody(createApiKeyBody, await ctx.body());
+        const accountId = targetAccount(ctx, body.accountId);
+        if (!(await store.getAccount(accountId))) throw new ControlNotFoundError(`account ${accountId} not found`);
+        const { record, token } = await store.createApiKey({ accountId, name: body.name, scopes: body.scopes }, ctx.actor);
+        return { status: 201, body: { apiKey: record, token } };
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/api-keys$/,
+      scope: 'admin',
+      handle: async (ctx) => ok({ apiKeys: await store.listApiKeys(targetAccount(ctx, ctx.query.get('accountId'))) }),
+    },
+    {
+      method: 'DELETE',
+      path: /^\/v1\/api-keys\/([^/]+)$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const accountId = targetAccount(ctx, ctx.query.get('accountId'));
+        return ok({ apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/audit$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
+        const limit = Number(ctx.query.get('limit') ?? 100);
+        const events = await store.listAuditEvents({
+          accountId: ctx.key.accountId,
+          afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
+          limit: Number.isSafeInteger(limit) ? limit : 100,
+        });
+        return ok({ events });
+      },
+    },
+  ];
+}

@@ -1,0 +1,157 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, systemClock } from '../store/index.js';
+import type { ApiKey, Clock, PortPool, Store } from '../store/index.js';
+import { accountRoutes } from './account-routes.js';
+import { createDnsVerifier } from './dns-verifier.js';
+import type { DomainVerifier } from './dns-verifier.js';
+import { ControlError, ControlForbiddenError, ControlInvalidRequestError, ControlMethodNotAllowedError, ControlNotFoundError, ControlRateLimitedError, ControlUnauthorizedError } from './errors.js';
+import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from './http-io.js';
+import { FailureRateLimiter } from './rate-limiter.js';
+import type { RateLimitOptions } from './rate-limiter.js';
+import { reservationRoutes } from './reservation-routes.js';
+import type { RequestContext, Route } from './routes.js';
+import { tunnelKeyRoutes } from './tunnel-key-routes.js';
+
+/**
+ * The edge's control API (`/v1`, JSON): accounts, scoped API keys, reservations and tunnel keys
+ * (DESIGN "Keys and trust"). A plain `(req, res)` handler so the edge can mount it on any server.
+ * Order of checks per request: rate limit (before the key is looked at), declared body size,
+ * Bearer key, route and scope, body, handler. Store errors map to statuses by their code.
+ */
+
+/** ControlApiOptions configures the control API. */
+export interface ControlApiOptions {
+  readonly store: Store;
+  readonly clock?: Clock;
+  /** the edge's base domain for subdomain reservations */
+  readonly baseDomain: string;
+  readonly portPool?: PortPool;
+  /** IPv4 CIDR or range for dedicated addresses */
+  readonly addressPool?: string;
+  /** largest request body in bytes (default 1 MiB) */
+  readonly maxBodyBytes?: number;
+  /** failed-authentication budget per client address (default 20, refilling 1 per second) */
+  readonly rateLimit?: RateLimitOptions;
+  /** custom-domain check (default: DNS TXT through `dnsServers` or the system resolver) */
+  readonly verifyDomain?: DomainVerifier;
+  readonly dnsServers?: readonly string[];
+  readonly tunnelKeyDefaults?: { ttlSeconds?: number; maxTtlSeconds?: number; maxConnections?: number };
+  /** called after tunnel keys are revoked (directly or by a release): close their live connections */
+  readonly onTunnelKeysRevoked?: (keyIds: readonly string[]) => void;
+  /** one line per failure that is not the client's fault; never carries a key or a body */
+  readonly log?: (line: string) => void;
+}
+
+/** ControlApi is the request handler for `/v1`. */
+export type ControlApi = (req: IncomingMessage, res: ServerResponse) => void;
+
+const BEARER = /^Bearer ([^\s]+)$/;
+
+/** createControlApi builds the `/v1` request handler. */
+export function createControlApi(options: ControlApiOptions): ControlApi {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? (() => undefined);
+  const limiter = new FailureRateLimiter(options.rateLimit ?? { capacity: 20, refillPerSecond: 1 }, clock);
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  const notifyRevoked = (keyIds: readonly string[]) => {
+    try {
+      options.onTunnelKeysRevoked?.(keyIds);
+    } catch (err) {
+      log(`control: onTunnelKeysRevoked listener failed: ${(err as Error).name}`);
+    }
+  };
+  const deps = { store: options.store, clock, notifyRevoked };
+  const defaults = options.tunnelKeyDefaults ?? {};
+  const routes: Route[] = [
+    ...accountRoutes(deps),
+    ...reservationRoutes(deps, {
+      baseDomain: options.baseDomain,
+      portPool: options.portPool,
+      addressPool: options.addressPool,
+      verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
+    }),
+    ...tunnelKeyRoutes(deps, {
+      defaultTtlSeconds: defaults.ttlSeconds ?? 30 * 86400,
+      maxTtlSeconds: defaults.maxTtlSeconds ?? 365 * 86400,
+      defaultMaxConnections: defaults.maxConnections ?? 2,
+    }),
+  ];
+
+  async function authenticate(req: IncomingMessage, client: string): Promise<ApiKey> {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    const key = match?.[1] ? await options.store.authenticateApiKey(match[1]) : undefined;
+    if (!key) {
+      limiter.recordFailure(client);
+      throw new ControlUnauthorizedError();
+    }
+    return key;
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const client = req.socket.remoteAddress ?? 'unknown';
+    const retryAfter = limiter.retryAfter(client);
+    if (retryAfter > 0) throw new ControlRateLimitedError(retryAfter);
+    checkDeclaredLength(req, maxBody);
+    const key = await authenticate(req, client);
+    const url = new URL(req.url ?? '/', 'http://control.invalid');
+    const { route, params } = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    if (route.scope !== 'any' && !key.scopes.includes(route.scope) && !key.scopes.includes('admin')) throw new ControlForbiddenError();
+    const ctx: RequestContext = { key, actor: `apikey:${key.id}`, params, query: url.searchParams, body: () => readJsonBody(req, maxBody) };
+    const result = await route.handle(ctx);
+    sendJson(res, result.status, result.body);
+  }
+
+  return (req, res) => {
+    serve(req, res).catch((err: unknown) => {
+      const mapped = toControlError(err);
+      if (!mapped) log(`control: ${req.method ?? '?'} request failed: ${(err as Error).name ?? 'Error'}: ${(err as { code?: string }).code ?? ''}`);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (mapped) sendControlError(res, mapped);
+      else sendJson(res, 500, { error: { code: 'TUNA_CONTROL_INTERNAL', message: 'internal error' } });
+    });
+  };
+}
+
+function matchRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: string[] } {
+  const allowed: string[] = [];
+  for (const route of routes) {
+    const match = route.path.exec(pathname);
+    if (!match) continue;
+    if (route.method !== method) {
+      allowed.push(route.method);
+      continue;
+    }
+    try {
+      return { route, params: match.slice(1).map((p) => decodeURIComponent(p)) };
+    } catch {
+      throw new ControlInvalidRequestError('malformed percent-encoding in the path', 'path');
+    }
+  }
+  if (allowed.length) throw new ControlMethodNotAllowedError(allowed);
+  throw new ControlNotFoundError(`no such endpoint: ${pathname}`);
+}
+
+/** toControlError maps store errors onto HTTP statuses; anything else stays unmapped (500). */
+function toControlError(err: unknown): ControlError | undefined {
+  if (err instanceof ControlError) return err;
+  if (!(err instanceof StoreError)) return undefined;
+  if (err instanceof StoreInvalidInputError) return new ControlInvalidRequestError(err.message, err.field);
+  if (err instanceof StoreNotFoundError) return new ControlNotFoundError(err.message);
+  if (err instanceof StoreConflictError || err instanceof StorePoolExhaustedError) return new ControlConflict(err.code, err.message);
+  return undefined;
+}
+
+/** ControlConflict (409) carries the store's own code (TUNA_STORE_CONFLICT, TUNA_STORE_POOL_EXHAUSTED). */
+class ControlConflict extends ControlError {
+  readonly status = 409;
+  override readonly name = 'ControlConflict';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

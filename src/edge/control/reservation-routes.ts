@@ -1,0 +1,109 @@
+import type { DomainType, PortPool, ReservationSpec } from '../store/index.js';
+import { ControlDomainUnverifiedError, ControlInvalidRequestError, ControlNotFoundError } from './errors.js';
+import { createReservationBody, decodeBody, parseSelector } from './codecs.js';
+import type { DomainVerifier } from './dns-verifier.js';
+import { ok } from './routes.js';
+import type { Route, RouteDeps } from './routes.js';
+
+/** ReservationRouteOptions are the edge's address settings (DESIGN "Addresses"). */
+export interface ReservationRouteOptions {
+  /** the edge's base domain: `<name>.<baseDomain>` is a subdomain, anything else a custom domain */
+  readonly baseDomain: string;
+  /** the TCP port pool for allocations without a port */
+  readonly portPool?: PortPool;
+  /** the IPv4 pool (CIDR or range) for dedicated addresses without an address */
+  readonly addressPool?: string;
+  readonly verifyDomain: DomainVerifier;
+}
+
+function domainType(hostname: string, baseDomain: string): DomainType {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  const base = baseDomain.toLowerCase();
+  if (host === base) throw new ControlInvalidRequestError('the base domain itself cannot be reserved', 'hostname');
+  if (!host.endsWith(`.${base}`)) return 'custom';
+  // One label under the base domain, so the edge's wildcard certificate (*.base) covers it.
+  if (host.slice(0, -base.length - 1).includes('.')) {
+    throw new ControlInvalidRequestError(`a subdomain of ${base} must be a single label (<name>.${base})`, 'hostname');
+  }
+  return 'subdomain';
+}
+
+type Body = ReturnType<typeof decodeReservation>;
+function decodeReservation(body: unknown) {
+  return decodeBody(createReservationBody, body);
+}
+
+function toSpec(body: Body, options: ReservationRouteOptions): ReservationSpec {
+  const need = (field: string) => new ControlInvalidRequestError(`${field} is required for kind ${body.kind}`, field);
+  switch (body.kind) {
+    case 'domain':
+      if (body.hostname === undefined) throw need('hostname');
+      return { kind: 'domain', hostname: body.hostname, domainType: domainType(body.hostname, options.baseDomain) };
+    case 'tcp-port':
+      if (body.port !== undefined) return { kind: 'tcp-port', port: body.port };
+      if (!options.portPool) throw need('port');
+      return { kind: 'tcp-port', pool: options.portPool };
+    case 'address':
+      if (body.address !== undefined) return { kind: 'address', address: body.address };
+      if (!options.addressPool) throw need('address');
+      return { kind: 'address', pool: options.addressPool };
+  }
+}
+
+/** reservationRoutes returns the routes under /v1/reservations (scope `reservations`). */
+export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: ReservationRouteOptions): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: /^\/v1\/reservations$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const body = decodeReservation(await ctx.body());
+        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels };
+        const { reservation, created } = await store.createReservation(input, ctx.actor);
+        return { status: created ? 201 : 200, body: { reservation, created } };
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/reservations$/,
+      scope: 'reservations',
+      handle: async (ctx) => ok({ reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query.get('selector'))) }),
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/reservations\/([^/]+)$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
+        if (!reservation) throw new ControlNotFoundError('reservation not found');
+        return ok({ reservation });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: /^\/v1\/reservations\/([^/]+)$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const result = await store.releaseReservation(ctx.key.accountId, ctx.params[0] ?? '', ctx.actor);
+        if (result.revokedTunnelKeyIds.length) notifyRevoked(result.revokedTunnelKeyIds);
+        return ok(result);
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/reservations\/([^/]+)\/verify$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
+        if (!reservation || reservation.kind !== 'domain') throw new ControlNotFoundError('domain reservation not found');
+        if (reservation.verified) return ok({ reservation });
+        const isVerified = await options.verifyDomain(reservation.value, reservation.verificationToken ?? '');
+        if (!isVerified) {
+          throw new ControlDomainUnverifiedError(`no TXT record _tuna-challenge.${reservation.value} holding the verification token yet`);
+        }
+        return ok({ reservation: await store.markDomainVerified(ctx.key.accountId, reservation.id, ctx.actor) });
+      },
+    },
+  ];
+}

@@ -1,0 +1,43 @@
+import type { ApiKey, ApiKeyScope, Clock, Store } from '../store/index.js';
+
+/** The route table shape shared by the control API's route groups. */
+
+/** RequestContext is what a route handler gets: the authenticated key and the parsed request. */
+export interface RequestContext {
+  readonly key: ApiKey;
+  /** actor is written to the audit log for every change this request makes */
+  readonly actor: string;
+  readonly params: readonly string[];
+  readonly query: URLSearchParams;
+  /** body reads and parses the JSON body (size-limited) */
+  body(): Promise<unknown>;
+}
+
+/** RouteResult is a status and a JSON body. */
+export interface RouteResult {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** Route is one method + path pattern, the scope it needs and its handler. */
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** anchored pattern; capture groups become `params` */
+  readonly path: RegExp;
+  /** the scope the key must hold (`admin` holds every scope); `any` for any authenticated key */
+  readonly scope: ApiKeyScope | 'any';
+  handle(ctx: RequestContext): Promise<RouteResult>;
+}
+
+/** RouteDeps are the services route groups use. */
+export interface RouteDeps {
+  readonly store: Store;
+  readonly clock: Clock;
+  /** notifyRevoked tells the edge to close the live connections of these tunnel keys */
+  notifyRevoked(keyIds: readonly string[]): void;
+}
+
+/** ok builds a 200 result. */
+export function ok(body: unknown): RouteResult {
+  return { status: 200, body };
+}

@@ -1,0 +1,79 @@
+import { ControlNotFoundError } from './errors.js';
+import { decodeBody, mintTunnelKeyBody, parseSelector, rotateTunnelKeyBody } from './codecs.js';
+import { ok } from './routes.js';
+import type { Route, RouteDeps } from './routes.js';
+
+/** TunnelKeyRouteOptions bound what a caller may ask for. */
+export interface TunnelKeyRouteOptions {
+  /** lifetime when the request names none */
+  readonly defaultTtlSeconds: number;
+  /** the longest lifetime a key may get; longer requests are clamped */
+  readonly maxTtlSeconds: number;
+  /** connection cap when the request names none */
+  readonly defaultMaxConnections: number;
+}
+
+/** tunnelKeyRoutes returns the routes under /v1/tunnel-keys (scope `reservations`: mint, rotate, revoke). */
+export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, options: TunnelKeyRouteOptions): Route[] {
+  const expiry = (ttlSeconds: number | undefined) =>
+    clock.now() + Math.min(ttlSeconds ?? options.defaultTtlSeconds, options.maxTtlSeconds) * 1000;
+  return [
+    {
+      method: 'POST',
+      path: /^\/v1\/tunnel-keys$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const body = decodeBody(mintTunnelKeyBody, await ctx.body());
+        const { record, token } = await store.mintTunnelKey(
+          {
+            accountId: ctx.key.accountId,
+            reservationId: body.reservationId,
+            protocol: body.protocol,
+            maxConnections: body.maxConnections ?? options.defaultMaxConnections,
+            expiresAt: expiry(body.ttlSeconds),
+            labels: body.labels,
+          },
+          ctx.actor,
+        );
+        return { status: 201, body: { tunnelKey: record, token } };
+      },
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/tunnel-keys$/,
+      scope: 'reservations',
+      handle: async (ctx) => ok({ tunnelKeys: await store.listTunnelKeys(ctx.key.accountId, parseSelector(ctx.query.get('selector'))) }),
+    },
+    {
+      method: 'GET',
+      path: /^\/v1\/tunnel-keys\/([^/]+)$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const tunnelKey = await store.getTunnelKey(ctx.key.accountId, ctx.params[0] ?? '');
+        if (!tunnelKey) throw new ControlNotFoundError('tunnel key not found');
+        return ok({ tunnelKey });
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/tunnel-keys\/([^/]+)\/rotate$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const body = decodeBody(rotateTunnelKeyBody, await ctx.body());
+        const input = { expiresAt: expiry(body.ttlSeconds), graceMs: (body.graceSeconds ?? 0) * 1000 };
+        const { record, token } = await store.rotateTunnelKey(ctx.key.accountId, ctx.params[0] ?? '', input, ctx.actor);
+        return ok({ tunnelKey: record, token });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: /^\/v1\/tunnel-keys\/([^/]+)$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const tunnelKey = await store.revokeTunnelKey(ctx.key.accountId, ctx.params[0] ?? '', ctx.actor);
+        notifyRevoked([tunnelKey.id]);
+        return ok({ tunnelKey });
+      },
+    },
+  ];
+}
