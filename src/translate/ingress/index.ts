@@ -22,7 +22,7 @@ export type { HostCheck } from './hostname.js';
 export { writeReport } from './report.js';
 export type { Problem, ProblemCondition, ReportPlan } from './report.js';
 
-/** The fragment group shared by every tuna Ingress (see merge.ts). */
+/** ingressFragmentGroup is the fragment group shared by every tuna Ingress (see merge.ts). */
 export const ingressFragmentGroup = 'ingress';
 
 /**

@@ -1,9 +1,9 @@
 import type { V1Ingress, V1IngressClass } from '@kubernetes/client-node';
 import type { TranslateOptions } from '../types.js';
 
-/** The deprecated class annotation, still honoured (networking.k8s.io/v1 Ingress docs, "Deprecated annotation"). */
+/** legacyClassAnnotation is the deprecated class annotation, still honoured (Ingress docs, "Deprecated annotation"). */
 export const legacyClassAnnotation = 'kubernetes.io/ingress.class';
-/** The IngressClass annotation that makes a class the default for Ingresses naming none. */
+/** defaultClassAnnotation makes an IngressClass the default for Ingresses naming none. */
 export const defaultClassAnnotation = 'ingressclass.kubernetes.io/is-default-class';
 
 /** IngressClassMatcher decides which Ingresses tuna serves; built once per translation. */
