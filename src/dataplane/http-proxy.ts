@@ -138,8 +138,10 @@ function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse
   }
   const headers = planResponseHeaders(plan, res.headers);
   const isBodyless = plan.method === 'HEAD' || res.status === 204 || res.status === 304;
-  ds.respond(res.status, headers, { trailers: res.mayHaveTrailers && !isBodyless ? res.trailers : undefined, endStream: isBodyless && !res.mayHaveTrailers });
-  if (isBodyless && !res.mayHaveTrailers) {
+  const hasTrailers = res.mayHaveTrailers && !isBodyless && !res.isComplete;
+  const endStream = res.isComplete || (isBodyless && !res.mayHaveTrailers);
+  ds.respond(res.status, headers, { trailers: hasTrailers ? res.trailers : undefined, endStream });
+  if (endStream) {
     res.body.resume();
     return Promise.resolve();
   }

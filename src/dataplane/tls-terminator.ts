@@ -55,6 +55,9 @@ export function terminateTls(
   // 'secure' is the server-side TLSSocket's handshake-complete event (what tls.Server listens to).
   socket.once('secure', () => {
     clearTimeout(timer);
+    // tls.Server clears `secureConnecting` when its sockets finish the handshake; a TLSSocket made
+    // by hand keeps it set, and HTTP/2 would then wait for a 'secureConnect' that never comes.
+    (socket as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
     if (socket.alpnProtocol === 'h2') {
       const session = http2.performServerHandshake(socket, { settings: options.http2Settings });
       session.on('stream', (s, h) => handlers.onHttp2Stream(s, h));

@@ -48,6 +48,7 @@ export class Http1Client implements UpstreamClient {
           status: res.statusCode ?? 502,
           headers: res.headers,
           body: res,
+          isComplete: false,
           mayHaveTrailers: res.headers.trailer !== undefined,
           trailers: () => (Object.keys(res.trailers).length > 0 ? (res.trailers as HeaderMap) : undefined),
         });

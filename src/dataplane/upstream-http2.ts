@@ -49,8 +49,9 @@ export class Http2Client implements UpstreamClient {
       );
       let trailers: HeaderMap | undefined;
       stream.once('trailers', (t: IncomingHttpHeaders) => (trailers = withoutPseudo(t)));
-      stream.once('response', (h: IncomingHttpHeaders & IncomingHttpStatusHeader) => {
+      stream.once('response', (h: IncomingHttpHeaders & IncomingHttpStatusHeader, flags: number) => {
         resolve({
+          isComplete: (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0,
           status: h[':status'] ?? 502,
           headers: withoutPseudo(h) as IncomingHttpHeaders,
           body: stream,

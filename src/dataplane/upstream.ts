@@ -20,6 +20,11 @@ export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: Readable;
+  /**
+   * isComplete is true when the headers ended the response (HTTP/2 END_STREAM on HEADERS): a
+   * gRPC "trailers-only" answer, whose status must reach the client the same way.
+   */
+  isComplete: boolean;
   /** mayHaveTrailers is true when trailers can follow the body (HTTP/2, or chunked with Trailer) */
   mayHaveTrailers: boolean;
   /** trailers returns the trailers once the body has ended */

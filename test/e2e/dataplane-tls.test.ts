@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import http2 from 'node:http2';
+import tls from 'node:tls';
+import { DataPlane, StaticCertificateSource, StaticEndpointResolver } from '../../src/dataplane/index.js';
+import type { Listener } from '../../src/model/index.js';
+import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
+import { startTunnelHarness } from '../support/backend-harness.js';
+import type { TunnelHarness } from '../support/backend-harness.js';
+import { startHttpBackend } from '../support/backend-servers.js';
+import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { makeSelfSigned } from '../support/backend-tls.js';
+import type { SelfSigned } from '../support/backend-tls.js';
+
+const BINDING = 'binding/host/secure';
+
+describe('data plane: TLS terminated in the cluster', () => {
+  let certA: SelfSigned;
+  let certB: SelfSigned;
+  let backend: TestBackend;
+  let harness: TunnelHarness;
+  let plane: DataPlane;
+
+  before(() => {
+    certA = makeSelfSigned('a.secure.test');
+    certB = makeSelfSigned('b.secure.test');
+  });
+
+  beforeEach(async () => {
+    backend = await startHttpBackend('secure-backend');
+    const endpoints = new StaticEndpointResolver();
+    endpoints.set('default', 'svc', 'http', [{ address: '127.0.0.1', port: backend.port }]);
+    const certificates = new StaticCertificateSource();
+    certificates.set({ namespace: 'default', name: 'a' }, certA);
+    certificates.set({ namespace: 'default', name: 'b' }, certB);
+    plane = new DataPlane({ endpoints, certificates });
+    const listener = (name: string, hostname: string): Listener => ({
+      id: `${BINDING}/listener/${name}`,
+      bindingId: BINDING,
+      name,
+      port: 443,
+      protocol: 'https',
+      hostname,
+      tls: { mode: 'terminate-in-cluster', certificates: [{ namespace: 'default', name }] },
+      source: { group: '', kind: 'T', name },
+    });
+    const graph = hostGraph([], { listeners: [listener('a', 'a.secure.test'), listener('b', 'b.secure.test')] });
+    for (const name of ['a', 'b'])
+      graph.virtualHosts.push({
+        id: `${BINDING}/listener/${name}/vhost/${name}.secure.test`,
+        listenerId: `${BINDING}/listener/${name}`,
+        hostname: `${name}.secure.test`,
+        routes: [httpRoute(name, [serviceBackend('svc')])],
+      });
+    graph.bindings.push({ id: BINDING, kind: 'host', hostnames: ['a.secure.test', 'b.secure.test'], source: { group: '', kind: 'T', name: 'b' } });
+    plane.update(graph);
+    harness = await startTunnelHarness(plane, { bindingId: BINDING, publicPort: 443, publicProtocol: 'tls' });
+  });
+
+  afterEach(async () => {
+    await harness.close();
+    plane.close();
+    await backend.close();
+  });
+
+  /** openTls opens a CONNECT stream as the edge does for SNI routing and runs a TLS client over it. */
+  async function openTls(servername: string, ca: string, alpn: string): Promise<tls.TLSSocket> {
+    const stream = harness.client.request({ ':method': 'CONNECT', ':authority': `${servername}:443` }, { endStream: false });
+    const status = await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+    expect(status).to.equal(200);
+    const socket = tls.connect({ socket: stream as unknown as import('node:net').Socket, servername, ca, ALPNProtocols: [alpn] });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('secureConnect', () => resolve());
+      socket.once('error', reject);
+    });
+    return socket;
+  }
+
+  it('presents the certificate of the listener named by SNI and serves HTTP/1.1 inside', async () => {
+    for (const [name, cert] of [
+      ['a', certA],
+      ['b', certB],
+    ] as const) {
+      const socket = await openTls(`${name}.secure.test`, cert.cert, 'http/1.1');
+      expect(socket.getPeerCertificate().subject.CN).to.equal(`${name}.secure.test`);
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = http.request(
+          {
+            createConnection: () => socket,
+            path: `/hello-${name}`,
+            headers: { host: `${name}.secure.test`, connection: 'keep-alive, x-private', 'x-private': 'secret', 'proxy-connection': 'keep-alive' },
+          },
+          (res) => {
+            let data = '';
+            res.on('data', (c: Buffer) => (data += c.toString()));
+            res.on('end', () => resolve(data));
+          },
+        );
+        req.once('error', reject);
+        req.end();
+      });
+      const seen = JSON.parse(body) as EchoReply;
+      expect(seen.url).to.equal(`/hello-${name}`);
+      expect(seen.headers['x-forwarded-proto']).to.equal('https');
+      // The request-side hop-by-hop check: HTTP/1.1 can carry what HTTP/2 cannot.
+      expect(seen.headers['x-private']).to.equal(undefined);
+      expect(seen.headers['proxy-connection']).to.equal(undefined);
+      socket.destroy();
+    }
+  });
+
+  it('serves HTTP/2 negotiated by ALPN inside the terminated TLS', async () => {
+    const socket = await openTls('b.secure.test', certB.cert, 'h2');
+    expect(socket.alpnProtocol).to.equal('h2');
+    const session = http2.connect('https://b.secure.test', { createConnection: () => socket });
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = session.request({ ':path': '/over-h2' });
+        let data = '';
+        req.on('data', (c: Buffer) => (data += c.toString()));
+        req.on('end', () => resolve(data));
+        req.on('error', reject);
+      });
+      expect((JSON.parse(body) as EchoReply).url).to.equal('/over-h2');
+    } finally {
+      session.destroy();
+    }
+  });
+});
