@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import http2 from 'node:http2';
+import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import { DataPlane, StaticCertificateSource, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { Listener } from '../../src/model/index.js';
@@ -68,7 +69,7 @@ describe('data plane: TLS terminated in the cluster', () => {
     const stream = harness.client.request({ ':method': 'CONNECT', ':authority': `${servername}:443` }, { endStream: false });
     const status = await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
     expect(status).to.equal(200);
-    const socket = tls.connect({ socket: stream as unknown as import('node:net').Socket, servername, ca, ALPNProtocols: [alpn] });
+    const socket = tls.connect({ socket: stream as unknown as Socket, servername, ca, ALPNProtocols: [alpn] });
     await new Promise<void>((resolve, reject) => {
       socket.once('secureConnect', () => resolve());
       socket.once('error', reject);
