@@ -47,14 +47,21 @@ export function decodeBody<A>(codec: t.Decoder<unknown, A>, body: unknown): A {
   throw new ControlInvalidRequestError(first, cut > 0 ? first.slice(0, cut) : 'body');
 }
 
-/** parseSelector reads `?selector=cluster=c1,owner-uid=u1` into matchLabels. */
-export function parseSelector(text: string | null): Record<string, string> | undefined {
-  if (text === null || text === '') return undefined;
+/**
+ * parseSelector reads a label selector from the query: `selector=cluster=c1,owner-uid=u1`
+ * (Kubernetes-style, for plain keys) and/or `label.<key>=<value>` (each part percent-encoded on
+ * its own, so keys and values may hold any text, `=` and `,` included).
+ */
+export function parseSelector(query: URLSearchParams): Record<string, string> | undefined {
   const selector: Record<string, string> = {};
-  for (const term of text.split(',')) {
+  for (const term of (query.get('selector') ?? '').split(',')) {
+    if (term === '') continue;
     const eq = term.indexOf('=');
     if (eq <= 0) throw new ControlInvalidRequestError('selector terms must be key=value', 'selector');
     selector[term.slice(0, eq)] = term.slice(eq + 1);
   }
-  return selector;
+  for (const [name, value] of query) {
+    if (name.startsWith('label.') && name.length > 'label.'.length) selector[name.slice('label.'.length)] = value;
+  }
+  return Object.keys(selector).length ? selector : undefined;
 }

@@ -68,7 +68,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       method: 'GET',
       path: /^\/v1\/reservations$/,
       scope: 'reservations',
-      handle: async (ctx) => ok({ reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query.get('selector'))) }),
+      handle: async (ctx) => ok({ reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query)) }),
     },
     {
       method: 'GET',

@@ -42,7 +42,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       method: 'GET',
       path: /^\/v1\/tunnel-keys$/,
       scope: 'reservations',
-      handle: async (ctx) => ok({ tunnelKeys: await store.listTunnelKeys(ctx.key.accountId, parseSelector(ctx.query.get('selector'))) }),
+      handle: async (ctx) => ok({ tunnelKeys: await store.listTunnelKeys(ctx.key.accountId, parseSelector(ctx.query)) }),
     },
     {
       method: 'GET',
