@@ -18,6 +18,8 @@ export interface ParentAttachment {
   listeners: ListenerAttachment[];
   /** why the route is not accepted by this parent */
   problem?: Problem;
+  /** listeners the route lost although the parent accepted it (reported as Warning events) */
+  lost?: Problem[];
 }
 
 /** RouteIdentity is what attachment needs to know about a route. */

@@ -3,22 +3,24 @@ import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import { compareStrings } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import { StatusBook, createdOf, namespaceOf, refOf } from '../common/meta.js';
+import type { KubeObject } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { attachRoute } from './attachment.js';
 import type { ParentAttachment } from './attachment.js';
-import { compileGrpcRoute } from './grpc-routes.js';
-import type { RouteVerdict } from './route-status.js';
-import type { CompiledRule } from './rules.js';
-import { translateStreamRoute } from './stream-routes.js';
 import type { GatewayContext, TranslationContext } from './context.js';
+import { resolveCrossKindConflicts } from './cross-kind.js';
+import type { PendingHttpRoute } from './cross-kind.js';
 import { placeHttpRules } from './emit.js';
 import { translateGatewayClasses } from './gateway-classes.js';
 import { buildGateways, finishGateway } from './gateways.js';
+import { compileGrpcRoute } from './grpc-routes.js';
 import { compileHttpRoute } from './http-routes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { asKube } from './kube-object.js';
 import { ReferenceGrants } from './reference-grants.js';
 import { writeRouteStatus } from './route-status.js';
+import type { CompiledRule } from './rules.js';
+import { translateStreamRoute } from './stream-routes.js';
 
 export { SUPPORTED_FEATURES, SUPPORTED_BUNDLE_VERSIONS, supportedVersionCondition } from './features.js';
 
@@ -39,8 +41,7 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
   const classes = translateGatewayClasses(snap.gatewayClasses, options.gatewayControllerName, ctx.book);
   buildGateways(ctx, snap.gateways, classes);
   if (ctx.gateways.size > 0) {
-    for (const route of snap.httpRoutes) translateHttpRoute(ctx, route);
-    for (const route of snap.grpcRoutes) translateGrpcRoute(ctx, route);
+    translateHttpLikeRoutes(ctx, snap.httpRoutes, snap.grpcRoutes);
     for (const route of snap.tlsRoutes) translateStreamRoute(ctx, 'TLSRoute', route);
     for (const route of snap.tcpRoutes) translateStreamRoute(ctx, 'TCPRoute', route);
   }
@@ -68,21 +69,32 @@ function dropRepeatedClaims(gateways: GatewayContext[]): void {
   }
 }
 
-function translateHttpRoute(ctx: TranslationContext, route: IHTTPRoute): void {
-  const parents = attachHttpLike(ctx, 'HTTPRoute', route);
-  if (parents.length === 0) return;
-  const { rules, verdict } = compileHttpRoute(ctx, route);
-  finishHttpLike(ctx, 'HTTPRoute', route, parents, verdict, rules);
-}
-
-function translateGrpcRoute(ctx: TranslationContext, route: IGRPCRoute): void {
-  const parents = attachHttpLike(ctx, 'GRPCRoute', route);
-  if (parents.length === 0) return;
-  const { rules, verdict } = compileGrpcRoute(ctx, route);
-  finishHttpLike(ctx, 'GRPCRoute', route, parents, verdict, rules);
+/** translateHttpLikeRoutes attaches HTTPRoutes and GRPCRoutes, settles cross serving, then publishes them. */
+function translateHttpLikeRoutes(ctx: TranslationContext, http: IHTTPRoute[], grpc: IGRPCRoute[]): void {
+  const pending: (PendingHttpRoute & { rules: CompiledRule[]; obj: KubeObject })[] = [];
+  for (const route of http) {
+    const parents = attachHttpLike(ctx, 'HTTPRoute', route);
+    if (parents.length > 0) pending.push({ ...pendingOf('HTTPRoute', route, parents), ...compileHttpRoute(ctx, route) });
+  }
+  for (const route of grpc) {
+    const parents = attachHttpLike(ctx, 'GRPCRoute', route);
+    if (parents.length > 0) pending.push({ ...pendingOf('GRPCRoute', route, parents), ...compileGrpcRoute(ctx, route) });
+  }
+  resolveCrossKindConflicts(pending);
+  for (const p of pending) {
+    const ref = refOf(p.obj, p.kind, GATEWAY_GROUP);
+    writeRouteStatus(ctx, p.obj, p.kind, p.parents, p.verdict);
+    const idPrefix = `${p.kind.toLowerCase()}/${ref.namespace ?? ''}/${ref.name}`;
+    placeHttpRules({ ref, created: p.created, idPrefix }, p.parents, p.verdict, p.rules);
+  }
 }
 
 type HttpLike = IHTTPRoute | IGRPCRoute;
+
+function pendingOf(kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, parents: ParentAttachment[]) {
+  const obj = asKube(route);
+  return { kind, obj, key: `${namespaceOf(obj)}/${obj.metadata?.name ?? ''}`, created: createdOf(obj), parents };
+}
 
 function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike): ParentAttachment[] {
   return attachRoute(ctx, {
@@ -91,19 +103,4 @@ function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute'
     parentRefs: route.spec?.parentRefs ?? [],
     hostnames: route.spec?.hostnames ?? [],
   });
-}
-
-function finishHttpLike(
-  ctx: TranslationContext,
-  kind: 'HTTPRoute' | 'GRPCRoute',
-  route: HttpLike,
-  parents: ParentAttachment[],
-  verdict: RouteVerdict,
-  rules: CompiledRule[],
-): void {
-  const obj = asKube(route);
-  const ref = refOf(obj, kind, GATEWAY_GROUP);
-  writeRouteStatus(ctx, obj, kind, parents, verdict);
-  const idPrefix = `${kind.toLowerCase()}/${ref.namespace ?? ''}/${ref.name}`;
-  placeHttpRules({ ref, created: createdOf(obj), idPrefix }, parents, verdict, rules);
 }

@@ -57,7 +57,9 @@ export function writeRouteStatus(
   });
   status.status = { parents: entries };
   const messages = new Set<string>();
-  const problems = [...parents.map((p) => p.problem), verdict.invalid, ...verdict.unresolved].filter((p): p is Problem => p !== undefined);
+  const problems = [...parents.flatMap((p) => [p.problem, ...(p.lost ?? [])]), verdict.invalid, ...verdict.unresolved].filter(
+    (p): p is Problem => p !== undefined,
+  );
   for (const p of problems) {
     if (messages.has(p.message)) continue;
     messages.add(p.message);
