@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import type { Figures } from '../table.js';
+import { emptyFigures, formatAdded, formatRatio, memoryTable, notesList, ratiosTable } from '../table.js';
+
+function figures(name: string, rps: number[], p99: number[], download: number[]): Figures {
+  return { ...emptyFigures(name, `${name} path`), rps, p99, download };
+}
+
+describe('bench/tunnel report tables', () => {
+  it('divides medians by the direct and the frp rows', () => {
+    const all = [figures('direct', [100, 90, 110], [1], [1000]), figures('frp', [10, 30, 20], [3], [250]), figures('tuna', [40], [2.5], [500])];
+    const tunaRow = ratiosTable(all).split('\n').find((l) => l.startsWith('| tuna '));
+    expect(tunaRow).to.equal('| tuna | 0.40× | 2.00× | +1.50 ms | 0.50× | 2.00× | — | — |');
+  });
+
+  it('leaves the frp column empty when frp could not run', () => {
+    const frp = { ...figures('frp', [], [], []), unavailable: 'frp is not built' };
+    const rows = ratiosTable([figures('direct', [100], [1], [1000]), frp, figures('nginx', [50], [1.2], [400])]).split('\n');
+    expect(rows.find((l) => l.startsWith('| nginx '))).to.equal('| nginx | 0.50× | — | +0.20 ms | 0.40× | — | — | — |');
+    expect(rows.some((l) => l.startsWith('| frp '))).to.equal(false);
+  });
+
+  it('formats missing and zero baselines as a dash', () => {
+    expect(formatRatio(1, 0)).to.equal('—');
+    expect(formatRatio(undefined, 2)).to.equal('—');
+    expect(formatAdded(0.5, 1.25)).to.equal('−0.75 ms');
+  });
+
+  it('reports the unavailable, the failed rounds, request errors and a missed rate', () => {
+    const tuna = { ...emptyFigures('tuna', ''), unavailable: 'src/cli/main.ts does not exist yet' };
+    const frp = { ...emptyFigures('frp', ''), failures: ['upload round 2: curl exit 28'], requestErrors: 5, achievedRate: [1200] };
+    expect(notesList([tuna, frp], 2000)).to.deep.equal([
+      '- tuna: not available (src/cli/main.ts does not exist yet)',
+      '- frp: upload round 2: curl exit 28',
+      '- frp: 5 failed requests during load runs (figures suspect)',
+      '- frp: the fixed-rate run reached only 1,200 of 2,000 req/s (latency figures include queueing)',
+    ]);
+  });
+
+  it('computes memory per extra tunnel from the 1- and n-tunnel RSS', () => {
+    const frp = { ...emptyFigures('frp', ''), memory: { tunnels: 1001, rssOne: 40 * 2 ** 20, rssMany: 40 * 2 ** 20 + 1000 * 64 * 1024, note: 'one frpc' } };
+    expect(memoryTable([frp])).to.contain('| 64.0 KiB |');
+    expect(memoryTable([emptyFigures('direct', '')])).to.equal(undefined);
+  });
+});
