@@ -197,7 +197,7 @@ describe('control API: accounts, reservations and tunnel keys', function () {
     const created = await call('POST', '/v1/reservations', a.token, { kind: 'tcp-port', name: "n'; --", labels });
     expect(created.status).to.equal(201);
     expect(created.json['reservation']).to.deep.include({ name: "n'; --", labels });
-    const query = new URLSearchParams(Object.entries(labels).map(([k, v]) => [`label.${k}`, v]));
+    const query = new URLSearchParams(Object.entries(labels).map(([k, v]): [string, string] => [`label.${k}`, v]));
     const listed = await call('GET', `/v1/reservations?${query.toString()}`, a.token);
     expect(listed.json['reservations']).to.have.length(1);
     const accounts = await call('GET', '/v1/accounts', adminToken);
