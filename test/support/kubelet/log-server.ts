@@ -6,6 +6,7 @@
 // --kubelet-certificate-authority, and require a client certificate from the same CA.
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
@@ -63,7 +64,7 @@ export function logServerPort(server: https.Server): number {
   return (server.address() as AddressInfo).port;
 }
 
-async function serveLog(file: string, query: URLSearchParams, response: import('node:http').ServerResponse | undefined): Promise<void> {
+async function serveLog(file: string, query: URLSearchParams, response: ServerResponse | undefined): Promise<void> {
   if (!response) return;
   const lines = query.has('tailLines') ? Number(query.get('tailLines')) : undefined;
   const limit = query.has('limitBytes') ? Number(query.get('limitBytes')) : undefined;
