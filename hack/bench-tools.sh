@@ -87,6 +87,7 @@ print_paths() {
   echo "TUNA_WRK_BIN=$(tool_path wrk)"
   echo "TUNA_H2LOAD_BIN=$(tool_path h2load)"
   echo "TUNA_CURL_BIN=$(tool_path curl)"
+  echo "TUNA_OPENSSL_BIN=$(tool_path openssl)"
   for p in "FRPS:$FRP_DIR/frps" "FRPC:$FRP_DIR/frpc" "CHISEL:$CHISEL_DIR/chisel"; do
     if [[ -x "${p#*:}" ]]; then echo "TUNA_${p%%:*}_BIN=${p#*:}"; else echo "TUNA_${p%%:*}_BIN="; fi
   done

@@ -15,6 +15,7 @@ export interface BenchTools {
   wrk: string;
   h2load: string;
   curl: string;
+  openssl: string;
   frps: string;
   frpc: string;
   chisel: string;
@@ -35,6 +36,7 @@ export function parseToolPaths(text: string): BenchTools {
     wrk: get('WRK_BIN'),
     h2load: get('H2LOAD_BIN'),
     curl: get('CURL_BIN'),
+    openssl: get('OPENSSL_BIN'),
     frps: get('FRPS_BIN'),
     frpc: get('FRPC_BIN'),
     chisel: get('CHISEL_BIN'),
