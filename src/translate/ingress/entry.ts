@@ -1,6 +1,6 @@
 import type { V1Ingress } from '@kubernetes/client-node';
 import type { ObjectRef, PathMatch, ServiceBackend } from '../../model/index.js';
-import { compareStrings } from '../../model/index.js';
+import { compareStrings, stableStringify } from '../../model/index.js';
 import { createdOf, namespaceOf } from '../common/meta.js';
 import type { Problem } from './report.js';
 
@@ -77,7 +77,8 @@ export function compareEntries(a: IngressEntry, b: IngressEntry): number {
     if (b.created === '') return -1;
     return compareStrings(a.created, b.created);
   }
-  return compareStrings(a.key, b.key);
+  // Equal keys happen only when manifest files hold one Ingress twice; their content decides.
+  return compareStrings(a.key, b.key) || compareStrings(stableStringify(a.ingress), stableStringify(b.ingress));
 }
 
 /** whyFirst says, for a message, why `winner` takes precedence over `loser`. */

@@ -37,20 +37,40 @@ export function translateIngresses(index: SnapshotIndex, options: TranslateOptio
     if (via !== undefined) entries.push(newEntry(ingress, via));
   }
   entries.sort(compareEntries);
-  entries.forEach((e, i) => {
+  const unique = dropDuplicates(entries);
+  unique.forEach((e, i) => {
     e.rank = i;
     collectIngress(e, index, options);
   });
 
   const table: RouteTable = new Map();
-  placePaths(table, entries);
-  placeFallbacks(table, entries);
-  assignCertificates(table, entries, index);
+  placePaths(table, unique);
+  placeFallbacks(table, unique);
+  assignCertificates(table, unique, index);
   const { graph, claims } = buildIngressGraph(table);
 
   const book = new StatusBook();
-  for (const e of entries) writeStatus(book, e, table);
-  return { fragments: entries.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses: book.all() };
+  for (const e of unique) writeStatus(book, e, table);
+  return { fragments: unique.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses: book.all() };
+}
+
+/**
+ * dropDuplicates keeps the first of several Ingresses with one `namespace/name` (entries sorted):
+ * only manifest files can hold one object twice, and two would give graph nodes equal ids.
+ */
+function dropDuplicates(entries: IngressEntry[]): IngressEntry[] {
+  const kept = new Map<string, IngressEntry>();
+  for (const e of entries) {
+    const first = kept.get(e.key);
+    if (!first) kept.set(e.key, e);
+    else
+      first.problems.push({
+        condition: 'Accepted',
+        reason: 'DuplicateIngress',
+        message: `the manifests hold Ingress ${e.key} more than once; only the oldest copy is used`,
+      });
+  }
+  return [...kept.values()];
 }
 
 /**

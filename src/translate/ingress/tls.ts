@@ -21,8 +21,9 @@ interface FailedTls {
  * the Ingress's own namespace; the edge only routes the raw stream by SNI (DESIGN.md, "TLS modes").
  * A tls host covers the Ingress's rule hosts equal to it or, for a `*.suffix` tls host, the exact
  * rule hosts one label under the suffix (what such a certificate is valid for, RFC 6125 §6.4.3); a
- * tls host covering no rule host of the Ingress is reported `TLSHostWithoutRule`. When two Ingresses name different Secrets for one host, the older one's
- * is used and the other is reported `TLSCertificateConflict`. A missing Secret, or one not of type
+ * tls host covering no rule host of the Ingress is reported `TLSHostWithoutRule`. When two
+ * Ingresses (or two entries of one) name different Secrets for one host, the first in precedence
+ * order is used and the other is reported `TLSCertificateConflict`. A missing Secret, or one not of type
  * `kubernetes.io/tls`, is reported and its hosts are served over http only, unless another Ingress
  * supplies a certificate for them (the message says which).
  */

@@ -53,13 +53,33 @@ export function translateService(svc: V1Service, index: SnapshotIndex, options: 
   if (plans.length === 0) work.problems.push({ condition: 'Accepted', reason: 'NoPorts', message: 'the Service has no ports; nothing to publish' });
   const own = generatedHostname(name, namespace, options.baseDomain);
   let httpSeen = 0;
+  const seen = new Set<string>();
   for (const plan of plans) {
-    if (plan.kind === 'unsupported') work.problems.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${plan.message}; it is not published` });
-    else if (plan.kind === 'tcp') publishTcp(work, plan, index, own.ok ? own.host : options.baseDomain.toLowerCase());
+    if (plan.kind === 'unsupported') {
+      work.problems.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${plan.message}; it is not published` });
+      continue;
+    }
+    if (isRepeatedPort(plan, seen)) {
+      work.problems.push({ condition: 'Accepted', reason: 'DuplicatePort', message: `${plan.label}: repeats the name or number of an earlier TCP port; it is not published` });
+      continue;
+    }
+    if (plan.kind === 'tcp') publishTcp(work, plan, index, own.ok ? own.host : options.baseDomain.toLowerCase());
     else publishHttp(work, plan, index, options, httpSeen++ === 0);
   }
   writeStatus(work, book);
   return { group: `service/${namespace}/${name}`, graph: work.graph, claims: work.claims };
+}
+
+/**
+ * isRepeatedPort records a TCP port's name and number and says whether an earlier TCP port had
+ * either. A valid Service never repeats them, but manifest files skip the API server's validation
+ * and a repeated port would give two graph nodes one id.
+ */
+function isRepeatedPort(plan: PortPlan, seen: Set<string>): boolean {
+  const keys = [`name ${portKey(plan)}`, `port ${plan.port.port}`];
+  if (keys.some((k) => seen.has(k))) return true;
+  for (const k of keys) seen.add(k);
+  return false;
 }
 
 /** portKey names a port in ids: its name, or its number when unnamed (a single-port Service). */
