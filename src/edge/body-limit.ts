@@ -1,0 +1,30 @@
+import { Transform } from 'node:stream';
+import type { TransformCallback } from 'node:stream';
+import { EdgeError } from './errors.js';
+
+/** BodyTooLargeError: a request body passed the configured limit while streaming. */
+export class BodyTooLargeError extends EdgeError {
+  constructor(limit: number) {
+    super('TUNA_EDGE_BODY_TOO_LARGE', `request body exceeds ${limit} bytes`);
+  }
+}
+
+/**
+ * BodyLimit passes bytes through and fails once more than `limit` went by. Used only when a limit
+ * is configured and the length is not declared up front (chunked, HTTP/2 without content-length).
+ */
+export class BodyLimit extends Transform {
+  readonly #limit: number;
+  #seen = 0;
+
+  constructor(limit: number) {
+    super();
+    this.#limit = limit;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#seen += chunk.length;
+    if (this.#seen > this.#limit) callback(new BodyTooLargeError(this.#limit));
+    else callback(null, chunk);
+  }
+}

@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { isLeft } from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { parse as parseYaml } from 'yaml';
+import { EdgeConfigError } from './errors.js';
+
+/**
+ * The edge configuration file (YAML or JSON), decoded with io-ts at the boundary. Keys appear only
+ * as SHA-256 digests (hex), never in clear. See docs/edge-relay.md for an annotated example.
+ */
+
+const Endpoint = t.intersection([t.type({ port: t.number }), t.partial({ host: t.string })]);
+
+const PemSource = t.partial({ cert: t.string, key: t.string, certFile: t.string, keyFile: t.string });
+
+const TunnelListener = t.intersection([Endpoint, t.partial({ tls: PemSource })]);
+
+const Certificate = t.intersection([t.type({ hostnames: t.array(t.string) }), PemSource]);
+
+const KeyEntry = t.intersection([
+  t.type({ sha256: t.string }),
+  t.partial({ id: t.string, maxConnections: t.number, expires: t.string }),
+]);
+
+const PortSpec = t.type({ port: t.number, protocol: t.keyof({ http: null, https: null, tls: null, tcp: null }) });
+
+const BindingEntry = t.intersection([
+  t.type({ id: t.string, kind: t.keyof({ host: null, 'tcp-port': null, address: null }) }),
+  t.partial({
+    hostnames: t.array(t.string),
+    port: t.number,
+    address: t.string,
+    ports: t.array(PortSpec),
+    tls: t.keyof({ edge: null, 'terminate-in-cluster': null, passthrough: null }),
+    keys: t.array(KeyEntry),
+  }),
+]);
+
+const Limits = t.partial({
+  maxRequestBodyBytes: t.number,
+  maxHeaderBytes: t.number,
+  tunnelWaitMs: t.number,
+  pingIntervalMs: t.number,
+  streamWindowBytes: t.number,
+  connectionWindowBytes: t.number,
+  maxConcurrentStreams: t.number,
+});
+
+/** EdgeConfigCodec is the io-ts codec of the edge configuration file. */
+export const EdgeConfigCodec = t.intersection([
+  t.type({
+    listen: t.intersection([
+      t.type({ tunnel: TunnelListener }),
+      t.partial({ http: Endpoint, https: Endpoint, addressPool: t.string }),
+    ]),
+  }),
+  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits }),
+]);
+
+/** EdgeConfigFile is the decoded file, before PEM files are read. */
+export type EdgeConfigFile = t.TypeOf<typeof EdgeConfigCodec>;
+
+/** decodeEdgeConfig validates a parsed document, throwing EdgeConfigError with every problem's path. */
+export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
+  const result = EdgeConfigCodec.decode(doc);
+  if (isLeft(result)) {
+    const problems = result.left.map((e) => {
+      // intersection members add index keys ('0', '1') to the context; they are not part of the path.
+      const path = e.context
+        .filter((c, i) => c.key !== '' && (e.context[i - 1]?.type as { _tag?: string } | undefined)?._tag !== 'IntersectionType')
+        .map((c) => c.key);
+      return `${path.join('.') || '(root)'}: invalid value ${JSON.stringify(e.value)}`;
+    });
+    throw new EdgeConfigError(`invalid edge config: ${[...new Set(problems)].slice(0, 5).join('; ')}`);
+  }
+  for (const binding of result.right.bindings ?? []) {
+    for (const key of binding.keys ?? []) {
+      if (!/^[0-9a-f]{64}$/.test(key.sha256)) {
+        throw new EdgeConfigError(`invalid edge config: binding ${binding.id}: sha256 must be 64 lowercase hex digits`);
+      }
+    }
+  }
+  return result.right;
+}
+
+/** loadEdgeConfig reads a YAML or JSON file and reads the PEM files it names (relative to the file). */
+export async function loadEdgeConfig(path: string): Promise<EdgeConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new EdgeConfigError(`cannot read edge config ${path}`, { cause: err });
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new EdgeConfigError(`edge config ${path} is not YAML or JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const config = decodeEdgeConfig(doc);
+  const base = dirname(path);
+  const inline = async (pem: t.TypeOf<typeof PemSource>): Promise<void> => {
+    if (pem.certFile !== undefined) pem.cert = await readFile(resolve(base, pem.certFile), 'utf8');
+    if (pem.keyFile !== undefined) pem.key = await readFile(resolve(base, pem.keyFile), 'utf8');
+  };
+  if (config.listen.tunnel.tls !== undefined) await inline(config.listen.tunnel.tls);
+  for (const cert of config.certificates ?? []) await inline(cert);
+  return config;
+}

@@ -1,0 +1,103 @@
+import type { BindingKind, ListenerProtocol, TlsMode } from '../model/index.js';
+
+/** PortSpec is one port of a dedicated-address binding and what it speaks. */
+export interface AddressPort {
+  port: number;
+  protocol: ListenerProtocol;
+}
+
+/** EdgeBinding is a binding as the edge routes it. */
+export interface EdgeBinding {
+  id: string;
+  kind: BindingKind;
+  /** host: names on the shared HTTP(S) listeners (exact or `*.suffix`) */
+  hostnames: string[];
+  /** who terminates TLS for this binding's hostnames on the shared HTTPS listener */
+  tls: TlsMode;
+  /** tcp-port: the edge port */
+  port?: number;
+  /** address: the dedicated IP and its ports */
+  address?: string;
+  ports?: AddressPort[];
+}
+
+/**
+ * BindingDirectory answers "which binding is this?" for Host/SNI, port and address. The config
+ * file gives StaticBindingDirectory; the store replaces it. `subscribe` reports changes so the
+ * edge opens and closes port and address listeners.
+ */
+export interface BindingDirectory {
+  byId(id: string): EdgeBinding | undefined;
+  byHost(hostname: string): EdgeBinding | undefined;
+  byPort(port: number): EdgeBinding | undefined;
+  byAddress(address: string): EdgeBinding | undefined;
+  list(): readonly EdgeBinding[];
+  subscribe(listener: () => void): () => void;
+}
+
+/**
+ * StaticBindingDirectory is an in-memory directory. Host lookup: exact name first, then the
+ * longest matching `*.suffix` wildcard (a wildcard covers exactly one more label, as in
+ * Gateway API hostnames and RFC 6125 §6.4.3).
+ */
+export class StaticBindingDirectory implements BindingDirectory {
+  #byId = new Map<string, EdgeBinding>();
+  #exact = new Map<string, EdgeBinding>();
+  #wildcard = new Map<string, EdgeBinding>();
+  #port = new Map<number, EdgeBinding>();
+  #address = new Map<string, EdgeBinding>();
+  #listeners = new Set<() => void>();
+
+  constructor(bindings: readonly EdgeBinding[] = []) {
+    this.replace(bindings);
+  }
+
+  /** replace swaps the whole set of bindings and notifies subscribers. */
+  replace(bindings: readonly EdgeBinding[]): void {
+    this.#byId = new Map();
+    this.#exact = new Map();
+    this.#wildcard = new Map();
+    this.#port = new Map();
+    this.#address = new Map();
+    for (const binding of bindings) {
+      this.#byId.set(binding.id, binding);
+      for (const name of binding.hostnames) {
+        const lower = name.toLowerCase();
+        if (lower.startsWith('*.')) this.#wildcard.set(lower.slice(1), binding);
+        else this.#exact.set(lower, binding);
+      }
+      if (binding.kind === 'tcp-port' && binding.port !== undefined) this.#port.set(binding.port, binding);
+      if (binding.kind === 'address' && binding.address !== undefined) this.#address.set(binding.address, binding);
+    }
+    for (const listener of this.#listeners) listener();
+  }
+
+  byId(id: string): EdgeBinding | undefined {
+    return this.#byId.get(id);
+  }
+
+  byHost(hostname: string): EdgeBinding | undefined {
+    const name = hostname.toLowerCase();
+    const exact = this.#exact.get(name);
+    if (exact !== undefined) return exact;
+    const dot = name.indexOf('.');
+    return dot > 0 ? this.#wildcard.get(name.slice(dot)) : undefined;
+  }
+
+  byPort(port: number): EdgeBinding | undefined {
+    return this.#port.get(port);
+  }
+
+  byAddress(address: string): EdgeBinding | undefined {
+    return this.#address.get(address);
+  }
+
+  list(): readonly EdgeBinding[] {
+    return [...this.#byId.values()];
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}

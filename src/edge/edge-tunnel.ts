@@ -1,0 +1,129 @@
+import { connect } from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
+import type { Socket } from 'node:net';
+import { tunnelSettings } from '../tunnel/protocol.js';
+import type { TunnelLimits } from '../tunnel/protocol.js';
+
+/** EdgeTunnelOptions describes one accepted, upgraded tunnel connection. */
+export interface EdgeTunnelOptions {
+  socket: Socket;
+  bindingId: string;
+  keyId: string;
+  connectionId: string;
+  limits: TunnelLimits;
+  pingIntervalMs: number;
+}
+
+/**
+ * EdgeTunnel is the edge's end of one tunnel connection: the HTTP/2 client on a socket the agent
+ * dialed. It counts its open streams (for least-streams balancing) and becomes unavailable as soon
+ * as either side starts to shut down.
+ */
+export class EdgeTunnel {
+  readonly bindingId: string;
+  readonly keyId: string;
+  readonly connectionId: string;
+  readonly socket: Socket;
+  readonly session: ClientHttp2Session;
+  /** activeStreams is the number of streams open on this connection right now. */
+  activeStreams = 0;
+  #ready = false;
+  #closing = false;
+  #pingTimer: NodeJS.Timeout | undefined;
+  readonly #onStreamClose: () => void;
+
+  constructor(options: EdgeTunnelOptions) {
+    this.bindingId = options.bindingId;
+    this.keyId = options.keyId;
+    this.connectionId = options.connectionId;
+    this.socket = options.socket;
+    this.#onStreamClose = () => {
+      this.activeStreams--;
+    };
+    this.session = connect('http://tunnel.invalid', {
+      createConnection: () => options.socket,
+      settings: tunnelSettings(options.limits, false),
+      maxSessionMemory: options.limits.maxSessionMemoryMb,
+      // until the agent's SETTINGS arrive, assume its advertised limit rather than Node's 100.
+      peerMaxConcurrentStreams: options.limits.maxConcurrentStreams,
+    });
+    this.session.on('error', () => this.#markClosing());
+    this.session.on('goaway', () => this.#markClosing());
+    this.session.on('close', () => this.#markClosing());
+    this.session.once('connect', () => this.session.setLocalWindowSize(options.limits.connectionWindowBytes));
+    this.#schedulePing(options.pingIntervalMs);
+  }
+
+  /** ready resolves when the agent's SETTINGS arrived (extended CONNECT needs them, RFC 8441 §3), false if it closed first. */
+  ready(): Promise<boolean> {
+    if (this.#ready) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onSettings = (): void => {
+        this.session.off('close', onClose);
+        this.#ready = true;
+        resolve(!this.#closing);
+      };
+      const onClose = (): void => {
+        this.session.off('remoteSettings', onSettings);
+        resolve(false);
+      };
+      this.session.once('remoteSettings', onSettings);
+      this.session.once('close', onClose);
+    });
+  }
+
+  /** isAvailable says whether new streams may be opened here. */
+  get isAvailable(): boolean {
+    return this.#ready && !this.#closing && !this.session.destroyed && !this.session.closed;
+  }
+
+  /** request opens one stream toward the agent. */
+  request(headers: OutgoingHttpHeaders, options?: ClientSessionRequestOptions): ClientHttp2Stream {
+    const stream = this.session.request(headers, options);
+    this.activeStreams++;
+    stream.once('close', this.#onStreamClose);
+    return stream;
+  }
+
+  /** onClose registers a callback for the end of the connection. */
+  onClose(fn: () => void): void {
+    if (this.session.destroyed) queueMicrotask(fn);
+    else this.session.once('close', fn);
+  }
+
+  /** close drains: GOAWAY, open streams finish, then the socket closes. */
+  close(): Promise<void> {
+    this.#markClosing();
+    if (this.session.destroyed) return Promise.resolve();
+    return new Promise((resolve) => this.session.close(resolve));
+  }
+
+  /** destroy ends the connection now. */
+  destroy(): void {
+    this.#markClosing();
+    this.session.destroy();
+    this.socket.destroy();
+  }
+
+  #markClosing(): void {
+    this.#closing = true;
+    if (this.#pingTimer !== undefined) clearTimeout(this.#pingTimer);
+    this.#pingTimer = undefined;
+  }
+
+  // The edge pings too: a half-dead agent connection must leave the balancing set within
+  // one interval plus one timeout, not when TCP notices (minutes later).
+  #schedulePing(intervalMs: number): void {
+    this.#pingTimer = setTimeout(() => {
+      if (this.#closing) return;
+      const deadline = setTimeout(() => this.destroy(), intervalMs);
+      deadline.unref();
+      const sent = this.session.ping((err) => {
+        clearTimeout(deadline);
+        if (err === null) this.#schedulePing(intervalMs);
+      });
+      if (!sent) clearTimeout(deadline);
+    }, intervalMs);
+    this.#pingTimer.unref();
+  }
+}

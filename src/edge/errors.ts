@@ -1,0 +1,33 @@
+/** Edge errors: one class per failure with a stable `code` (the undici convention). */
+
+/** EdgeError is the base class of edge failures. */
+export class EdgeError extends Error {
+  /** code is stable across releases. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** EdgeConfigError: the edge configuration file is unreadable or invalid. */
+export class EdgeConfigError extends EdgeError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('TUNA_EDGE_CONFIG', message, options);
+  }
+}
+
+/** EdgeListenError: a listener could not bind its address. */
+export class EdgeListenError extends EdgeError {
+  constructor(what: string, cause: unknown) {
+    super('TUNA_EDGE_LISTEN', `cannot listen on ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** NoTunnelError: a binding exists but no tunnel connection serves it. */
+export class NoTunnelError extends EdgeError {
+  constructor(bindingId: string) {
+    super('TUNA_EDGE_NO_TUNNEL', `no tunnel connected for ${bindingId}`);
+  }
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { BindingDirectory, EdgeBinding } from './directory.js';
+import type { EdgeTunnel } from './edge-tunnel.js';
+import type { EdgeMetrics } from './metrics.js';
+import type { TunnelRegistry } from './tunnel-registry.js';
+
+/** EdgeLimits bound what one public request may cost the edge. */
+export interface EdgeLimits {
+  /** 413 above this many request body bytes; absent means no limit */
+  maxRequestBodyBytes?: number;
+  /** 431 when a request's header list is larger (RFC 6585 §5); default 16 KiB like Node's HTTP/1.1 parser */
+  maxHeaderBytes: number;
+  /** how long a request waits for a tunnel of its binding to (re)connect before 503 */
+  tunnelWaitMs: number;
+}
+
+/** ConnectionInfo is what a public connection tells about every request on it. */
+export interface ConnectionInfo {
+  publicProtocol: 'http' | 'https';
+  port: number;
+  clientAddress: string;
+  /** set on dedicated-address listeners: every request is this binding's, whatever its Host */
+  binding?: EdgeBinding;
+}
+
+/** FrontContext is what the public front ends share. */
+export interface FrontContext {
+  directory: BindingDirectory;
+  registry: TunnelRegistry;
+  metrics: EdgeMetrics;
+  limits: EdgeLimits;
+  requestId(): string;
+}
+
+/** newRequestIdGenerator returns cheap unique ids: a random per-process prefix and a counter. */
+export function newRequestIdGenerator(): () => string {
+  const prefix = randomBytes(6).toString('hex');
+  let counter = 0;
+  return () => `${prefix}-${(++counter).toString(36)}`;
+}
+
+/** resolveHttpBinding finds the binding a request is for; tcp-port bindings never serve HTTP. */
+export function resolveHttpBinding(ctx: FrontContext, info: ConnectionInfo, host: string): EdgeBinding | undefined {
+  if (info.binding !== undefined) return info.binding;
+  const binding = ctx.directory.byHost(host);
+  return binding === undefined || binding.kind === 'tcp-port' ? undefined : binding;
+}
+
+/** findTunnel returns a live tunnel for the binding, waiting the configured time for one. */
+export async function findTunnel(ctx: FrontContext, bindingId: string): Promise<EdgeTunnel | undefined> {
+  return ctx.registry.pick(bindingId) ?? (await ctx.registry.waitFor(bindingId, ctx.limits.tunnelWaitMs));
+}
+
+/** Answers the edge gives itself: short, plain text, never echoing request data. */
+export const REPLY = {
+  unknownHost: [404, 'unknown host\n'],
+  noTunnel: [503, 'no tunnel is connected for this host\n'],
+  tunnelFailed: [502, 'the tunnel failed before the service answered\n'],
+  badTarget: [400, 'bad request target\n'],
+  tooLarge: [413, 'request body too large\n'],
+  headersTooLarge: [431, 'request header fields too large\n'],
+  notImplemented: [501, 'upgrade not supported\n'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+/** replyHttp1 sends one of REPLY on an HTTP/1.1 response. */
+export function replyHttp1(ctx: FrontContext, res: ServerResponse, reply: readonly [number, string], close = false): void {
+  ctx.metrics.countRequest(reply[0]);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const headers: Record<string, string | number> = {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(reply[1]),
+  };
+  if (close) headers.connection = 'close';
+  res.writeHead(reply[0], headers);
+  res.end(reply[1]);
+}
+
+/** replyHttp2 sends one of REPLY on a public HTTP/2 stream. */
+export function replyHttp2(ctx: FrontContext, stream: ServerHttp2Stream, reply: readonly [number, string]): void {
+  ctx.metrics.countRequest(reply[0]);
+  if (stream.destroyed) return;
+  if (stream.headersSent) {
+    stream.close();
+    return;
+  }
+  stream.respond({ ':status': reply[0], 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(reply[1]) });
+  stream.end(reply[1]);
+}

@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants as h2c } from 'node:http2';
+import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
+import { pipeline } from 'node:stream';
+import { BodyLimit } from './body-limit.js';
+import type { EdgeTunnel } from './edge-tunnel.js';
+import { REPLY, findTunnel, replyHttp1, resolveHttpBinding } from './front-context.js';
+import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
+
+/**
+ * forwardHttp1 relays one public HTTP/1.1 request over a tunnel stream: the request body is
+ * piped into the stream, the response back with backpressure on both (stream.pipeline), trailers
+ * are kept when the response is chunked.
+ */
+export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const authority = req.headers.host ?? '';
+  const host = hostWithoutPort(authority);
+  const binding = resolveHttpBinding(ctx, info, host);
+  if (binding === undefined) return replyHttp1(ctx, res, REPLY.unknownHost);
+  const target = req.url ?? '';
+  // only origin-form (and OPTIONS *) can become an HTTP/2 :path (RFC 9112 §3.2, RFC 9113 §8.3.1).
+  if (!(target.startsWith('/') || (target === '*' && req.method === 'OPTIONS'))) return replyHttp1(ctx, res, REPLY.badTarget, true);
+  const declared = req.headers['content-length'];
+  const limit = ctx.limits.maxRequestBodyBytes;
+  if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp1(ctx, res, REPLY.tooLarge, true);
+  const tunnel = await findTunnel(ctx, binding.id);
+  if (tunnel === undefined) return replyHttp1(ctx, res, REPLY.noTunnel);
+  const isBodyless = (declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined;
+  const requestId = ctx.requestId();
+  const headers = http1RequestHeaders(
+    req,
+    {
+      scheme: info.publicProtocol,
+      host,
+      publicPort: info.port,
+      publicProtocol: info.publicProtocol,
+      clientAddress: info.clientAddress,
+      requestId,
+    },
+    { ':method': req.method ?? 'GET', ':scheme': info.publicProtocol, ':authority': authority || host, ':path': target },
+  );
+  // the edge already answered `100 Continue` itself (Node's default), so the agent must not wait for one.
+  delete headers.expect;
+  send(ctx, tunnel, req, res, headers, isBodyless, binding.id, 0);
+}
+
+function send(
+  ctx: FrontContext,
+  tunnel: EdgeTunnel,
+  req: IncomingMessage,
+  res: ServerResponse,
+  headers: OutgoingHttpHeaders,
+  isBodyless: boolean,
+  bindingId: string,
+  attempt: number,
+): void {
+  const stream = tunnel.request(headers, { endStream: isBodyless });
+  ctx.metrics.streamsTotal++;
+  ctx.metrics.streamsActive++;
+  let hasResponse = false;
+  stream.on('error', noop);
+  stream.once('response', (responseHeaders: IncomingHttpHeaders) => {
+    hasResponse = true;
+    relayResponse(ctx, stream, res, responseHeaders);
+  });
+  stream.once('close', () => {
+    ctx.metrics.streamsActive--;
+    if (hasResponse || res.writableEnded) return;
+    // a stream the agent refused unprocessed (GOAWAY race, RFC 9113 §8.7) is safe to send again.
+    if (isBodyless && attempt === 0 && stream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
+      const next = ctx.registry.pick(bindingId);
+      if (next !== undefined) return send(ctx, next, req, res, headers, isBodyless, bindingId, 1);
+    }
+    replyHttp1(ctx, res, REPLY.tunnelFailed);
+  });
+  res.once('close', () => {
+    if (!res.writableFinished && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+  });
+  if (isBodyless) return;
+  const limit = ctx.limits.maxRequestBodyBytes;
+  const onUploadDone = (err: Error | null | undefined): void => {
+    if (err === undefined || err === null || stream.closed) return;
+    if (!hasResponse && (err as { code?: string }).code === 'TUNA_EDGE_BODY_TOO_LARGE') {
+      hasResponse = true;
+      stream.close(h2c.NGHTTP2_CANCEL);
+      replyHttp1(ctx, res, REPLY.tooLarge, true);
+      return;
+    }
+    stream.close(h2c.NGHTTP2_CANCEL);
+  };
+  if (limit === undefined) pipeline(req, stream, onUploadDone);
+  else pipeline(req, new BodyLimit(limit), stream, onUploadDone);
+}
+
+function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {
+  const status = Number(headers[':status']);
+  try {
+    res.writeHead(status, http1ResponseHead(headers));
+  } catch {
+    stream.close(h2c.NGHTTP2_PROTOCOL_ERROR);
+    replyHttp1(ctx, res, REPLY.tunnelFailed);
+    return;
+  }
+  ctx.metrics.countRequest(status);
+  stream.on('trailers', (trailers: IncomingHttpHeaders) => res.addTrailers(trailers));
+  pipeline(stream, res, (err) => {
+    if (err !== undefined && err !== null && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+  });
+}
+
+function noop(): void {}

@@ -1,0 +1,118 @@
+import { constants as h2c } from 'node:http2';
+import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { pipeline } from 'node:stream';
+import { BodyLimit } from './body-limit.js';
+import type { EdgeTunnel } from './edge-tunnel.js';
+import { REPLY, findTunnel, replyHttp2, resolveHttpBinding } from './front-context.js';
+import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';
+
+/** headerListSize computes the RFC 9113 §6.5.2 size of a header list (name + value + 32 per field). */
+function headerListSize(headers: IncomingHttpHeaders): number {
+  let size = 0;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    for (const v of [value].flat()) size += name.length + v.length + 32;
+  }
+  return size;
+}
+
+/**
+ * forwardHttp2 relays one public HTTP/2 stream (including extended CONNECT from HTTP/2 WebSocket
+ * clients) over a tunnel stream, with trailers in both the gRPC direction and back.
+ */
+export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
+  stream.on('error', noop);
+  const authority = headers[':authority'] ?? headers.host ?? '';
+  const host = hostWithoutPort(authority);
+  if (headerListSize(headers) > ctx.limits.maxHeaderBytes) return replyHttp2(ctx, stream, REPLY.headersTooLarge);
+  const binding = resolveHttpBinding(ctx, info, host);
+  if (binding === undefined) return replyHttp2(ctx, stream, REPLY.unknownHost);
+  const declared = headers['content-length'];
+  const limit = ctx.limits.maxRequestBodyBytes;
+  if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp2(ctx, stream, REPLY.tooLarge);
+  const tunnel = await findTunnel(ctx, binding.id);
+  if (tunnel === undefined) return replyHttp2(ctx, stream, REPLY.noTunnel);
+  const out = http2RequestHeaders(headers, {
+    scheme: info.publicProtocol,
+    host,
+    publicPort: info.port,
+    publicProtocol: info.publicProtocol,
+    clientAddress: info.clientAddress,
+    requestId: ctx.requestId(),
+  });
+  send(ctx, tunnel, stream, out, stream.endAfterHeaders, binding.id, 0);
+}
+
+function send(
+  ctx: FrontContext,
+  tunnel: EdgeTunnel,
+  stream: ServerHttp2Stream,
+  headers: OutgoingHttpHeaders,
+  isBodyless: boolean,
+  bindingId: string,
+  attempt: number,
+): void {
+  const upstream = tunnel.request(headers, { endStream: isBodyless });
+  ctx.metrics.streamsTotal++;
+  ctx.metrics.streamsActive++;
+  let hasResponse = false;
+  upstream.on('error', noop);
+  upstream.once('response', (responseHeaders: IncomingHttpHeaders, flags: number) => {
+    hasResponse = true;
+    relayResponse(ctx, upstream, stream, responseHeaders, (flags & h2c.NGHTTP2_FLAG_END_STREAM) !== 0);
+  });
+  upstream.once('close', () => {
+    ctx.metrics.streamsActive--;
+    if (hasResponse) return;
+    if (isBodyless && attempt === 0 && upstream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
+      const next = ctx.registry.pick(bindingId);
+      if (next !== undefined) return send(ctx, next, stream, headers, isBodyless, bindingId, 1);
+    }
+    replyHttp2(ctx, stream, REPLY.tunnelFailed);
+  });
+  stream.once('close', () => {
+    if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+  });
+  if (isBodyless) return;
+  const limit = ctx.limits.maxRequestBodyBytes;
+  const onUploadDone = (err: Error | null | undefined): void => {
+    if (err === undefined || err === null || upstream.closed) return;
+    if (!hasResponse && (err as { code?: string }).code === 'TUNA_EDGE_BODY_TOO_LARGE') {
+      hasResponse = true;
+      upstream.close(h2c.NGHTTP2_CANCEL);
+      replyHttp2(ctx, stream, REPLY.tooLarge);
+      return;
+    }
+    upstream.close(h2c.NGHTTP2_CANCEL);
+  };
+  if (limit === undefined) pipeline(stream, upstream, onUploadDone);
+  else pipeline(stream, new BodyLimit(limit), upstream, onUploadDone);
+}
+
+function relayResponse(
+  ctx: FrontContext,
+  upstream: ClientHttp2Stream,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  isEnded: boolean,
+): void {
+  if (stream.destroyed) return;
+  const status = Number(headers[':status']);
+  ctx.metrics.countRequest(status);
+  if (isEnded) {
+    stream.respond(http2ResponseHeaders(headers), { endStream: true });
+    return;
+  }
+  let trailers: IncomingHttpHeaders | undefined;
+  upstream.once('trailers', (t: IncomingHttpHeaders) => (trailers = t));
+  // wait for trailers so gRPC status (grpc-status in trailers) reaches the client.
+  stream.respond(http2ResponseHeaders(headers), { waitForTrailers: true });
+  stream.once('wantTrailers', () => stream.sendTrailers(trailers === undefined ? {} : http2ResponseHeaders(trailers)));
+  pipeline(upstream, stream, (err) => {
+    if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+  });
+}
+
+function noop(): void {}

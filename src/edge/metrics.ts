@@ -1,0 +1,57 @@
+import type { TunnelRegistry } from './tunnel-registry.js';
+
+/**
+ * EdgeMetrics counts what the edge does and renders it in the Prometheus text exposition format
+ * (version 0.0.4). Counters are plain numbers bumped on the request path: no per-chunk work.
+ * Bytes are read from the tunnel sockets' own counters at scrape time.
+ */
+export class EdgeMetrics {
+  readonly #requests = new Map<string, number>();
+  readonly #handshakes = new Map<string, number>();
+  /** streamsTotal counts tunnel streams opened. */
+  streamsTotal = 0;
+  /** streamsActive is the number of tunnel streams open now. */
+  streamsActive = 0;
+  /** publicConnections counts accepted public connections of every listener. */
+  publicConnections = 0;
+
+  /** countRequest records one answered public HTTP request by status code. */
+  countRequest(status: number): void {
+    const key = String(status);
+    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+  }
+
+  /** countHandshake records one tunnel upgrade by result (granted, or a refusal reason). */
+  countHandshake(result: string): void {
+    this.#handshakes.set(result, (this.#handshakes.get(result) ?? 0) + 1);
+  }
+
+  /** render returns the exposition text. */
+  render(registry: TunnelRegistry): string {
+    const lines: string[] = [];
+    const family = (name: string, type: string, help: string): void => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    };
+    family('tuna_edge_tunnels', 'gauge', 'Live tunnel connections by binding.');
+    for (const [binding, n] of [...registry.count()].sort()) lines.push(`tuna_edge_tunnels{binding="${escapeLabel(binding)}"} ${n}`);
+    family('tuna_edge_tunnel_handshakes_total', 'counter', 'Tunnel upgrade requests by result.');
+    for (const [result, n] of [...this.#handshakes].sort()) lines.push(`tuna_edge_tunnel_handshakes_total{result="${result}"} ${n}`);
+    family('tuna_edge_streams_active', 'gauge', 'Tunnel streams open now.');
+    lines.push(`tuna_edge_streams_active ${this.streamsActive}`);
+    family('tuna_edge_streams_total', 'counter', 'Tunnel streams opened.');
+    lines.push(`tuna_edge_streams_total ${this.streamsTotal}`);
+    family('tuna_edge_public_connections_total', 'counter', 'Public connections accepted.');
+    lines.push(`tuna_edge_public_connections_total ${this.publicConnections}`);
+    family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
+    for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
+    const bytes = registry.bytes();
+    family('tuna_edge_tunnel_bytes_total', 'counter', 'Bytes on tunnel connections (in: from agents, out: to agents).');
+    lines.push(`tuna_edge_tunnel_bytes_total{direction="in"} ${bytes.in}`);
+    lines.push(`tuna_edge_tunnel_bytes_total{direction="out"} ${bytes.out}`);
+    return lines.join('\n') + '\n';
+  }
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}

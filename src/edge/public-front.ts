@@ -1,0 +1,208 @@
+import { createServer as createHttp1Server } from 'node:http';
+import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
+import { createServer as createHttp2Server } from 'node:http2';
+import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import type { Socket } from 'node:net';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
+import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
+import type { EdgeBinding } from './directory.js';
+import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { forwardHttp1 } from './http1-front.js';
+import { forwardHttp2 } from './http2-front.js';
+import { forwardRaw } from './raw-front.js';
+import { peekServerName } from './sni.js';
+import { forwardWebSocket } from './websocket-front.js';
+
+/** EdgeCertificate is a certificate the edge terminates TLS with, for the names it lists. */
+export interface EdgeCertificate {
+  hostnames: string[];
+  cert: string;
+  key: string;
+}
+
+/** PublicWindows are the flow-control windows of public HTTP/2 connections. */
+export interface PublicWindows {
+  streamWindowBytes: number;
+  connectionWindowBytes: number;
+}
+
+// RFC 9113 §3.4: every prior-knowledge HTTP/2 connection starts with this preface.
+const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const HELLO_TIMEOUT_MS = 10_000;
+
+/**
+ * PublicFront accepts public connections from every listener and hands each to the right
+ * protocol: HTTP/1.1 or prior-knowledge h2c (sniffed from the first bytes), TLS terminated here
+ * (then ALPN picks h2 or HTTP/1.1) or routed raw by SNI, and plain TCP. One HTTP/1.1 server and
+ * one HTTP/2 server (neither listening) serve the connections of all listeners.
+ */
+export class PublicFront {
+  readonly #ctx: FrontContext;
+  readonly #h1: Http1Server;
+  readonly #h2: Http2Server;
+  readonly #tls: TlsServer | undefined;
+  readonly #info = new WeakMap<object, ConnectionInfo>();
+  readonly #sockets = new Set<Socket>();
+  readonly #sessions = new Set<ServerHttp2Session>();
+  #pendingInfo: ConnectionInfo | undefined;
+
+  constructor(ctx: FrontContext, certificates: EdgeCertificate[], windows: PublicWindows) {
+    this.#ctx = ctx;
+    this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
+    this.#h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      void forwardHttp1(ctx, this.#infoOf(req.socket), req, res);
+    });
+    this.#h1.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+      void forwardWebSocket(ctx, this.#infoOf(req.socket), req, socket, head);
+    });
+    this.#h2 = createHttp2Server({
+      settings: {
+        enableConnectProtocol: true,
+        initialWindowSize: windows.streamWindowBytes,
+        // nghttp2 accepts up to 4x our limit so that we can answer 431 instead of a reset.
+        maxHeaderListSize: ctx.limits.maxHeaderBytes * 4,
+        maxConcurrentStreams: 250,
+      },
+    });
+    this.#h2.on('session', (session: ServerHttp2Session) => {
+      if (this.#pendingInfo !== undefined) this.#info.set(session, this.#pendingInfo);
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
+      session.on('error', noop);
+      session.once('connect', () => session.setLocalWindowSize(windows.connectionWindowBytes));
+    });
+    this.#h2.on('stream', (stream, headers) => {
+      void forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers);
+    });
+    this.#tls = certificates.length === 0 ? undefined : this.#createTls(certificates);
+  }
+
+  #createTls(certificates: EdgeCertificate[]): TlsServer {
+    const contexts = new Map<string, SecureContext>();
+    for (const c of certificates) {
+      const context = createSecureContext({ cert: c.cert, key: c.key });
+      for (const name of c.hostnames) contexts.set(name.toLowerCase(), context);
+    }
+    const first = certificates[0]!;
+    const server = createTlsServer({
+      cert: first.cert,
+      key: first.key,
+      ALPNProtocols: ['h2', 'http/1.1'],
+      SNICallback: (servername, callback) => {
+        const name = servername.toLowerCase();
+        const dot = name.indexOf('.');
+        callback(null, contexts.get(name) ?? (dot > 0 ? contexts.get(`*${name.slice(dot)}`) : undefined));
+      },
+    });
+    server.on('tlsClientError', noop);
+    server.on('secureConnection', (socket: TLSSocket) => {
+      const info = this.#pendingFor(socket);
+      this.#dispatchHttp(socket, info, socket.alpnProtocol === 'h2');
+    });
+    return server;
+  }
+
+  #fallbackInfo(): ConnectionInfo {
+    return { publicProtocol: 'http', port: 0, clientAddress: '' };
+  }
+
+  #infoOf(socket: object): ConnectionInfo {
+    return this.#info.get(socket) ?? this.#fallbackInfo();
+  }
+
+  // TLS sockets are wrapped by the TLS server: carry the info across via the wrapped socket.
+  #pendingFor(tlsSocket: TLSSocket): ConnectionInfo {
+    const inner = (tlsSocket as unknown as { _parent?: object })._parent;
+    const info = (inner !== undefined ? this.#info.get(inner) : undefined) ?? this.#fallbackInfo();
+    const secure = { ...info, publicProtocol: 'https' as const };
+    this.#info.set(tlsSocket, secure);
+    return secure;
+  }
+
+  #track(socket: Socket): void {
+    this.#ctx.metrics.publicConnections++;
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+    socket.on('error', noop);
+  }
+
+  #baseInfo(socket: Socket, binding: EdgeBinding | undefined): ConnectionInfo {
+    const info: ConnectionInfo = { publicProtocol: 'http', port: socket.localPort ?? 0, clientAddress: socket.remoteAddress ?? '' };
+    if (binding !== undefined) info.binding = binding;
+    return info;
+  }
+
+  #dispatchHttp(socket: Socket, info: ConnectionInfo, isH2: boolean): void {
+    this.#info.set(socket, info);
+    if (isH2) {
+      this.#pendingInfo = info;
+      this.#h2.emit('connection', socket);
+      this.#pendingInfo = undefined;
+    } else {
+      this.#h1.emit('connection', socket);
+      // the HTTP/1.1 server reads the native handle; start the flow for bytes we pushed back.
+      socket.resume();
+    }
+  }
+
+  /** acceptHttp serves a plain connection: HTTP/1.1, or h2c when it opens with the HTTP/2 preface. */
+  acceptHttp(socket: Socket, binding?: EdgeBinding): void {
+    this.#track(socket);
+    const info = this.#baseInfo(socket, binding);
+    let seen: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer): void => {
+      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, H2_PREFACE.length);
+      const isPrefix = seen.compare(H2_PREFACE, 0, n, 0, n) === 0;
+      if (isPrefix && n < H2_PREFACE.length) return;
+      socket.off('data', onData);
+      socket.pause();
+      socket.unshift(seen);
+      this.#dispatchHttp(socket, info, isPrefix);
+    };
+    socket.on('data', onData);
+  }
+
+  /** acceptHttps peeks the SNI name: raw TLS to a tunnel for in-cluster/passthrough bindings, else terminate here. */
+  async acceptHttps(socket: Socket, binding?: EdgeBinding): Promise<void> {
+    this.#track(socket);
+    const name = await peekServerName(socket, HELLO_TIMEOUT_MS);
+    if (name === undefined || socket.destroyed) return void socket.destroy();
+    const target = binding ?? this.#ctx.directory.byHost(name);
+    const port = socket.localPort ?? 0;
+    if (target !== undefined && target.kind !== 'tcp-port' && target.tls !== 'edge') {
+      return forwardRaw(this.#ctx, socket, { bindingId: target.id, publicProtocol: 'tls', port, serverName: name });
+    }
+    if (this.#tls === undefined) return void socket.destroy();
+    this.#info.set(socket, this.#baseInfo(socket, binding));
+    this.#tls.emit('connection', socket);
+  }
+
+  /** acceptTls routes raw TLS by SNI without terminating (a dedicated address's tls port). */
+  async acceptTls(socket: Socket, binding: EdgeBinding): Promise<void> {
+    this.#track(socket);
+    const name = await peekServerName(socket, HELLO_TIMEOUT_MS);
+    if (name === undefined || socket.destroyed) return void socket.destroy();
+    const port = socket.localPort ?? 0;
+    return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tls', port, serverName: name });
+  }
+
+  /** acceptTcp relays a plain TCP connection to a binding. */
+  acceptTcp(socket: Socket, binding: EdgeBinding): Promise<void> {
+    this.#track(socket);
+    return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tcp', port: socket.localPort ?? 0 });
+  }
+
+  /** close asks public HTTP/2 clients to go away (GOAWAY); in-flight streams continue. */
+  close(): void {
+    for (const session of this.#sessions) session.close();
+  }
+
+  /** destroy drops every public connection. */
+  destroy(): void {
+    for (const session of this.#sessions) session.destroy();
+    for (const socket of this.#sockets) socket.destroy();
+  }
+}
+
+function noop(): void {}

@@ -1,0 +1,68 @@
+import { constants as h2c } from 'node:http2';
+import type { OutgoingHttpHeaders } from 'node:http2';
+import type { Socket } from 'node:net';
+import { pipeline } from 'node:stream';
+import { TCP_AUTHORITY_HOST, writeStreamMeta } from '../tunnel/protocol.js';
+import type { PublicProtocol } from '../tunnel/protocol.js';
+import { findTunnel } from './front-context.js';
+import type { FrontContext } from './front-context.js';
+
+/** RawTarget says where a raw public connection goes. */
+export interface RawTarget {
+  bindingId: string;
+  publicProtocol: Extract<PublicProtocol, 'tcp' | 'tls'>;
+  port: number;
+  /** the SNI name for TLS routed by SNI */
+  serverName?: string;
+}
+
+/**
+ * forwardRaw relays a raw TCP or TLS connection over a CONNECT stream (RFC 9113 §8.5): the
+ * `:authority` is `<sni>:<port>` for TLS and `tcp.invalid:<port>` for TCP. The client's bytes wait
+ * (paused socket) until the agent answers 2xx; then both directions are piped with backpressure,
+ * and a half-close on either side is passed on as END_STREAM / FIN.
+ */
+export async function forwardRaw(ctx: FrontContext, socket: Socket, target: RawTarget): Promise<void> {
+  socket.on('error', noop);
+  socket.pause();
+  const tunnel = await findTunnel(ctx, target.bindingId);
+  if (tunnel === undefined || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  const headers: OutgoingHttpHeaders = {
+    ':method': 'CONNECT',
+    ':authority': `${target.serverName ?? TCP_AUTHORITY_HOST}:${target.port}`,
+  };
+  writeStreamMeta(headers, {
+    publicPort: target.port,
+    publicProtocol: target.publicProtocol,
+    clientAddress: socket.remoteAddress ?? '',
+    requestId: ctx.requestId(),
+  });
+  const stream = tunnel.request(headers);
+  ctx.metrics.streamsTotal++;
+  ctx.metrics.streamsActive++;
+  stream.on('error', noop);
+  stream.once('close', () => {
+    ctx.metrics.streamsActive--;
+    // a reset (not a clean END_STREAM) means the far side aborted: abort the client too.
+    if (stream.rstCode !== h2c.NGHTTP2_NO_ERROR) socket.destroy();
+    else if (!socket.writableEnded) socket.end();
+  });
+  socket.once('close', () => {
+    if (!stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+  });
+  stream.once('response', (response) => {
+    const status = Number(response[':status']);
+    if (status < 200 || status > 299) {
+      socket.destroy();
+      stream.close(h2c.NGHTTP2_CANCEL);
+      return;
+    }
+    pipeline(socket, stream, noop);
+    pipeline(stream, socket, noop);
+  });
+}
+
+function noop(): void {}

@@ -1,0 +1,121 @@
+import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
+import { writeStreamMeta } from '../tunnel/protocol.js';
+import type { StreamMeta } from '../tunnel/protocol.js';
+
+/**
+ * Header translation between the public side and tunnel streams. HTTP/2 forbids
+ * connection-specific fields (RFC 9113 §8.2.2) and the edge must not forward hop-by-hop fields
+ * (RFC 9110 §7.6.1); the edge also drops any client-sent `tuna-*` field so nobody can forge the
+ * tunnel's own headers.
+ */
+
+const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'http2-settings',
+]);
+
+/** ForwardInfo is what the edge adds to a request. */
+export interface ForwardInfo extends StreamMeta {
+  scheme: 'http' | 'https';
+  host: string;
+}
+
+function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const set = new Set<string>();
+  for (const part of [value].flat().join(',').split(',')) {
+    const token = part.trim().toLowerCase();
+    if (token !== '') set.add(token);
+  }
+  return set;
+}
+
+function isDropped(name: string, listed: Set<string> | undefined): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('tuna-') || (listed?.has(name) ?? false);
+}
+
+function addForwarded(out: OutgoingHttpHeaders, info: ForwardInfo): void {
+  const prior = out['x-forwarded-for'];
+  // append, as every proxy in the chain does (RFC 7239 §5.2 semantics for the de-facto header).
+  out['x-forwarded-for'] = prior === undefined ? info.clientAddress : `${[prior].flat().join(', ')}, ${info.clientAddress}`;
+  out['x-forwarded-proto'] = info.scheme;
+  out['x-forwarded-host'] = info.host;
+  out['x-forwarded-port'] = String(info.publicPort);
+  out['x-request-id'] = info.requestId;
+  writeStreamMeta(out, info);
+}
+
+/** http1RequestHeaders converts an HTTP/1.1 request head into tunnel stream headers. */
+export function http1RequestHeaders(req: IncomingMessage, info: ForwardInfo, pseudo: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = pseudo;
+  const listed = connectionTokens(req.headers.connection);
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    if (isDropped(name, listed)) continue;
+    // TE may only carry "trailers" over HTTP/2 (RFC 9113 §8.2.2).
+    if (name === 'te') {
+      if (value.toLowerCase().includes('trailers')) out.te = 'trailers';
+      continue;
+    }
+    if (name === 'x-request-id') continue;
+    const prior = out[name];
+    if (prior === undefined) out[name] = value;
+    else if (Array.isArray(prior)) prior.push(value);
+    else out[name] = [String(prior), value];
+  }
+  addForwarded(out, info);
+  return out;
+}
+
+/** http2RequestHeaders converts a public HTTP/2 request's headers into tunnel stream headers. */
+export function http2RequestHeaders(headers: IncomingHttpHeaders, info: ForwardInfo): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in headers) {
+    if (isDropped(name, undefined) || name === 'x-request-id') continue;
+    out[name] = headers[name];
+  }
+  out[':authority'] = headers[':authority'] ?? info.host;
+  addForwarded(out, info);
+  return out;
+}
+
+/** http1ResponseHead flattens tunnel response headers into a raw [name, value, …] list for writeHead. */
+export function http1ResponseHead(headers: IncomingHttpHeaders): string[] {
+  const raw: string[] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ':' */) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) raw.push(name, v);
+    else raw.push(name, value);
+  }
+  return raw;
+}
+
+/** http2ResponseHeaders copies tunnel response headers for a public HTTP/2 stream. */
+export function http2ResponseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in headers) out[name] = headers[name];
+  return out;
+}
+
+/** hostWithoutPort returns the lowercased host of a Host/:authority value ('' when absent). */
+export function hostWithoutPort(authority: string | undefined): string {
+  if (authority === undefined) return '';
+  if (authority.startsWith('[')) {
+    const end = authority.indexOf(']');
+    return end < 0 ? '' : authority.slice(0, end + 1).toLowerCase();
+  }
+  const colon = authority.indexOf(':');
+  return (colon < 0 ? authority : authority.slice(0, colon)).toLowerCase();
+}

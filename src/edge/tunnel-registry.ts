@@ -1,0 +1,102 @@
+import type { EdgeTunnel } from './edge-tunnel.js';
+
+/**
+ * TunnelRegistry holds the live tunnel connections of each binding and picks one per stream:
+ * the connection with the fewest open streams (ties: the first registered), so a slow replica
+ * gets fewer new streams and a fresh one fills up quickly.
+ */
+export class TunnelRegistry {
+  readonly #byBinding = new Map<string, EdgeTunnel[]>();
+  readonly #waiters = new Map<string, Set<(tunnel: EdgeTunnel | undefined) => void>>();
+  #closedBytesIn = 0;
+  #closedBytesOut = 0;
+
+  /** add registers a ready tunnel and removes it again when it closes. */
+  add(tunnel: EdgeTunnel): void {
+    const list = this.#byBinding.get(tunnel.bindingId) ?? [];
+    list.push(tunnel);
+    this.#byBinding.set(tunnel.bindingId, list);
+    tunnel.onClose(() => this.#remove(tunnel));
+    const waiters = this.#waiters.get(tunnel.bindingId);
+    if (waiters !== undefined) {
+      this.#waiters.delete(tunnel.bindingId);
+      for (const wake of waiters) wake(tunnel);
+    }
+  }
+
+  #remove(tunnel: EdgeTunnel): void {
+    const list = this.#byBinding.get(tunnel.bindingId);
+    if (list === undefined) return;
+    const at = list.indexOf(tunnel);
+    if (at < 0) return;
+    list.splice(at, 1);
+    if (list.length === 0) this.#byBinding.delete(tunnel.bindingId);
+    this.#closedBytesIn += tunnel.socket.bytesRead;
+    this.#closedBytesOut += tunnel.socket.bytesWritten;
+  }
+
+  /** pick returns the available tunnel of a binding with the fewest open streams. */
+  pick(bindingId: string): EdgeTunnel | undefined {
+    const list = this.#byBinding.get(bindingId);
+    if (list === undefined) return undefined;
+    let best: EdgeTunnel | undefined;
+    for (const tunnel of list) {
+      if (!tunnel.isAvailable) continue;
+      if (best === undefined || tunnel.activeStreams < best.activeStreams) best = tunnel;
+    }
+    return best;
+  }
+
+  /** waitFor returns a tunnel for the binding, waiting up to ms for one to connect (an agent reconnecting after a restart). */
+  waitFor(bindingId: string, ms: number): Promise<EdgeTunnel | undefined> {
+    const now = this.pick(bindingId);
+    if (now !== undefined || ms <= 0) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const waiters = this.#waiters.get(bindingId) ?? new Set();
+      this.#waiters.set(bindingId, waiters);
+      const wake = (tunnel: EdgeTunnel | undefined): void => {
+        clearTimeout(timer);
+        waiters.delete(wake);
+        resolve(tunnel);
+      };
+      const timer = setTimeout(() => wake(this.pick(bindingId)), ms);
+      waiters.add(wake);
+    });
+  }
+
+  /** countForKey counts the live connections opened with one key (connection caps). */
+  countForKey(keyId: string): number {
+    let n = 0;
+    for (const list of this.#byBinding.values()) for (const t of list) if (t.keyId === keyId && t.isAvailable) n++;
+    return n;
+  }
+
+  /** all lists every registered tunnel. */
+  all(): EdgeTunnel[] {
+    return [...this.#byBinding.values()].flat();
+  }
+
+  /** count returns the number of tunnels per binding id. */
+  count(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [id, list] of this.#byBinding) out.set(id, list.length);
+    return out;
+  }
+
+  /** bytes returns the bytes read from and written to tunnel sockets, live and closed. */
+  bytes(): { in: number; out: number } {
+    let bytesIn = this.#closedBytesIn;
+    let bytesOut = this.#closedBytesOut;
+    for (const tunnel of this.all()) {
+      bytesIn += tunnel.socket.bytesRead;
+      bytesOut += tunnel.socket.bytesWritten;
+    }
+    return { in: bytesIn, out: bytesOut };
+  }
+
+  /** wakeAll resolves every waiter with nothing (edge shutdown). */
+  wakeAll(): void {
+    for (const waiters of this.#waiters.values()) for (const wake of waiters) wake(undefined);
+    this.#waiters.clear();
+  }
+}

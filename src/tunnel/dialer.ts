@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { connect as connectTcp } from 'node:net';
+import type { Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
+import { EdgeUnreachableError } from './errors.js';
+
+/** EdgeEndpoint is one edge tunnel endpoint the agent dials. */
+export interface EdgeEndpoint {
+  host: string;
+  port: number;
+  /** false only for loopback tests and demos; production tunnels are always TLS */
+  tls: boolean;
+  /** SNI and certificate name; defaults to host */
+  servername?: string;
+  /** extra trust anchors (PEM), e.g. the edge's self-signed CA in tests */
+  ca?: string | string[];
+}
+
+/** edgeEndpointKey returns a stable string naming an endpoint, for equality and logs. */
+export function edgeEndpointKey(edge: EdgeEndpoint): string {
+  const scheme = edge.tls ? 'tls' : 'tcp';
+  const name = edge.servername !== undefined && edge.servername !== edge.host ? `#${edge.servername}` : '';
+  const ca =
+    edge.ca === undefined ? '' : `+ca:${createHash('sha256').update([edge.ca].flat().join('\n')).digest('hex').slice(0, 16)}`;
+  return `${scheme}://${edge.host}:${edge.port}${name}${ca}`;
+}
+
+/** EdgeDialer opens the byte stream a tunnel runs on; injected so tests and other transports can replace it. */
+export interface EdgeDialer {
+  /** dial connects to the edge; it rejects with EdgeUnreachableError, or AbortError when signal fires. */
+  dial(edge: EdgeEndpoint, signal: AbortSignal): Promise<Socket>;
+}
+
+/** NetEdgeDialerOptions tunes NetEdgeDialer. */
+export interface NetEdgeDialerOptions {
+  /** connect + TLS handshake budget in ms (default 10 s) */
+  connectTimeoutMs?: number;
+}
+
+/** NetEdgeDialer dials TCP or TLS with Node's net/tls. */
+export class NetEdgeDialer implements EdgeDialer {
+  readonly #timeoutMs: number;
+
+  constructor(options: NetEdgeDialerOptions = {}) {
+    this.#timeoutMs = options.connectTimeoutMs ?? 10_000;
+  }
+
+  dial(edge: EdgeEndpoint, signal: AbortSignal): Promise<Socket> {
+    return new Promise<Socket>((resolve, reject) => {
+      const where = `${edge.host}:${edge.port}`;
+      const socket: Socket | TLSSocket = edge.tls
+        ? connectTls({
+            host: edge.host,
+            port: edge.port,
+            servername: edge.servername ?? edge.host,
+            // the upgrade is HTTP/1.1; HTTP/2 starts only after 101 (docs/protocol.md §2).
+            ALPNProtocols: ['http/1.1'],
+            ...(edge.ca !== undefined ? { ca: edge.ca } : {}),
+          })
+        : connectTcp({ host: edge.host, port: edge.port });
+      const readyEvent = edge.tls ? 'secureConnect' : 'connect';
+      const fail = (err: unknown): void => {
+        cleanup();
+        socket.destroy();
+        reject(signal.aborted ? signal.reason : new EdgeUnreachableError(where, err));
+      };
+      const onTimeout = (): void => fail(new Error(`connect timed out after ${this.#timeoutMs} ms`));
+      const onAbort = (): void => fail(signal.reason);
+      const onReady = (): void => {
+        cleanup();
+        socket.setNoDelay(true);
+        resolve(socket);
+      };
+      const cleanup = (): void => {
+        socket.setTimeout(0);
+        socket.off('timeout', onTimeout);
+        socket.off('error', fail);
+        socket.off(readyEvent, onReady);
+        signal.removeEventListener('abort', onAbort);
+      };
+      if (signal.aborted) return fail(signal.reason);
+      socket.setTimeout(this.#timeoutMs);
+      socket.once('timeout', onTimeout);
+      socket.once('error', fail);
+      socket.once(readyEvent, onReady);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

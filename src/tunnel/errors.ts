@@ -1,0 +1,61 @@
+/**
+ * Tunnel errors: one class per failure, each with a stable `code` that callers and logs match on
+ * (the undici convention). Messages never contain a key.
+ */
+
+/** TunnelError is the base class of every tunnel failure. */
+export class TunnelError extends Error {
+  /** code is stable across releases; match on it, not on the message. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** TunnelRefusedError: the edge answered the upgrade with a refusal (401/403/429 …). */
+export class TunnelRefusedError extends TunnelError {
+  /** statusCode is the HTTP status of the refusal. */
+  readonly statusCode: number;
+  constructor(statusCode: number, reason: string) {
+    super('TUNA_TUNNEL_REFUSED', `edge refused the tunnel (HTTP ${statusCode}): ${reason}`);
+    this.statusCode = statusCode;
+  }
+}
+
+/** TunnelClosedError: the tunnel was closed (by us, or by the edge's GOAWAY/close). */
+export class TunnelClosedError extends TunnelError {
+  constructor(message = 'tunnel closed') {
+    super('TUNA_TUNNEL_CLOSED', message);
+  }
+}
+
+/** TunnelDestroyedError: the tunnel was destroyed while an operation was pending. */
+export class TunnelDestroyedError extends TunnelError {
+  constructor(message = 'tunnel destroyed') {
+    super('TUNA_TUNNEL_DESTROYED', message);
+  }
+}
+
+/** EdgeUnreachableError: the edge could not be dialed (DNS, refused, TLS failure, timeout). */
+export class EdgeUnreachableError extends TunnelError {
+  constructor(edge: string, cause: unknown) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    super('TUNA_EDGE_UNREACHABLE', `cannot reach edge ${edge}: ${detail}`, { cause });
+  }
+}
+
+/** TunnelProtocolError: the peer broke the tunnel protocol (bad upgrade response, bad stream headers). */
+export class TunnelProtocolError extends TunnelError {
+  constructor(message: string) {
+    super('TUNA_TUNNEL_PROTOCOL', message);
+  }
+}
+
+/** TunnelTimeoutError: a handshake or a PING was not answered in time. */
+export class TunnelTimeoutError extends TunnelError {
+  constructor(what: string, ms: number) {
+    super('TUNA_TUNNEL_TIMEOUT', `${what} not answered within ${ms} ms`);
+  }
+}

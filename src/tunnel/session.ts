@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { constants as h2constants, createServer } from 'node:http2';
+import type { IncomingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { Clock, ClockTimer } from './clock.js';
+import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
+import { TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
+import { upgradeTunnel } from './handshake.js';
+import { DEFAULT_TUNNEL_LIMITS, takeStreamMeta, tunnelSettings } from './protocol.js';
+import type { TunnelLimits } from './protocol.js';
+import type { TunnelStreamHandler } from './stream-handler.js';
+
+/** TunnelSessionOptions configures one tunnel connection. */
+export interface TunnelSessionOptions {
+  edge: EdgeEndpoint;
+  bindingId: string;
+  /** the tunnel key; kept in memory only, never logged */
+  key: string;
+  dialer: EdgeDialer;
+  clock: Clock;
+  handler: TunnelStreamHandler;
+  limits?: Partial<TunnelLimits>;
+  /** PING every this many ms (default 10 s) … */
+  pingIntervalMs?: number;
+  /** … and destroy the session when one is not answered within this many ms (default 10 s) */
+  pingTimeoutMs?: number;
+  /** dial + upgrade budget (default 10 s) */
+  handshakeTimeoutMs?: number;
+  /** close() waits this long for in-flight streams before destroying them (default 30 s) */
+  drainTimeoutMs?: number;
+}
+
+/** TunnelSessionState is where a session is in its life. */
+export type TunnelSessionState = 'idle' | 'connecting' | 'open' | 'draining' | 'closed';
+
+// RFC 9113 §6.8: a GOAWAY with the maximum stream id announces shutdown without refusing streams
+// already on the wire; the final GOAWAY follows one PING round trip later.
+const SHUTDOWN_NOTICE_STREAM_ID = 2 ** 31 - 1;
+
+/**
+ * TunnelSession is one agent connection to the edge: dial, upgrade, then serve HTTP/2 streams the
+ * edge opens. `close()` drains gracefully (GOAWAY, in-flight streams finish); `destroy(err)` ends
+ * it now. It emits 'open' once serving and 'close' (err?) exactly once at the end.
+ */
+export class TunnelSession extends EventEmitter {
+  /** connectionId identifies this connection in logs on both sides. */
+  readonly connectionId = randomBytes(8).toString('hex');
+  readonly #options: TunnelSessionOptions;
+  readonly #limits: TunnelLimits;
+  readonly #abort = new AbortController();
+  #state: TunnelSessionState = 'idle';
+  #socket: Socket | undefined;
+  #h2: ServerHttp2Session | undefined;
+  #pingTimer: ClockTimer | undefined;
+  #drainTimer: ClockTimer | undefined;
+  #error: Error | undefined;
+  #grant: Record<string, string> = {};
+  readonly #closed: Promise<void>;
+  #resolveClosed!: () => void;
+
+  constructor(options: TunnelSessionOptions) {
+    super();
+    this.#options = options;
+    this.#limits = { ...DEFAULT_TUNNEL_LIMITS, ...options.limits };
+    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  /** state is the current life stage. */
+  get state(): TunnelSessionState {
+    return this.#state;
+  }
+
+  /** socket is the underlying connection once dialed (tests compare identities). */
+  get socket(): Socket | undefined {
+    return this.#socket;
+  }
+
+  /** error is why the session ended, if it ended with one. */
+  get error(): Error | undefined {
+    return this.#error;
+  }
+
+  /** grantHeaders are the edge's 101 response headers (e.g. the public port it assigned). */
+  get grantHeaders(): Readonly<Record<string, string>> {
+    return this.#grant;
+  }
+
+  /** bindingId is the binding this connection serves. */
+  get bindingId(): string {
+    return this.#options.bindingId;
+  }
+
+  /** connect dials and upgrades; it resolves once the session serves streams, and rejects with the reason it could not. */
+  async connect(): Promise<void> {
+    if (this.#state !== 'idle') throw new TunnelClosedError('connect() called twice');
+    this.#state = 'connecting';
+    const { edge, dialer } = this.#options;
+    try {
+      const socket = await dialer.dial(edge, this.#abort.signal);
+      this.#socket = socket;
+      if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
+      const result = await upgradeTunnel(socket, {
+        host: edge.servername ?? edge.host,
+        key: this.#options.key,
+        bindingId: this.#options.bindingId,
+        connectionId: this.connectionId,
+        timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
+      });
+      if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
+      this.#grant = result.headers;
+      this.#serve(socket);
+    } catch (err) {
+      this.#finish(err instanceof Error ? err : new Error(String(err)));
+      throw this.#error ?? err;
+    }
+  }
+
+  #serve(socket: Socket): void {
+    const server = createServer({
+      settings: tunnelSettings(this.#limits, true),
+      maxSessionMemory: this.#limits.maxSessionMemoryMb,
+    });
+    server.on('session', (session: ServerHttp2Session) => {
+      this.#h2 = session;
+    });
+    server.on('stream', (stream, headers) => this.#onStream(stream, headers));
+    server.emit('connection', socket);
+    const h2 = this.#h2;
+    if (h2 === undefined) throw new TunnelClosedError('HTTP/2 session did not start');
+    h2.setLocalWindowSize(this.#limits.connectionWindowBytes);
+    h2.on('error', (err: Error) => (this.#error ??= err));
+    // the edge's GOAWAY makes Node close the session gracefully; mark it so the manager replaces it.
+    h2.on('goaway', () => {
+      if (this.#state === 'open') this.#state = 'draining';
+      this.emit('draining');
+    });
+    h2.once('close', () => this.#finish(this.#error));
+    socket.resume();
+    this.#state = 'open';
+    this.#schedulePing();
+    this.emit('open');
+  }
+
+  #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
+    // a reset from the edge must never crash the agent, whatever the handler forgets to listen for.
+    stream.on('error', noop);
+    const meta = takeStreamMeta(headers);
+    if (meta === undefined) {
+      respondQuietly(stream, 400);
+      return;
+    }
+    try {
+      this.#options.handler.handleStream(stream, headers, { bindingId: this.#options.bindingId, ...meta });
+    } catch {
+      respondQuietly(stream, 500);
+    }
+  }
+
+  #schedulePing(): void {
+    const { clock } = this.#options;
+    const interval = this.#options.pingIntervalMs ?? 10_000;
+    const timeout = this.#options.pingTimeoutMs ?? 10_000;
+    this.#pingTimer = clock.setTimeout(() => {
+      const h2 = this.#h2;
+      if (h2 === undefined || h2.destroyed || this.#state === 'closed') return;
+      const deadline = clock.setTimeout(() => this.destroy(new TunnelTimeoutError('tunnel PING', timeout)), timeout);
+      const sent = h2.ping((err) => {
+        clock.clearTimeout(deadline);
+        if (err === null && this.#state !== 'closed') this.#schedulePing();
+      });
+      if (!sent) clock.clearTimeout(deadline);
+    }, interval);
+  }
+
+  /**
+   * close drains: a shutdown-notice GOAWAY, one PING round trip so the edge has seen it, then the
+   * final GOAWAY (RFC 9113 §6.8). Streams already open finish; the promise resolves when the
+   * connection is gone. After drainTimeoutMs the remaining streams are destroyed.
+   */
+  close(): Promise<void> {
+    if (this.#state === 'closed') return this.#closed;
+    if (this.#state === 'idle' || this.#state === 'connecting' || this.#h2 === undefined) {
+      this.destroy(new TunnelClosedError());
+      return this.#closed;
+    }
+    if (this.#state === 'draining' && this.#drainTimer !== undefined) return this.#closed;
+    this.#state = 'draining';
+    const h2 = this.#h2;
+    const drainMs = this.#options.drainTimeoutMs ?? 30_000;
+    this.#drainTimer = this.#options.clock.setTimeout(() => this.destroy(), drainMs);
+    const finalGoaway = (): void => {
+      if (!h2.destroyed && !h2.closed) h2.close();
+    };
+    try {
+      h2.goaway(h2constants.NGHTTP2_NO_ERROR, SHUTDOWN_NOTICE_STREAM_ID);
+      if (!h2.ping(finalGoaway)) finalGoaway();
+    } catch {
+      finalGoaway();
+    }
+    return this.#closed;
+  }
+
+  /** destroy ends the connection now; pending streams fail. err, if given, is reported on 'close'. */
+  destroy(err?: Error): void {
+    if (this.#state === 'closed') return;
+    this.#error ??= err;
+    this.#abort.abort(err ?? new TunnelDestroyedError());
+    if (this.#h2 !== undefined && !this.#h2.destroyed) this.#h2.destroy();
+    this.#socket?.destroy();
+    if (this.#h2 === undefined) this.#finish(this.#error);
+  }
+
+  /** closed resolves when the session has ended, however it ended. */
+  closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  #finish(err: Error | undefined): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#error ??= err;
+    const { clock } = this.#options;
+    if (this.#pingTimer !== undefined) clock.clearTimeout(this.#pingTimer);
+    if (this.#drainTimer !== undefined) clock.clearTimeout(this.#drainTimer);
+    this.#socket?.destroy();
+    this.#resolveClosed();
+    this.emit('close', this.#error);
+  }
+}
+
+function noop(): void {}
+
+function respondQuietly(stream: ServerHttp2Stream, status: number): void {
+  if (stream.destroyed || stream.headersSent) {
+    stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
+    return;
+  }
+  stream.respond({ ':status': status }, { endStream: true });
+}
