@@ -26,7 +26,11 @@ export function resolveIngressBackend(index: SnapshotIndex, namespace: string, b
   const service = backend.service;
   if (!service?.name) return { ok: false, reason: 'InvalidBackend', message: 'the backend names no Service' };
   const port = service.port?.number ?? (service.port?.name || undefined);
-  return resolveServiceBackend(index, namespace, service.name, port);
+  const resolved = resolveServiceBackend(index, namespace, service.name, port);
+  // Manifest files skip the API server's validation: a Service port outside 1-65535 is refused here.
+  if (resolved.ok && !(Number.isInteger(resolved.backend.port) && resolved.backend.port >= 1 && resolved.backend.port <= 65535))
+    return { ok: false, reason: 'InvalidServicePort', message: `Service ${namespace}/${service.name} port ${String(resolved.backend.port)} is not a port number (1-65535)` };
+  return resolved;
 }
 
 /**

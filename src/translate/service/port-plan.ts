@@ -8,7 +8,7 @@ import type { BackendProtocol } from '../../model/index.js';
 export type PortPlan =
   | { kind: 'tcp'; port: V1ServicePort; label: string }
   | { kind: 'http'; port: V1ServicePort; label: string; protocol: BackendProtocol }
-  | { kind: 'unsupported'; port: V1ServicePort; label: string; message: string };
+  | { kind: 'unsupported'; port: V1ServicePort; label: string; reason: string; message: string };
 
 /**
  * The appProtocols served as an HTTP hostname instead of a raw TCP port (KEP-3726 standard
@@ -34,9 +34,13 @@ export function portLabel(port: V1ServicePort, index: number): string {
 export function planPort(port: V1ServicePort, index: number): PortPlan {
   const label = portLabel(port, index);
   const proto = port.protocol ?? 'TCP';
+  // Manifest files skip the API server's validation (1-65535).
+  if (!Number.isInteger(port.port) || port.port < 1 || port.port > 65535)
+    return { kind: 'unsupported', port, label, reason: 'InvalidPort', message: `${label}: ${String(port.port)} is not a port number (1-65535)` };
   if (proto === 'UDP')
-    return { kind: 'unsupported', port, label, message: `${label}: tuna tunnels carry TCP only and does not publish UDP ports yet` };
-  if (proto !== 'TCP') return { kind: 'unsupported', port, label, message: `${label}: tuna tunnels carry TCP only; ${proto} is not supported` };
+    return { kind: 'unsupported', port, label, reason: 'UnsupportedProtocol', message: `${label}: tuna tunnels carry TCP only and does not publish UDP ports yet` };
+  if (proto !== 'TCP')
+    return { kind: 'unsupported', port, label, reason: 'UnsupportedProtocol', message: `${label}: tuna tunnels carry TCP only; ${proto} is not supported` };
   const http = port.appProtocol !== undefined ? httpAppProtocols[port.appProtocol] : undefined;
   return http !== undefined ? { kind: 'http', port, label, protocol: http } : { kind: 'tcp', port, label };
 }

@@ -56,7 +56,7 @@ export function translateService(svc: V1Service, index: SnapshotIndex, options: 
   const seen = new Set<string>();
   for (const plan of plans) {
     if (plan.kind === 'unsupported') {
-      work.problems.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${plan.message}; it is not published` });
+      work.problems.push({ condition: 'Accepted', reason: plan.reason, message: `${plan.message}; it is not published` });
       continue;
     }
     if (isRepeatedPort(plan, seen)) {
