@@ -1,0 +1,72 @@
+import { StaticEndpointResolver } from '../../dataplane/index.js';
+import type { BackendProtocol } from '../../model/index.js';
+import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
+import { UsageError } from '../errors.js';
+import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { commandHelp } from '../help.js';
+import type { CliIo } from '../io.js';
+import { probePort } from '../port-probe.js';
+import { httpTarget } from '../quick-graph.js';
+import type { CliRuntime } from '../runtime.js';
+import { serveUntilStopped } from './serve.js';
+import * as t from 'io-ts';
+
+const options = { ...agentFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
+
+const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
+
+/** LocalTarget is where `tuna http` sends requests. */
+export interface LocalTarget {
+  host: string;
+  port: number;
+  protocol: BackendProtocol;
+}
+
+const schemes: Record<string, BackendProtocol> = { 'http:': 'http', 'h2c:': 'h2c', 'https:': 'h2' };
+
+/** parseLocalTarget reads `3000`, `localhost:3000` or a URL with scheme http, h2c or https. */
+export function parseLocalTarget(text: string | undefined): LocalTarget {
+  if (text === undefined) throw new UsageError('tuna http: missing <port|url> (see tuna http --help)');
+  if (/^\d{1,5}$/.test(text)) return checkPort({ host: '127.0.0.1', port: Number(text), protocol: 'http' }, text);
+  const withScheme = /^[a-z0-9]+:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`tuna http: ${JSON.stringify(text)} is neither a port nor a URL`);
+  }
+  const protocol = schemes[url.protocol];
+  if (!protocol) throw new UsageError(`tuna http: scheme ${url.protocol} is not supported; use http://, h2c:// or https://`);
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return checkPort({ host: url.hostname.replace(/^\[|\]$/g, ''), port, protocol }, text);
+}
+
+function checkPort(target: LocalTarget, text: string): LocalTarget {
+  if (target.port < 1 || target.port > 65535) throw new UsageError(`tuna http: ${text}: port must be between 1 and 65535`);
+  return target;
+}
+
+/** httpCommand is `tuna http <port|url>`. */
+export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
+  const parsed = parseFlags(args, options, 'http');
+  if (parsed.values.help === true) return (io.out(commandHelp.http!), 0);
+  if (parsed.positionals.length > 1) throw new UsageError(`tuna http: one <port|url> expected, got ${parsed.positionals.length}`);
+  const target = parseLocalTarget(parsed.positionals[0]);
+  const { host: hostFlag, binding, 'no-check': noCheck } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check']), 'http');
+  const hostname = hostFlag ?? 'app.localhost';
+  const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
+  if (noCheck !== true && !(await probePort(target.host, target.port)))
+    io.err(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`);
+  const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
+  const endpoints = new StaticEndpointResolver();
+  endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
+  const agent = runtime.createAgent(agentOptions, endpoints);
+  return serveUntilStopped(agent, quick.graph, io, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`]);
+}
+
+/** pick copies the listed keys of a record. */
+export function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (values[k] !== undefined) out[k] = values[k];
+  return out;
+}

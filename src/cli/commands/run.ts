@@ -1,0 +1,40 @@
+import * as t from 'io-ts';
+import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
+import { UsageError } from '../errors.js';
+import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { commandHelp } from '../help.js';
+import type { CliIo } from '../io.js';
+import { FileProvider } from '../file-provider.js';
+import type { CliRuntime } from '../runtime.js';
+import { pick } from './http.js';
+import { serveUntilStopped } from './serve.js';
+
+const options = {
+  ...agentFlagOptions,
+  manifests: { type: 'string', multiple: true },
+  'base-domain': { type: 'string' },
+  once: { type: 'boolean' },
+} as const;
+
+const RunFlags = t.intersection([t.type({ manifests: t.array(t.string) }), t.partial({ 'base-domain': HostnameString, once: t.boolean })]);
+
+/** runCommand is `tuna run --manifests DIR`. */
+export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
+  const parsed = parseFlags(args, options, 'run');
+  if (parsed.values.help === true) return (io.out(commandHelp.run!), 0);
+  if (parsed.positionals.length > 0) throw new UsageError(`tuna run: unexpected argument ${JSON.stringify(parsed.positionals[0])}; folders go after --manifests`);
+  if (parsed.values.manifests === undefined) throw new UsageError('tuna run: --manifests DIR is required (see tuna run --help)');
+  const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once']), 'run');
+  const provider = new FileProvider(flags.manifests, io, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
+  const state = await provider.read();
+  provider.report(state);
+  if (flags.once === true) return 0;
+  const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run');
+  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates);
+  provider.watch(agent);
+  try {
+    return await serveUntilStopped(agent, state.graph, io, ['Serving; watching the manifests for changes (Ctrl-C stops)']);
+  } finally {
+    await provider.close();
+  }
+}

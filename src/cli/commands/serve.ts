@@ -1,0 +1,21 @@
+import type { RouteGraph } from '../../model/index.js';
+import type { Agent } from '../agent.js';
+import type { CliIo } from '../io.js';
+
+/**
+ * serveUntilStopped applies the graph, prints the banner and serves until SIGINT/SIGTERM, then
+ * drains: tunnels send GOAWAY and in-flight requests finish before the process exits.
+ */
+export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, banner: string[]): Promise<number> {
+  try {
+    await agent.apply(graph);
+  } catch (err) {
+    await agent.close().catch(() => undefined);
+    throw err;
+  }
+  for (const line of banner) io.out(line);
+  const signal = await io.stopSignal;
+  io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  await agent.close();
+  return 0;
+}

@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { container as rootContainer, inject, injectable } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import { DataPlane } from '../dataplane/index.js';
+import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
+import { decodeEdgeConfig, loadEdgeConfig, startEdge } from '../edge/index.js';
+import type { EdgeConfigFile } from '../edge/index.js';
+import { SystemClock } from '../tunnel/clock.js';
+import type { Clock } from '../tunnel/clock.js';
+import { NetEdgeDialer } from '../tunnel/dialer.js';
+import type { EdgeDialer } from '../tunnel/dialer.js';
+import type { TunnelStreamHandler } from '../tunnel/stream-handler.js';
+import { Agent } from './agent.js';
+import type { TunnelControl } from './agent.js';
+import type { AgentOptions } from './agent-options.js';
+import type { CliRuntime, RunningEdge } from './runtime.js';
+import { SessionTunnels } from './session-tunnels.js';
+
+/**
+ * The composition root of the `tuna` command: the one place that chooses implementations.
+ * Tokens are explicit (tsx/esbuild emit no decorator metadata), and tests build the classes
+ * directly with fakes of these interfaces instead of going through the container.
+ */
+
+/** CLOCK is the time source of tunnels (a fake in tests). */
+export const CLOCK: InjectionToken<Clock> = 'tuna.Clock';
+/** EDGE_DIALER opens the byte streams tunnels run on. */
+export const EDGE_DIALER: InjectionToken<EdgeDialer> = 'tuna.EdgeDialer';
+/** TUNNEL_CONTROL_FACTORY makes the tunnel manager of an agent. */
+export const TUNNEL_CONTROL_FACTORY: InjectionToken<TunnelControlFactory> = 'tuna.TunnelControlFactory';
+/** EDGE_STARTER starts an edge from a decoded config. */
+export const EDGE_STARTER: InjectionToken<EdgeStarter> = 'tuna.EdgeStarter';
+
+/** TunnelControlFactory builds the tunnels that feed one data plane. */
+export type TunnelControlFactory = (options: AgentOptions, handler: TunnelStreamHandler) => TunnelControl;
+
+/** EdgeStarter starts an edge. */
+export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void) => Promise<RunningEdge>;
+
+/** AgentFactory assembles an agent: a data plane and the tunnels to the edge that feed it. */
+@injectable()
+export class AgentFactory {
+  constructor(@inject(TUNNEL_CONTROL_FACTORY) private readonly tunnels: TunnelControlFactory) {}
+
+  /** create builds an agent over the given endpoints and certificates. */
+  create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource): Agent {
+    const dataPlane = new DataPlane(certificates === undefined ? { endpoints } : { endpoints, certificates });
+    return new Agent(dataPlane, this.tunnels(options, dataPlane));
+  }
+}
+
+/** createContainer registers the production implementations in a child of the root container. */
+export function createContainer(): DependencyContainer {
+  const c = rootContainer.createChildContainer();
+  c.register(CLOCK, { useValue: new SystemClock() });
+  c.register(EDGE_DIALER, { useValue: new NetEdgeDialer() });
+  c.register(TUNNEL_CONTROL_FACTORY, {
+    useFactory: (deps) => {
+      const clock = deps.resolve(CLOCK);
+      const dialer = deps.resolve(EDGE_DIALER);
+      return (options: AgentOptions, handler: TunnelStreamHandler) => new SessionTunnels({ ...options, dialer, clock, handler });
+    },
+  });
+  c.register(EDGE_STARTER, { useValue: startRunningEdge });
+  return c;
+}
+
+async function startRunningEdge(config: EdgeConfigFile, log: (line: string) => void): Promise<RunningEdge> {
+  const edge = await startEdge(config, { log });
+  const addresses = edge.address();
+  return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
+}
+
+/** createRuntime exposes the container's services to the commands. */
+export function createRuntime(c: DependencyContainer = createContainer()): CliRuntime {
+  const agents = c.resolve(AgentFactory);
+  const starter = c.resolve(EDGE_STARTER);
+  const noLog = (): void => undefined;
+  return {
+    createAgent: (options, endpoints, certificates) => agents.create(options, endpoints, certificates),
+    startEdge: (config, log = noLog) => starter(decodeEdgeConfig(config), log),
+    startEdgeFromFile: async (path, log = noLog) => starter(await loadEdgeConfig(path), log),
+  };
+}

@@ -1,0 +1,69 @@
+import { StaticCertificateSource, StaticEndpointResolver } from '../dataplane/index.js';
+import type { TranslateOptions } from '../translate/index.js';
+import type { Agent } from './agent.js';
+import type { CliIo } from './io.js';
+import { ManifestWatcher, buildFileProviderState, loadManifestObjects } from './manifests.js';
+import type { FileProviderState } from './manifests.js';
+import { problemsOf, summarizeGraph } from './summary.js';
+
+/**
+ * FileProvider is `tuna run`'s source: manifests from folders, translated like a cluster, applied
+ * to an agent, and re-applied when a file changes. A reload that fails (a YAML typo mid-edit)
+ * keeps the last good state and says why; a reload that changes only routes does not touch the
+ * tunnels (Agent.apply compares bindings).
+ */
+export class FileProvider {
+  /** endpoints and certificates of the last good reading, swapped on every reload */
+  readonly endpoints = new StaticEndpointResolver();
+  readonly certificates = new StaticCertificateSource();
+  private watcher: ManifestWatcher | undefined;
+  private reloading: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly dirs: readonly string[],
+    private readonly io: CliIo,
+    private readonly translateOptions: Partial<TranslateOptions> = {},
+  ) {}
+
+  /** read loads and translates the manifests once, and swaps in their endpoints and certificates. */
+  async read(): Promise<FileProviderState> {
+    const state = buildFileProviderState(await loadManifestObjects(this.dirs), this.translateOptions);
+    this.endpoints.replace(state.endpoints);
+    this.certificates.replace(state.certificates);
+    return state;
+  }
+
+  /** report prints what a state publishes and every problem the translators found. */
+  report(state: FileProviderState): void {
+    const lines = summarizeGraph(state.graph);
+    this.io.out(lines.length > 0 ? `Publishing:\n${lines.join('\n')}` : 'Publishing nothing: no object in the manifests is for tuna');
+    const problems = problemsOf(state.statuses);
+    if (problems.length > 0) this.io.err(`Problems in the manifests:\n${problems.join('\n')}`);
+  }
+
+  /** watch re-applies the manifests to the agent after each change (debounced). */
+  watch(agent: Agent): void {
+    this.watcher = new ManifestWatcher(this.dirs, () => {
+      this.reloading = this.reloading.then(() => this.reload(agent));
+    });
+    this.watcher.start();
+  }
+
+  private async reload(agent: Agent): Promise<void> {
+    try {
+      const state = await this.read();
+      const { tunnelsChanged } = await agent.apply(state.graph);
+      this.io.out(`Reloaded manifests: ${tunnelsChanged ? 'bindings changed, tunnels updated' : 'routes updated, tunnels untouched'}`);
+      const problems = problemsOf(state.statuses);
+      if (problems.length > 0) this.io.err(`Problems in the manifests:\n${problems.join('\n')}`);
+    } catch (err) {
+      this.io.err(`Reload failed, still serving the previous manifests: ${(err as Error).message}`);
+    }
+  }
+
+  /** close stops watching and waits for a reload in progress. */
+  async close(): Promise<void> {
+    this.watcher?.close();
+    await this.reloading;
+  }
+}

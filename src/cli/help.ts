@@ -1,0 +1,71 @@
+import { agentFlagsHelp } from './agent-options.js';
+
+/** Help texts of every command (`tuna <command> --help`). */
+
+/** mainHelp is `tuna --help`. */
+export const mainHelp = `tuna — publish local services through an outbound HTTP/2 tunnel to a tuna edge
+
+Usage: tuna <command> [options]
+
+Commands:
+  http <port|url>        publish a local HTTP server under a hostname
+  tcp <port>             publish a local TCP port on a port of the edge
+  run --manifests DIR    publish what Ingress/HTTPRoute/Gateway/Service/EndpointSlice files describe
+  edge --config FILE     run an edge relay
+  demo                   run an edge, two sample backends and an Ingress on loopback
+
+Run tuna <command> --help for a command's options.`;
+
+/** commandHelp holds each command's --help. */
+export const commandHelp: Record<string, string> = {
+  http: `Usage: tuna http <port|url> [--host NAME] [options]
+
+Publish a local HTTP server. <port> means http://127.0.0.1:<port>; a URL may name another
+host and the protocol: http:// (HTTP/1.1, WebSocket), h2c:// (HTTP/2 cleartext, gRPC) or
+https:// (HTTP/2 over TLS).
+
+Options:
+  --host NAME        the public hostname (default: the edge binding's; app.localhost)
+  --binding ID       the edge binding id (default binding/host/NAME)
+  --no-check         do not check that something listens on the port first
+${agentFlagsHelp}
+
+Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
+  tcp: `Usage: tuna tcp <port> [--remote-port N] [options]
+
+Publish a local TCP port (127.0.0.1:<port>) on a TCP port of the edge.
+
+Options:
+  --remote-port N    the edge port to ask for (default 0: any port of the edge's pool)
+  --binding ID       the edge binding id (default binding/tcp-port/local/tcp/<port>)
+  --no-check         do not check that something listens on the port first
+${agentFlagsHelp}`,
+  run: `Usage: tuna run --manifests DIR [--manifests DIR …] [options]
+
+The file provider: read Ingress, HTTPRoute, GRPCRoute, Gateway, Service, EndpointSlice and
+kubernetes.io/tls Secret objects from YAML or JSON files (recursively), translate them as the
+operator does in a cluster, and publish the result. Files are watched: a change is applied
+without reconnecting tunnels whose bindings did not change. EndpointSlices say where each
+Service's endpoints listen.
+
+Options:
+  --manifests DIR    a folder of manifests (repeatable)
+  --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
+  --once             translate, print the route graph summary and statuses, and exit
+${agentFlagsHelp}`,
+  edge: `Usage: tuna edge --config FILE
+
+Run an edge relay: public HTTP/HTTPS/TCP listeners and the tunnel acceptor, configured by a
+YAML or JSON file (see docs/cli.md and the edge documentation).
+
+Options:
+  --config FILE      the edge configuration file`,
+  demo: `Usage: tuna demo [--port N]
+
+Start, on loopback only: an edge with a key generated now, two sample backends, and an agent
+publishing examples/demo (an Ingress with /api and / going to different Services) through the
+same code path as tuna run. Prints the URL and a curl line; Ctrl-C stops everything.
+
+Options:
+  --port N           the edge's public HTTP port (default 0: any free port)`,
+};

@@ -1,0 +1,68 @@
+import 'reflect-metadata';
+import { pathToFileURL } from 'node:url';
+import { createRuntime } from './container.js';
+import { CliError } from './errors.js';
+import { commandHelp, mainHelp } from './help.js';
+import { processIo } from './io.js';
+import type { CliIo } from './io.js';
+import type { CliRuntime } from './runtime.js';
+import { demoCommand } from './commands/demo.js';
+import { edgeCommand } from './commands/edge.js';
+import { httpCommand } from './commands/http.js';
+import { runCommand } from './commands/run.js';
+import { tcpCommand } from './commands/tcp.js';
+import { explainError } from './explain.js';
+
+/** Command is one `tuna <command>`. */
+type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<number>;
+
+const commands: Record<string, Command> = { http: httpCommand, tcp: tcpCommand, run: runCommand, edge: edgeCommand, demo: demoCommand };
+
+/**
+ * runCli runs one command line and returns the exit status. Failures the user can act on are
+ * printed as one line (`tuna: …`) without a stack trace; anything else is a bug and shows it.
+ */
+export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntime = createRuntime): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' ? args[0] : undefined;
+    io.out(topic !== undefined && commandHelp[topic] !== undefined ? commandHelp[topic] : mainHelp);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
+    return 2;
+  }
+  try {
+    return await command(args, io, runtime());
+  } catch (err) {
+    const explained = explainError(err);
+    if (explained) {
+      io.err(`tuna ${name}: ${explained.message}`);
+      return explained.exitCode;
+    }
+    if (err instanceof CliError) {
+      io.err(err.message.startsWith('tuna') ? err.message : `tuna ${name}: ${err.message}`);
+      return err.exitCode;
+    }
+    io.err(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 70;
+  }
+}
+
+// Run when executed directly (node src/cli/main.ts, bin/tuna.js), not when imported by tests.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const io = processIo();
+  runCli(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+      // Servers and tunnels are closed by now; a stray timer must not keep a stopped CLI alive.
+      setTimeout(() => process.exit(code), 2_000).unref();
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(70);
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
+import type { Agent } from './agent.js';
+import type { AgentOptions } from './agent-options.js';
+
+/**
+ * CliRuntime is what commands get from the composition root (src/cli/container.ts): factories of
+ * the long-lived services, so commands stay free of wiring and tests can pass fakes.
+ */
+export interface CliRuntime {
+  /** createAgent builds a data plane and the tunnels to the edge for it */
+  createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource): Agent;
+  /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */
+  startEdge(config: unknown, log?: (line: string) => void): Promise<RunningEdge>;
+  /** startEdgeFromFile runs an edge from a configuration file */
+  startEdgeFromFile(path: string, log?: (line: string) => void): Promise<RunningEdge>;
+}
+
+/** RunningEdge is an edge started by the CLI. */
+export interface RunningEdge {
+  /** the bound public HTTP port, when the edge has an HTTP listener */
+  httpPort: number | undefined;
+  /** the bound tunnel port */
+  tunnelPort: number;
+  /** close stops listening and drains tunnels */
+  close(): Promise<void>;
+}
