@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
 import { StoreClosedError, StoreInvalidInputError, UniqueViolation } from './errors.js';
-import type { SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
+import type { NotificationListener, SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
 
 /**
  * PostgreSQL through `pg`'s Pool: what several edge nodes share (DESIGN "Scale-out"). Allocation
@@ -41,6 +41,9 @@ export interface PostgresDriverOptions {
 export class PostgresDriver implements SqlDriver {
   readonly dialect = 'postgres' as const;
   private readonly pool: pg.Pool;
+  private readonly config: PoolConfig;
+  private readonly channelSuffix: string;
+  private readonly listeners = new Set<() => Promise<void>>();
   private isClosed = false;
 
   /** constructor creates the pool; connections open lazily on first use. */
@@ -51,6 +54,10 @@ export class PostgresDriver implements SqlDriver {
       // A startup parameter, not SQL text: the identifier was checked above all the same.
       config.options = `-c search_path=${options.schema}`;
     }
+    this.config = config;
+    // Channels are per database, not per schema: a schema's name keeps two stores sharing a
+    // server (tests, several edges on one cluster) from hearing each other.
+    this.channelSuffix = options.schema === undefined ? '' : `_${options.schema}`;
     this.pool = new pg.Pool(config);
     // An idle client's error (server restart) must not crash the edge; the next query reconnects.
     this.pool.on('error', () => undefined);
@@ -80,7 +87,7 @@ export class PostgresDriver implements SqlDriver {
     let broken = false;
     try {
       await client.query('BEGIN');
-      const result = await fn(transactionOn(client));
+      const result = await fn(transactionOn(client, (channel) => this.channelName(channel)));
       await client.query('COMMIT');
       return result;
     } catch (err) {
@@ -96,10 +103,28 @@ export class PostgresDriver implements SqlDriver {
     await tx.query(script);
   }
 
+  async listen(channel: string, listener: NotificationListener): Promise<() => Promise<void>> {
+    this.assertOpen();
+    const stop = await listenOn(this.config, this.channelName(channel), listener);
+    const unsubscribe = async () => {
+      this.listeners.delete(unsubscribe);
+      await stop();
+    };
+    this.listeners.add(unsubscribe);
+    return unsubscribe;
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    await Promise.all([...this.listeners].map((unsubscribe) => unsubscribe()));
     await this.pool.end();
+  }
+
+  private channelName(channel: string): string {
+    const name = `${channel}${this.channelSuffix}`;
+    if (!SCHEMA_NAME.test(name)) throw new StoreInvalidInputError('channel', 'must be a lower-case SQL identifier');
+    return name;
   }
 
   private assertOpen(): void {
@@ -107,7 +132,7 @@ export class PostgresDriver implements SqlDriver {
   }
 }
 
-function transactionOn(client: PoolClient): SqlTransaction {
+function transactionOn(client: PoolClient, channelName: (channel: string) => string): SqlTransaction {
   const query = async (sql: string, params: readonly SqlValue[] = []) => {
     try {
       return await client.query(params.length ? toPositional(sql) : sql, params as SqlValue[]);
@@ -121,5 +146,60 @@ function transactionOn(client: PoolClient): SqlTransaction {
     lockAllocation: async (name) => {
       await query('SELECT pg_advisory_xact_lock(?::bigint)', [advisoryKey(name)]);
     },
+    // NOTIFY inside a transaction is delivered at commit and dropped on rollback (SQL NOTIFY docs).
+    notify: async (channel, payload) => {
+      await query('SELECT pg_notify(?, ?)', [channelName(channel), payload]);
+    },
+  };
+}
+
+/**
+ * listenOn holds one dedicated connection that LISTENs on a channel; if the connection drops it
+ * reconnects (1 s → 30 s backoff) until stopped. Notifications sent while it was down are lost,
+ * so a listener that must not miss one re-checks its state after a reconnect.
+ */
+async function listenOn(config: PoolConfig, channel: string, listener: NotificationListener): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let isStopped = false;
+  let delay = 1000;
+  let timer: NodeJS.Timeout | undefined;
+  const retry = (): void => {
+    if (isStopped || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      connect().catch(retry);
+    }, delay);
+    delay = Math.min(delay * 2, 30_000);
+  };
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client(config);
+    next.on('notification', (message) => {
+      if (message.channel !== channel || message.payload === undefined) return;
+      try {
+        listener(message.payload);
+      } catch {
+        // a listener's failure must not kill the connection
+      }
+    });
+    next.on('error', () => {
+      void next.end().catch(() => undefined);
+      if (client === next) client = undefined;
+      retry();
+    });
+    await next.connect();
+    // The channel name was checked to be a plain identifier; LISTEN takes no parameters.
+    await next.query(`LISTEN "${channel}"`);
+    if (isStopped) {
+      await next.end();
+      return;
+    }
+    client = next;
+    delay = 1000;
+  };
+  await connect();
+  return async () => {
+    isStopped = true;
+    if (timer) clearTimeout(timer);
+    await client?.end().catch(() => undefined);
   };
 }

@@ -26,7 +26,15 @@ export interface SqlTransaction extends SqlExecutor {
    * `BEGIN IMMEDIATE` already holds the database's single write lock.
    */
   lockAllocation(name: string): Promise<void>;
+  /**
+   * notify publishes a payload on a channel once the transaction commits (never if it rolls back):
+   * PostgreSQL NOTIFY reaches every edge node listening; SQLite's reaches this process.
+   */
+  notify(channel: string, payload: string): Promise<void>;
 }
+
+/** NotificationListener receives the payloads published on one channel. */
+export type NotificationListener = (payload: string) => void;
 
 /** SqlDriver is one database connection (SQLite) or pool (PostgreSQL). */
 export interface SqlDriver {
@@ -37,5 +45,7 @@ export interface SqlDriver {
   transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T>;
   /** execScript runs several statements without parameters (migrations only) */
   execScript(tx: SqlTransaction, script: string): Promise<void>;
+  /** listen subscribes to a channel (a lower-case identifier); the returned function unsubscribes */
+  listen(channel: string, listener: NotificationListener): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { newRecordId } from './keys.js';
 import { addressInPool, checkPortPool, parseAddressPool, pickFreeAddress, pickFreePort } from './pools.js';
 import type { AddressPool } from './pools.js';
 import { toReservation } from './rows.js';
+import { announceRevocations } from './revocations.js';
 import type { SqlExecutor, SqlTransaction } from './sql-driver.js';
 import type { Actor, CreateReservationInput, CreateReservationResult, DomainType, Labels, ReleaseResult, Reservation, ReservationKind, PortPool } from './store.js';
 import { checkLabels, checkPort, checkText, normalizeAddress, normalizeHostname } from './validate.js';
@@ -203,7 +204,7 @@ async function insertReservation(tx: SqlExecutor, r: Reservation): Promise<void>
 
 /** releaseReservationTx releases a held reservation and revokes every live tunnel key bound to it. */
 export async function releaseReservationTx(
-  tx: SqlExecutor,
+  tx: SqlTransaction,
   accountId: string,
   id: string,
   now: number,
@@ -215,6 +216,7 @@ export async function releaseReservationTx(
   const keys = await tx.query('SELECT id FROM tunnel_keys WHERE reservation_id = ? AND revoked_at IS NULL ORDER BY id', [id]);
   const revokedTunnelKeyIds = keys.map((k) => String(k['id']));
   await tx.run('UPDATE tunnel_keys SET revoked_at = ? WHERE reservation_id = ? AND revoked_at IS NULL', [now, id]);
+  await announceRevocations(tx, revokedTunnelKeyIds);
   await appendAudit(tx, {
     at: now,
     actor,

@@ -2,6 +2,7 @@ import { appendAudit } from './audit.js';
 import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, UniqueViolation } from './errors.js';
 import { formatToken, hashSecret, newRecordId, newSecret, parseToken, secretMatches } from './keys.js';
 import { migrate } from './migrations.js';
+import { REVOCATION_CHANNEL } from './revocations.js';
 import { toAccount, toApiKey, toAuditEvent, toCertificate, toReservation, toTunnelKey } from './rows.js';
 import type { SqlDriver, SqlExecutor } from './sql-driver.js';
 import { createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx } from './sql-reservations.js';
@@ -162,6 +163,13 @@ export class SqlStore implements Store {
 
   authenticateTunnelKey(token: string): Promise<TunnelKeyCheck> {
     return authenticateTunnelKeyWith(this.db, token, this.clock.now());
+  }
+
+  watchTunnelKeyRevocations(listener: (keyIds: readonly string[]) => void): Promise<() => Promise<void>> {
+    return this.db.listen(REVOCATION_CHANNEL, (payload) => {
+      const ids: unknown = JSON.parse(payload);
+      if (Array.isArray(ids)) listener(ids.filter((id): id is string => typeof id === 'string'));
+    });
   }
 
   async putCertificate(input: PutCertificateInput, actor: Actor): Promise<Certificate> {

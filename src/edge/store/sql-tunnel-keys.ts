@@ -1,9 +1,10 @@
 import { appendAudit } from './audit.js';
 import { StoreInvalidInputError, StoreNotFoundError } from './errors.js';
 import { formatToken, hashSecret, newRecordId, newSecret, parseToken, secretMatches } from './keys.js';
+import { announceRevocations } from './revocations.js';
 import { toTunnelKey } from './rows.js';
 import { heldReservation } from './sql-reservations.js';
-import type { SqlExecutor, SqlRow } from './sql-driver.js';
+import type { SqlExecutor, SqlRow, SqlTransaction } from './sql-driver.js';
 import { TUNNEL_PROTOCOLS } from './store.js';
 import type { Actor, Minted, MintTunnelKeyInput, ReservationKind, RotateTunnelKeyInput, TunnelKey, TunnelKeyCheck, TunnelProtocol } from './store.js';
 import { checkLabels } from './validate.js';
@@ -101,10 +102,11 @@ export async function rotateTunnelKeyTx(
   return { record: { ...key, expiresAt, rotatedAt: now }, token: formatToken('tunnel', id, secret) };
 }
 
-/** revokeTunnelKeyTx revokes a live key; the edge must then close its connections. */
-export async function revokeTunnelKeyTx(tx: SqlExecutor, accountId: string, id: string, now: number, actor: Actor): Promise<TunnelKey> {
+/** revokeTunnelKeyTx revokes a live key and announces it; the edge must then close its connections. */
+export async function revokeTunnelKeyTx(tx: SqlTransaction, accountId: string, id: string, now: number, actor: Actor): Promise<TunnelKey> {
   const key = await liveKey(tx, accountId, id);
   await tx.run('UPDATE tunnel_keys SET revoked_at = ?, previous_hash = NULL WHERE id = ?', [now, id]);
+  await announceRevocations(tx, [id]);
   await appendAudit(tx, { at: now, actor, action: 'tunnel-key.revoke', accountId, targetKind: 'tunnel-key', targetId: id, detail: { reservationId: key.reservationId } });
   return { ...key, revokedAt: now };
 }

@@ -1,7 +1,8 @@
+import { EventEmitter } from 'node:events';
 import { DatabaseSync } from 'node:sqlite';
 import type { SQLInputValue } from 'node:sqlite';
 import { StoreClosedError, UniqueViolation } from './errors.js';
-import type { SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
+import type { NotificationListener, SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
 
 /**
  * SQLite through Node's built-in `node:sqlite` (synchronous `DatabaseSync`). One connection per
@@ -26,6 +27,7 @@ export class SqliteDriver implements SqlDriver {
   private readonly db: DatabaseSync;
   private tail: Promise<unknown> = Promise.resolve();
   private isClosed = false;
+  private readonly notifications = new EventEmitter();
 
   /** constructor opens a file (created if missing) or `:memory:`, with WAL and foreign keys on. */
   constructor(path: string) {
@@ -49,14 +51,19 @@ export class SqliteDriver implements SqlDriver {
       // IMMEDIATE takes the write lock up front, so two writers never both read "port 20000 is
       // free" and then race (https://sqlite.org/lang_transaction.html).
       this.db.exec('BEGIN IMMEDIATE');
+      const pending: [string, string][] = [];
       const tx: SqlTransaction = {
         query: async (sql, params = []) => this.querySync(sql, params),
         run: async (sql, params = []) => this.runSync(sql, params),
         lockAllocation: async () => undefined,
+        notify: async (channel, payload) => {
+          pending.push([channel, payload]);
+        },
       };
       try {
         const result = await fn(tx);
         this.db.exec('COMMIT');
+        for (const [channel, payload] of pending) this.publish(channel, payload);
         return result;
       } catch (err) {
         if (this.db.isTransaction) this.db.exec('ROLLBACK');
@@ -69,11 +76,30 @@ export class SqliteDriver implements SqlDriver {
     this.db.exec(script);
   }
 
+  async listen(channel: string, listener: NotificationListener): Promise<() => Promise<void>> {
+    this.notifications.on(channel, listener);
+    return async () => {
+      this.notifications.off(channel, listener);
+    };
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
+    this.notifications.removeAllListeners();
     this.isClosed = true;
     await this.tail.catch(() => undefined);
     this.db.close();
+  }
+
+  private publish(channel: string, payload: string): void {
+    for (const listener of this.notifications.listeners(channel) as NotificationListener[]) {
+      // A listener that throws must not turn a committed change into a failed call.
+      try {
+        listener(payload);
+      } catch {
+        // ignored on purpose: the change is committed either way
+      }
+    }
   }
 
   private locked<T>(fn: () => Promise<T>): Promise<T> {

@@ -217,6 +217,12 @@ export interface Store {
   revokeTunnelKey(accountId: string, id: string, actor: Actor): Promise<TunnelKey>;
   /** authenticateTunnelKey checks a token's secret, revocation and expiry (binding and cap are the edge's) */
   authenticateTunnelKey(token: string): Promise<TunnelKeyCheck>;
+  /**
+   * watchTunnelKeyRevocations calls `listener` with the ids of tunnel keys revoked (directly or by a
+   * release) once the change commits — on every edge node sharing a PostgreSQL database, in this
+   * process for SQLite — so each node closes those keys' live connections. Resolves to an unsubscribe.
+   */
+  watchTunnelKeyRevocations(listener: (keyIds: readonly string[]) => void): Promise<() => Promise<void>>;
 
   putCertificate(input: PutCertificateInput, actor: Actor): Promise<Certificate>;
   getCertificate(hostname: string): Promise<Certificate | undefined>;
