@@ -2,13 +2,14 @@ import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
 import { compareStrings } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook, createdOf, namespaceOf, refOf } from '../common/meta.js';
+import { StatusBook, createdOf, namespaceOf, refOf, warning } from '../common/meta.js';
 import type { KubeObject } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { attachRoute } from './attachment.js';
 import type { ParentAttachment } from './attachment.js';
 import type { GatewayContext, TranslationContext } from './context.js';
 import { resolveCrossKindConflicts } from './cross-kind.js';
+import { keepOneCopy } from './dedupe.js';
 import type { PendingHttpRoute } from './cross-kind.js';
 import { placeHttpRules } from './emit.js';
 import { translateGatewayClasses } from './gateway-classes.js';
@@ -38,18 +39,24 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
     book: new StatusBook(),
     gateways: new Map(),
   };
-  const classes = translateGatewayClasses(snap.gatewayClasses, options.gatewayControllerName, ctx.book);
-  buildGateways(ctx, snap.gateways, classes);
+  const repeated = new Set<string>();
+  const classes = translateGatewayClasses(keepOneCopy(snap.gatewayClasses, repeated), options.gatewayControllerName, ctx.book);
+  buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes);
   if (ctx.gateways.size > 0) {
-    translateHttpLikeRoutes(ctx, snap.httpRoutes, snap.grpcRoutes);
-    for (const route of snap.tlsRoutes) translateStreamRoute(ctx, 'TLSRoute', route);
-    for (const route of snap.tcpRoutes) translateStreamRoute(ctx, 'TCPRoute', route);
+    translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
+    for (const route of keepOneCopy(snap.tlsRoutes, repeated)) translateStreamRoute(ctx, 'TLSRoute', route);
+    for (const route of keepOneCopy(snap.tcpRoutes, repeated)) translateStreamRoute(ctx, 'TCPRoute', route);
   }
   // Fragments in name order: merge.ts settles equal claims by first seen, so order must not follow the input.
   const ordered = [...ctx.gateways.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, gw]) => gw);
   dropRepeatedClaims(ordered);
   const fragments = ordered.map((gw) => finishGateway(ctx, gw));
-  return { fragments, statuses: ctx.book.all() };
+  const statuses = ctx.book.all();
+  for (const s of statuses) {
+    if (repeated.has(`${s.ref.kind}/${s.ref.namespace ?? (s.ref.kind === 'GatewayClass' ? '' : 'default')}/${s.ref.name}`))
+      s.events.push(warning('DuplicateObject', `${s.ref.kind} ${s.ref.name} appears more than once in the input; the oldest copy is used`));
+  }
+  return { fragments, statuses };
 }
 
 /**
