@@ -6,7 +6,8 @@
  */
 import type { V1Service } from '@kubernetes/client-node';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook } from '../common/meta.js';
+import { compareStrings, stableStringify } from '../../model/index.js';
+import { StatusBook, createdOf, nameKey } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { translateService } from './translate-service.js';
 
@@ -17,9 +18,27 @@ import { translateService } from './translate-service.js';
  */
 export function translateLoadBalancerServices(index: SnapshotIndex, options: TranslateOptions): TranslatorOutput {
   const book = new StatusBook();
+  const ours = index.snapshot.services.filter((svc) => isTunaLoadBalancer(svc, options)).sort(compareServices);
+  // Only manifest files can hold one Service twice; the oldest copy is used, the others reported on it.
+  const copies = new Map<string, number>();
+  for (const svc of ours) copies.set(nameKey(svc), (copies.get(nameKey(svc)) ?? 0) + 1);
   const fragments = [];
-  for (const svc of index.snapshot.services) if (isTunaLoadBalancer(svc, options)) fragments.push(translateService(svc, index, options, book));
+  const done = new Set<string>();
+  for (const svc of ours) {
+    const key = nameKey(svc);
+    if (done.has(key)) continue;
+    done.add(key);
+    fragments.push(translateService(svc, options, book, (copies.get(key) ?? 0) > 1));
+  }
   return { fragments, statuses: book.all() };
+}
+
+/** compareServices orders Services oldest first (unknown last), then by `namespace/name`, then by content. */
+function compareServices(a: V1Service, b: V1Service): number {
+  const ca = createdOf(a);
+  const cb = createdOf(b);
+  if (ca !== cb) return ca === '' ? 1 : cb === '' ? -1 : compareStrings(ca, cb);
+  return compareStrings(nameKey(a), nameKey(b)) || compareStrings(stableStringify(a), stableStringify(b));
 }
 
 /** isTunaLoadBalancer says whether tuna is the load balancer of this Service. */

@@ -1,8 +1,6 @@
 import type { V1Service } from '@kubernetes/client-node';
-import type { Listener, ObjectRef, RouteGraph, ServiceBackend } from '../../model/index.js';
+import type { BackendProtocol, Listener, ObjectRef, RouteGraph, ServiceBackend } from '../../model/index.js';
 import { compareStrings, emptyGraph } from '../../model/index.js';
-import { resolveServiceBackend } from '../common/backend.js';
-import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { StatusBook } from '../common/meta.js';
 import { createdOf, namespaceOf, sourceOf } from '../common/meta.js';
 import { generatedHostname, writeReport } from '../ingress/index.js';
@@ -34,7 +32,7 @@ interface ServiceWork {
  * translateService translates one tuna LoadBalancer Service into its own fragment (group
  * `service/<namespace>/<name>`) and records its status in `book`.
  */
-export function translateService(svc: V1Service, index: SnapshotIndex, options: TranslateOptions, book: StatusBook): Fragment {
+export function translateService(svc: V1Service, options: TranslateOptions, book: StatusBook, isDuplicated = false): Fragment {
   const namespace = namespaceOf(svc);
   const name = svc.metadata?.name ?? '';
   const work: ServiceWork = {
@@ -49,6 +47,12 @@ export function translateService(svc: V1Service, index: SnapshotIndex, options: 
     addresses: new Map(),
     published: [],
   };
+  if (isDuplicated)
+    work.problems.push({
+      condition: 'Accepted',
+      reason: 'DuplicateService',
+      message: `the manifests hold Service ${namespace}/${name} more than once; only the oldest copy is used`,
+    });
   const plans = (svc.spec?.ports ?? []).map(planPort);
   if (plans.length === 0) work.problems.push({ condition: 'Accepted', reason: 'NoPorts', message: 'the Service has no ports; nothing to publish' });
   const own = generatedHostname(name, namespace, options.baseDomain);
@@ -63,8 +67,8 @@ export function translateService(svc: V1Service, index: SnapshotIndex, options: 
       work.problems.push({ condition: 'Accepted', reason: 'DuplicatePort', message: `${plan.label}: repeats the name or number of an earlier TCP port; it is not published` });
       continue;
     }
-    if (plan.kind === 'tcp') publishTcp(work, plan, index, own.ok ? own.host : options.baseDomain.toLowerCase());
-    else publishHttp(work, plan, index, options, httpSeen++ === 0);
+    if (plan.kind === 'tcp') publishTcp(work, plan, own.ok ? own.host : options.baseDomain.toLowerCase());
+    else publishHttp(work, plan, options, httpSeen++ === 0);
   }
   writeStatus(work, book);
   return { group: `service/${namespace}/${name}`, graph: work.graph, claims: work.claims };
@@ -87,21 +91,21 @@ function portKey(plan: PortPlan): string {
   return plan.port.name || String(plan.port.port);
 }
 
-function resolve(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, protocol: ServiceBackend['protocol']): ServiceBackend | undefined {
-  // By name when named: names are unique, numbers are not (53/TCP and 53/UDP may coexist).
-  const r = resolveServiceBackend(index, work.namespace, work.name, plan.port.name || plan.port.port, protocol);
-  if (r.ok) return r.backend;
-  work.problems.push({ condition: 'Accepted', reason: r.reason, message: `${plan.label}: ${r.message}; it is not published` });
-  return undefined;
+/**
+ * backendOf is the Service port itself as a backend. It is built from the port in hand rather
+ * than looked up again: the Service is of type LoadBalancer (never ExternalName) and planPort has
+ * already checked the protocol and the number.
+ */
+function backendOf(work: ServiceWork, plan: PortPlan, protocol: BackendProtocol): ServiceBackend {
+  return { kind: 'service', namespace: work.namespace, service: work.name, port: plan.port.port, portName: plan.port.name ?? '', protocol, weight: 1 };
 }
 
 /**
  * publishTcp asks the edge for the Service's own port number; the edge may assign another one
  * from its pool, and the reconciler then reports the port actually held.
  */
-function publishTcp(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, statusHost: string): void {
-  const backend = resolve(work, plan, index, 'tcp');
-  if (!backend) return;
+function publishTcp(work: ServiceWork, plan: PortPlan, statusHost: string): void {
+  const backend = backendOf(work, plan, 'tcp');
   const port = plan.port.port;
   const section = `port/${portKey(plan)}`;
   const bindingId = `binding/tcp-port/${work.namespace}/${work.name}/${port}`;
@@ -121,14 +125,13 @@ function publishTcp(work: ServiceWork, plan: PortPlan, index: SnapshotIndex, sta
  * certificate for the base domain (DESIGN.md "TLS modes": edge is the default for reserved
  * subdomains), the same shape as an `http` Tunnel; both listeners carry the one route `/`.
  */
-function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, index: SnapshotIndex, options: TranslateOptions, isFirst: boolean): void {
+function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, options: TranslateOptions, isFirst: boolean): void {
   const host = generatedHostname(work.name, work.namespace, options.baseDomain, isFirst ? undefined : portKey(plan));
   if (!host.ok) {
     work.problems.push({ condition: 'Accepted', reason: 'GeneratedHostnameInvalid', message: `${plan.label}: ${host.message}; it is not published` });
     return;
   }
-  const backend = resolve(work, plan, index, plan.protocol);
-  if (!backend) return;
+  const backend = backendOf(work, plan, plan.protocol);
   const hostname = host.host;
   const section = `port/${portKey(plan)}`;
   const source = sourceOf(work.ref, section);
