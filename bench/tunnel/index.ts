@@ -2,7 +2,7 @@
  * The `tunnel` benchmark part (issue 3, part 8): direct, nginx, frp, chisel and tuna side by side on
  * loopback in one run; writes its section of docs/benchmarks.md. Method: docs/benchmarking.md.
  */
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeSection } from '../report.js';
@@ -177,10 +177,6 @@ async function measureLoad(run: Run): Promise<void> {
 async function measureTransfers(run: Run): Promise<void> {
   const { ctx, o } = run;
   if (o.transferBytes <= 0) return;
-  const source = join(ctx.tmp, 'upload.bin');
-  // A sparse file: the kernel hands out zeros without touching a disk, so curl's reads cost nothing.
-  const file = await open(source, 'w');
-  await file.truncate(o.transferBytes).finally(() => file.close());
   const transferTimeout = 180;
   await rounds(run, 'download', 'download', async (r) => {
     const res = await runDownload(ctx.group, ctx.tools.curl, r.target, o.transferBytes, transferTimeout);
@@ -188,11 +184,10 @@ async function measureTransfers(run: Run): Promise<void> {
     return `${formatNumber(res.megabytesPerSecond, 'MB/s')} (${res.seconds.toFixed(2)} s)`;
   });
   await rounds(run, 'upload', 'upload', async (r) => {
-    const res = await runUpload(ctx.group, ctx.tools.curl, r.target, source, o.transferBytes, transferTimeout);
+    const res = await runUpload(ctx.group, r.target, o.transferBytes, transferTimeout);
     r.figures.upload.push(res.megabytesPerSecond);
     return `${formatNumber(res.megabytesPerSecond, 'MB/s')} (${res.seconds.toFixed(2)} s)`;
   });
-  await rm(source, { force: true });
 }
 
 /** measureFresh takes the per-tunnel figures: first byte on a fresh tunnel and idle memory. */

@@ -143,17 +143,17 @@ export async function runDownload(group: ProcessGroup, curl: string, target: Tar
 }
 
 /**
- * runUpload PUTs the file `source` (`bytes` long) to `/upload` once with curl; the backend answers
- * only after draining the body, with the count it received, which must equal `bytes`.
+ * runUpload PUTs `bytes` to `/upload` once with bench/tunnel/upload-client.ts in its own process;
+ * the backend answers only after draining the body, with the count it received, which must equal
+ * `bytes`.
  */
-export async function runUpload(group: ProcessGroup, curl: string, target: Target, source: string, bytes: number, timeoutSeconds: number): Promise<TransferResult> {
-  // "Expect:" turns off curl's 100-continue round trip, which some contenders answer and some not.
-  const args = ['-sS', '--max-time', String(timeoutSeconds), '-T', source, '-H', 'Expect:', '-w', curlFormat];
-  if (target.host) args.push('-H', `Host: ${target.host}`);
-  const res = await group.run('curl', curl, [...args, targetUrl(target, '/upload')], (timeoutSeconds + 5) * 1000);
-  const t = parseCurlTimes(res.stdout);
-  const received = Number(/"bytes":(\d+)/.exec(res.stdout)?.[1] ?? -1);
-  if (res.code !== 0 || t.status !== 200 || received !== bytes)
-    throw new BenchResultError(`upload: curl exit ${res.code}, status ${t.status}, backend received ${received} of ${bytes} bytes ${res.stderr.trim()}`);
-  return { megabytesPerSecond: bytes / t.seconds / 1e6, seconds: t.seconds };
+export async function runUpload(group: ProcessGroup, target: Target, bytes: number, timeoutSeconds: number): Promise<TransferResult> {
+  const script = join(import.meta.dirname, 'upload-client.ts');
+  const args = ['--no-warnings', script, String(target.port), String(bytes), ...(target.host ? [target.host] : [])];
+  const res = await group.run('upload-client', process.execPath, args, timeoutSeconds * 1000);
+  const m = /\{"status":(\d+),"received":(-?\d+),"seconds":([\d.e+-]+)\}/.exec(res.stdout);
+  if (res.code !== 0 || !m || m[1] !== '200' || Number(m[2]) !== bytes)
+    throw new BenchResultError(`upload: exit ${res.code}, ${m ? `status ${m[1]}, backend received ${m[2]} of ${bytes} bytes` : 'no result'} ${res.stderr.trim()}`);
+  const seconds = Number(m[3]);
+  return { megabytesPerSecond: bytes / seconds / 1e6, seconds };
 }

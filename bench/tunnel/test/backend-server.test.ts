@@ -1,8 +1,12 @@
 import { expect } from 'chai';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Backend } from '../backend.js';
 import { startBackend } from '../backend.js';
+import { runDownload, runUpload } from '../load.js';
 import { ProcessGroup } from '../processes.js';
+import { findTools } from '../tools.js';
 
 interface Reply {
   status: number;
@@ -64,6 +68,47 @@ describe('bench/tunnel backend server', () => {
     await send(backend.port, 'GET', '/1k').then(
       () => expect.fail('the backend still answers'),
       (err: NodeJS.ErrnoException) => expect(err.code).to.equal('ECONNREFUSED'),
+    );
+  });
+});
+
+describe('bench/tunnel transfers', () => {
+  let group: ProcessGroup;
+  let backend: Backend;
+  let liar: Server | undefined;
+
+  beforeEach(async () => {
+    group = new ProcessGroup();
+    backend = await startBackend(group, 60_000);
+  });
+
+  afterEach(async () => {
+    await group.close();
+    await new Promise((resolve) => (liar ? liar.close(resolve) : resolve(undefined)));
+    liar = undefined;
+  });
+
+  it('times an upload the backend confirms byte for byte', async () => {
+    const res = await runUpload(group, { port: backend.port }, 5_000_000, 30);
+    expect(res.seconds).to.be.greaterThan(0);
+    expect(res.megabytesPerSecond).to.be.closeTo(5 / res.seconds, 1e-6);
+  });
+
+  it('times a download whose every byte arrived', async () => {
+    const res = await runDownload(group, findTools().curl, { port: backend.port }, 3_000_000, 30);
+    expect(res.megabytesPerSecond).to.be.closeTo(3 / res.seconds, 1e-6);
+  });
+
+  it('fails an upload when the server says it received fewer bytes', async () => {
+    liar = createServer((req, res) => {
+      req.resume();
+      req.once('end', () => res.end('{"bytes":1}'));
+    });
+    await new Promise<void>((resolve) => (liar as Server).listen(0, '127.0.0.1', resolve));
+    const port = (liar.address() as AddressInfo).port;
+    await runUpload(group, { port }, 100_000, 30).then(
+      () => expect.fail('a short upload passed'),
+      (err: Error) => expect(err.message).to.contain('received 1 of 100000 bytes'),
     );
   });
 });
