@@ -102,7 +102,7 @@ function backendOf(work: ServiceWork, plan: PortPlan, protocol: BackendProtocol)
 
 /**
  * publishTcp asks the edge for the Service's own port number; the edge may assign another one
- * from its pool, and the reconciler then reports the port actually held.
+ * from its pool, which only the reconciler can learn and report.
  */
 function publishTcp(work: ServiceWork, plan: PortPlan, statusHost: string): void {
   const backend = backendOf(work, plan, 'tcp');
