@@ -9,7 +9,7 @@ import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from '.
 import { FailureRateLimiter } from './rate-limiter.js';
 import type { RateLimitOptions } from './rate-limiter.js';
 import { reservationRoutes } from './reservation-routes.js';
-import type { RequestContext, Route } from './routes.js';
+import type { RequestContext, Route, RouteDeps } from './routes.js';
 import { tunnelKeyRoutes } from './tunnel-key-routes.js';
 
 /**
@@ -60,22 +60,7 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
       log(`control: onTunnelKeysRevoked listener failed: ${(err as Error).name}`);
     }
   };
-  const deps = { store: options.store, clock, notifyRevoked };
-  const defaults = options.tunnelKeyDefaults ?? {};
-  const routes: Route[] = [
-    ...accountRoutes(deps),
-    ...reservationRoutes(deps, {
-      baseDomain: options.baseDomain,
-      portPool: options.portPool,
-      addressPool: options.addressPool,
-      verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
-    }),
-    ...tunnelKeyRoutes(deps, {
-      defaultTtlSeconds: defaults.ttlSeconds ?? 30 * 86400,
-      maxTtlSeconds: defaults.maxTtlSeconds ?? 365 * 86400,
-      defaultMaxConnections: defaults.maxConnections ?? 2,
-    }),
-  ];
+  const routes = buildRoutes(options, { store: options.store, clock, notifyRevoked });
 
   async function authenticate(req: IncomingMessage, client: string): Promise<ApiKey> {
     const match = BEARER.exec(req.headers.authorization ?? '');
@@ -102,17 +87,38 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
   }
 
   return (req, res) => {
-    serve(req, res).catch((err: unknown) => {
-      const mapped = toControlError(err);
-      if (!mapped) log(`control: ${req.method ?? '?'} request failed: ${(err as Error).name ?? 'Error'}: ${(err as { code?: string }).code ?? ''}`);
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (mapped) sendControlError(res, mapped);
-      else sendJson(res, 500, { error: { code: 'TUNA_CONTROL_INTERNAL', message: 'internal error' } });
-    });
+    serve(req, res).catch((err: unknown) => answerError(res, err, (line) => log(`control: ${req.method ?? '?'} ${line}`)));
   };
+}
+
+/** answerError maps an error to its status; an unexpected one is a 500 with no detail and one log line (name and code only). */
+function answerError(res: ServerResponse, err: unknown, log: (line: string) => void): void {
+  const mapped = toControlError(err);
+  if (!mapped) log(`request failed: ${(err as Error).name ?? 'Error'} ${(err as { code?: string }).code ?? ''}`.trim());
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (mapped) sendControlError(res, mapped);
+  else sendJson(res, 500, { error: { code: 'TUNA_CONTROL_INTERNAL', message: 'internal error' } });
+}
+
+function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
+  const defaults = options.tunnelKeyDefaults ?? {};
+  return [
+    ...accountRoutes(deps),
+    ...reservationRoutes(deps, {
+      baseDomain: options.baseDomain,
+      portPool: options.portPool,
+      addressPool: options.addressPool,
+      verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
+    }),
+    ...tunnelKeyRoutes(deps, {
+      defaultTtlSeconds: defaults.ttlSeconds ?? 30 * 86400,
+      maxTtlSeconds: defaults.maxTtlSeconds ?? 365 * 86400,
+      defaultMaxConnections: defaults.maxConnections ?? 2,
+    }),
+  ];
 }
 
 function matchRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: string[] } {

@@ -12,6 +12,7 @@ export { MIGRATIONS } from './migrations.js';
 export { parseToken } from './keys.js';
 export type { KeyKind } from './keys.js';
 export { SqlStore } from './sql-store.js';
+export { STORE } from './tokens.js';
 
 /** openSqliteStore opens (creating and migrating) a SQLite store at a file path or `:memory:`. */
 export function openSqliteStore(path: string, clock: Clock = systemClock): Promise<Store> {

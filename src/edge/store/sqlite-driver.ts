@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { DatabaseSync } from 'node:sqlite';
-import type { SQLInputValue } from 'node:sqlite';
+import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StoreClosedError, UniqueViolation } from './errors.js';
 import type { NotificationListener, SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
 
@@ -28,6 +28,8 @@ export class SqliteDriver implements SqlDriver {
   private tail: Promise<unknown> = Promise.resolve();
   private isClosed = false;
   private readonly notifications = new EventEmitter();
+  // The store's SQL is a fixed set of strings: prepare each once (bounded, in case of dynamic SQL).
+  private readonly statements = new Map<string, StatementSync>();
 
   /** constructor opens a file (created if missing) or `:memory:`, with WAL and foreign keys on. */
   constructor(path: string) {
@@ -109,9 +111,19 @@ export class SqliteDriver implements SqlDriver {
     return result;
   }
 
+  private prepare(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= 256) this.statements.clear();
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private querySync(sql: string, params: readonly SqlValue[]): SqlRow[] {
     try {
-      return this.db.prepare(sql).all(...(params as SQLInputValue[])) as SqlRow[];
+      return this.prepare(sql).all(...(params as SQLInputValue[])) as SqlRow[];
     } catch (err) {
       throw translateError(err);
     }
@@ -119,7 +131,7 @@ export class SqliteDriver implements SqlDriver {
 
   private runSync(sql: string, params: readonly SqlValue[]): number {
     try {
-      return Number(this.db.prepare(sql).run(...(params as SQLInputValue[])).changes);
+      return Number(this.prepare(sql).run(...(params as SQLInputValue[])).changes);
     } catch (err) {
       throw translateError(err);
     }
