@@ -74,15 +74,17 @@ function attachToGateway(gateway: GatewayContext, parentRef: IParentReference, r
     };
     return result;
   }
-  const served = allowed.filter((l) => l.graph !== undefined);
-  if (served.length === 0) {
+  // A listener whose references do not resolve still takes routes (they count in attachedRoutes,
+  // as the conformance suite checks) but is not served; a rejected or conflicted one takes none.
+  const usable = allowed.filter((l) => !l.notAccepted && !l.conflict);
+  if (usable.length === 0) {
     result.problem = {
       reason: 'NotAllowedByListeners',
-      message: `listener(s) ${allowed.map((l) => l.name).join(', ')} of ${gwName} are not programmed`,
+      message: `listener(s) ${allowed.map((l) => l.name).join(', ')} of ${gwName} are not accepted`,
     };
     return result;
   }
-  for (const listener of served) {
+  for (const listener of usable) {
     const hostnames = intersectHostnames(listener.hostname, route.hostnames);
     if (hostnames.length > 0) result.listeners.push({ listener, hostnames });
   }

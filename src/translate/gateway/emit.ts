@@ -34,8 +34,9 @@ export function placeHttpRules(
   for (const p of parents) {
     if (!isAttached(p, verdict)) continue;
     for (const { listener, hostnames } of p.listeners) {
+      if (!listener.graph) continue; // attached, but the listener is not served (unresolved references)
       for (const hostname of hostnames) {
-        const vhostId = `${listener.graph?.id ?? ''}/vhost/${hostname}`;
+        const vhostId = `${listener.graph.id}/vhost/${hostname}`;
         if (placed.has(vhostId)) continue;
         placed.add(vhostId);
         const vhost = virtualHost(p.gateway, listener, vhostId, hostname);

@@ -71,18 +71,22 @@ export function finishGateway(ctx: TranslationContext, gw: GatewayContext): Frag
     conditions.push(condition('Accepted', false, gw.rejected.reason, gw.rejected.message, gen));
     conditions.push(condition('Programmed', false, 'Invalid', gw.rejected.message, gen));
     status.events.push(warning(gw.rejected.reason, gw.rejected.message));
-  } else if (served.length === 0) {
-    const message = 'no listener is valid';
+  } else if (!gw.listeners.some((l) => !l.notAccepted && !l.conflict)) {
+    const message = 'no listener is accepted';
     conditions.push(condition('Accepted', false, 'ListenersNotValid', message, gen));
     conditions.push(condition('Programmed', false, 'Invalid', message, gen));
   } else {
     const message =
       bad.length === 0
         ? 'all listeners are accepted'
-        : `listener(s) ${bad.map((l) => l.name).join(', ')} are not valid; serving ${served.map((l) => l.name).join(', ')}`;
+        : `listener(s) ${bad.map((l) => l.name).join(', ')} are not valid; serving ${served.map((l) => l.name).join(', ') || 'none'}`;
     conditions.push(condition('Accepted', true, bad.length === 0 ? 'Accepted' : 'ListenersNotValid', message, gen));
-    // The reconciler replaces this with False/AddressNotAssigned until the edge has assigned the address.
-    conditions.push(condition('Programmed', true, 'Programmed', 'configuration handed to the tunnel manager', gen));
+    // The reconciler replaces True with False/AddressNotAssigned until the edge has assigned the address.
+    conditions.push(
+      served.length > 0
+        ? condition('Programmed', true, 'Programmed', 'configuration handed to the tunnel manager', gen)
+        : condition('Programmed', false, 'Invalid', 'no listener can be served', gen),
+    );
   }
   for (const l of gw.listeners) for (const p of listenerProblems(l)) status.events.push(warning(p.reason, `listener ${l.name}: ${p.message}`));
   status.status = { conditions, listeners: gw.listeners.map((l) => listenerStatus(l, gen)) };

@@ -51,7 +51,8 @@ export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' |
   for (const p of parents) {
     if (!isAttached(p, verdict)) continue;
     for (const a of p.listeners) {
-      const listenerId = a.listener.graph?.id ?? '';
+      if (!a.listener.graph) continue; // attached, but the listener is not served
+      const listenerId = a.listener.graph.id;
       if (placed.has(listenerId)) continue;
       placed.add(listenerId);
       p.gateway.streamRoutes.push({
