@@ -84,6 +84,10 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
       `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n\r\n`,
   );
   const tcp = socket as Socket;
+  // HTTP servers accept half-open sockets; a tunnel is not one: when the agent's FIN arrives
+  // after a graceful HTTP/2 close, the socket must end and close, or the session never reports
+  // 'close' (Node waits for the socket to close after GOAWAY).
+  tcp.allowHalfOpen = false;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 30_000);
   if (head.length > 0) tcp.unshift(head);

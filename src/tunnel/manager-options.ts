@@ -1,0 +1,26 @@
+import type { BackoffOptions } from './backoff.js';
+import type { EdgeEndpoint } from './dialer.js';
+import type { TunnelLimits } from './protocol.js';
+
+/** TunnelSpec is one binding the route graph needs tunnels for. */
+export interface TunnelSpec {
+  bindingId: string;
+  /** every edge node to connect to (several edge nodes share state and each gets connections) */
+  edges: EdgeEndpoint[];
+  /** connections per edge from this process (default 1) */
+  connections?: number;
+  /** opaque reference the key source resolves; a new value means a new key (make-before-break) */
+  keyRef: string;
+}
+
+/** TunnelManagerOptions tunes the manager; every field has a default. */
+export interface TunnelManagerOptions {
+  backoff?: Partial<BackoffOptions>;
+  limits?: Partial<TunnelLimits>;
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+  drainTimeoutMs?: number;
+  /** make-before-break: how long the old connections wait for the new ones (default 30 s) */
+  switchTimeoutMs?: number;
+}

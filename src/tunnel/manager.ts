@@ -1,0 +1,118 @@
+import 'reflect-metadata';
+import { EventEmitter } from 'node:events';
+import { inject, injectable } from 'tsyringe';
+import { DEFAULT_BACKOFF } from './backoff.js';
+import type { Clock } from './clock.js';
+import type { EdgeDialer } from './dialer.js';
+import type { TunnelKeySource } from './key-source.js';
+import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
+import type { TunnelSession } from './session.js';
+import type { TunnelStreamHandler } from './stream-handler.js';
+import { TunnelGroup, specIdentity } from './tunnel-group.js';
+import type { GroupDeps } from './tunnel-group.js';
+import { CLOCK, EDGE_DIALER, TUNNEL_KEY_SOURCE, TUNNEL_MANAGER_OPTIONS, TUNNEL_STREAM_HANDLER } from './tokens.js';
+
+/** BindingTunnelStatus reports one binding's connections. */
+export interface BindingTunnelStatus {
+  bindingId: string;
+  open: number;
+  wanted: number;
+  lastError?: Error;
+}
+
+/**
+ * TunnelManager keeps the tunnel connections the route graph needs. `apply(specs)` is idempotent:
+ * a binding whose key and edges are unchanged keeps its connections untouched; a changed one gets
+ * a new set of connections first and the old set drains once the new one is up
+ * (make-before-break); a binding no longer wanted drains. Emits 'tunnel-error' (bindingId, err)
+ * for every failed attempt, so the CLI can say "refused key" or "edge unreachable" clearly.
+ */
+@injectable()
+export class TunnelManager extends EventEmitter {
+  readonly #deps: GroupDeps;
+  readonly #groups = new Map<string, TunnelGroup>();
+  readonly #retiring = new Set<TunnelGroup>();
+  #isClosed = false;
+
+  constructor(
+    @inject(EDGE_DIALER) dialer: EdgeDialer,
+    @inject(CLOCK) clock: Clock,
+    @inject(TUNNEL_STREAM_HANDLER) handler: TunnelStreamHandler,
+    @inject(TUNNEL_KEY_SOURCE) keys: TunnelKeySource,
+    @inject(TUNNEL_MANAGER_OPTIONS) options: TunnelManagerOptions,
+  ) {
+    super();
+    this.#deps = { dialer, clock, handler, keys, options, backoff: { ...DEFAULT_BACKOFF, ...options.backoff } };
+  }
+
+  /** apply makes the held connections match the specs (see the class comment). */
+  apply(specs: readonly TunnelSpec[]): void {
+    if (this.#isClosed) throw new Error('TunnelManager is closed');
+    const wanted = new Map(specs.map((s) => [s.bindingId, s]));
+    for (const [bindingId, group] of this.#groups) {
+      if (!wanted.has(bindingId)) {
+        this.#groups.delete(bindingId);
+        this.#retire(group, false);
+      }
+    }
+    for (const spec of wanted.values()) {
+      const current = this.#groups.get(spec.bindingId);
+      if (current !== undefined && current.identity === specIdentity(spec)) {
+        if ((current.spec.connections ?? 1) !== (spec.connections ?? 1)) current.resize(spec);
+        continue;
+      }
+      const next = new TunnelGroup(spec, this.#deps);
+      next.on('tunnel-error', (err: Error) => this.emit('tunnel-error', spec.bindingId, err));
+      next.on('open', (session: TunnelSession) => this.emit('open', spec.bindingId, session));
+      this.#groups.set(spec.bindingId, next);
+      next.start();
+      if (current !== undefined) this.#retire(current, true, next);
+    }
+  }
+
+  // Make-before-break: the old group serves until its successor has a connection (or the switch
+  // timeout passes), then drains; in-flight streams on it finish.
+  #retire(group: TunnelGroup, hasSuccessor: boolean, successor?: TunnelGroup): void {
+    this.#retiring.add(group);
+    const wait = hasSuccessor && successor !== undefined ? successor.whenOpen(this.#deps.options.switchTimeoutMs ?? 30_000) : Promise.resolve(true);
+    void wait
+      .then(() => group.stop(true))
+      .finally(() => this.#retiring.delete(group));
+  }
+
+  /** sessions lists the open sessions of a binding, or of all bindings. */
+  sessions(bindingId?: string): TunnelSession[] {
+    const groups = bindingId === undefined ? [...this.#groups.values(), ...this.#retiring] : [this.#groups.get(bindingId), ...[...this.#retiring].filter((g) => g.spec.bindingId === bindingId)];
+    return groups.flatMap((g) => g?.sessions() ?? []);
+  }
+
+  /** status reports every wanted binding. */
+  status(): BindingTunnelStatus[] {
+    return [...this.#groups.values()].map((g) => {
+      const status: BindingTunnelStatus = {
+        bindingId: g.spec.bindingId,
+        open: g.sessions().length,
+        wanted: g.spec.edges.length * Math.max(1, g.spec.connections ?? 1),
+      };
+      const err = g.lastError();
+      if (err !== undefined) status.lastError = err;
+      return status;
+    });
+  }
+
+  /** close drains every connection (GOAWAY; in-flight streams finish) and stops reconnecting. */
+  async close(): Promise<void> {
+    this.#isClosed = true;
+    const groups = [...this.#groups.values(), ...this.#retiring];
+    this.#groups.clear();
+    await Promise.all(groups.map((g) => g.stop(true)));
+  }
+
+  /** destroy drops every connection now. */
+  destroy(): void {
+    this.#isClosed = true;
+    const groups = [...this.#groups.values(), ...this.#retiring];
+    this.#groups.clear();
+    for (const g of groups) void g.stop(false);
+  }
+}

@@ -1,0 +1,212 @@
+import { EventEmitter } from 'node:events';
+import { backoffDelay, healthyReconnectDelay } from './backoff.js';
+import type { BackoffOptions } from './backoff.js';
+import type { Clock, ClockTimer } from './clock.js';
+import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
+import { edgeEndpointKey } from './dialer.js';
+import type { TunnelKeySource } from './key-source.js';
+import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
+import { TunnelSession } from './session.js';
+import type { TunnelStreamHandler } from './stream-handler.js';
+
+/** GroupDeps are what a group needs from its manager. */
+export interface GroupDeps {
+  dialer: EdgeDialer;
+  clock: Clock;
+  handler: TunnelStreamHandler;
+  keys: TunnelKeySource;
+  options: TunnelManagerOptions;
+  backoff: BackoffOptions;
+}
+
+/** specIdentity is what decides whether a spec change needs new connections: edges and key, not the count. */
+export function specIdentity(spec: TunnelSpec): string {
+  return JSON.stringify([spec.keyRef, spec.edges.map(edgeEndpointKey).sort()]);
+}
+
+/**
+ * TunnelSlot keeps one connection to one edge up: connect, and when it ends reconnect after a
+ * jittered backoff (a quick one if the connection had been healthy).
+ */
+class TunnelSlot {
+  session: TunnelSession | undefined;
+  lastError: Error | undefined;
+  #attempt = 0;
+  #timer: ClockTimer | undefined;
+  #isStopped = false;
+  readonly #group: TunnelGroup;
+  readonly #edge: EdgeEndpoint;
+
+  constructor(group: TunnelGroup, edge: EdgeEndpoint) {
+    this.#group = group;
+    this.#edge = edge;
+  }
+
+  start(): void {
+    void this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    this.#timer = undefined;
+    if (this.#isStopped) return;
+    const deps = this.#group.deps;
+    let key: string;
+    try {
+      key = await this.#group.key();
+    } catch (err) {
+      this.#fail(err as Error, false);
+      return;
+    }
+    if (this.#isStopped) return;
+    const { options } = deps;
+    const session = new TunnelSession({
+      edge: this.#edge,
+      bindingId: this.#group.spec.bindingId,
+      key,
+      dialer: deps.dialer,
+      clock: deps.clock,
+      handler: deps.handler,
+      ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
+      ...(options.pingTimeoutMs !== undefined ? { pingTimeoutMs: options.pingTimeoutMs } : {}),
+      ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
+      ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+    });
+    this.session = session;
+    let wasOpen = false;
+    session.once('open', () => {
+      wasOpen = true;
+      this.#attempt = 0;
+      this.lastError = undefined;
+      this.#group.emit('open', session);
+    });
+    // the edge draining (GOAWAY) means this connection takes no new streams: open its successor now.
+    session.once('draining', () => {
+      if (this.session === session && !this.#isStopped) {
+        this.session = undefined;
+        this.#schedule(healthyReconnectDelay(deps.backoff));
+      }
+    });
+    session.once('close', (err: Error | undefined) => {
+      if (this.session !== session) return;
+      this.session = undefined;
+      if (err !== undefined && !wasOpen) return this.#fail(err, true);
+      if (err !== undefined) this.lastError = err;
+      if (!this.#isStopped) this.#schedule(healthyReconnectDelay(deps.backoff));
+    });
+    session.connect().catch(() => {
+      // reported through 'close'
+    });
+  }
+
+  #fail(err: Error, isConnectFailure: boolean): void {
+    this.lastError = err;
+    this.#group.emit('tunnel-error', err, isConnectFailure);
+    if (!this.#isStopped) this.#schedule(backoffDelay(this.#attempt++, this.#group.deps.backoff));
+  }
+
+  #schedule(ms: number): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = this.#group.deps.clock.setTimeout(() => void this.#connect(), ms);
+  }
+
+  /** stop ends the slot: drain its connection gracefully, or destroy it. */
+  stop(graceful: boolean): Promise<void> {
+    this.#isStopped = true;
+    if (this.#timer !== undefined) this.#group.deps.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const session = this.session;
+    this.session = undefined;
+    if (session === undefined) return Promise.resolve();
+    if (graceful) return session.close();
+    session.destroy();
+    return session.closed();
+  }
+}
+
+/**
+ * TunnelGroup holds the connections of one binding for one (key, edges) identity: `connections`
+ * slots per edge. A key or edge change creates a new group next to this one (make-before-break).
+ * Emits 'open' (session) and 'tunnel-error' (err, isConnectFailure).
+ */
+export class TunnelGroup extends EventEmitter {
+  readonly identity: string;
+  spec: TunnelSpec;
+  readonly deps: GroupDeps;
+  readonly #slots = new Map<string, TunnelSlot[]>();
+  #key: Promise<string> | undefined;
+
+  constructor(spec: TunnelSpec, deps: GroupDeps) {
+    super();
+    this.spec = spec;
+    this.deps = deps;
+    this.identity = specIdentity(spec);
+  }
+
+  /** key resolves the tunnel key once per group; a failed lookup is retried next time. */
+  key(): Promise<string> {
+    this.#key ??= this.deps.keys.resolveKey(this.spec.bindingId, this.spec.keyRef).catch((err: unknown) => {
+      this.#key = undefined;
+      throw err;
+    });
+    return this.#key;
+  }
+
+  /** start opens every slot. */
+  start(): void {
+    this.resize(this.spec);
+  }
+
+  /** resize adjusts the number of connections per edge without touching the ones that stay. */
+  resize(spec: TunnelSpec): void {
+    this.spec = spec;
+    const want = Math.max(1, spec.connections ?? 1);
+    for (const edge of spec.edges) {
+      const id = edgeEndpointKey(edge);
+      const slots = this.#slots.get(id) ?? [];
+      this.#slots.set(id, slots);
+      while (slots.length < want) {
+        const slot = new TunnelSlot(this, edge);
+        slots.push(slot);
+        slot.start();
+      }
+      while (slots.length > want) void slots.pop()!.stop(true);
+    }
+  }
+
+  /** sessions lists the open sessions. */
+  sessions(): TunnelSession[] {
+    const out: TunnelSession[] = [];
+    for (const slots of this.#slots.values()) for (const s of slots) if (s.session?.state === 'open') out.push(s.session);
+    return out;
+  }
+
+  /** lastError is the most recent failure of any slot still failing. */
+  lastError(): Error | undefined {
+    for (const slots of this.#slots.values()) for (const s of slots) if (s.lastError !== undefined) return s.lastError;
+    return undefined;
+  }
+
+  /** whenOpen resolves true once a connection is open, or false after ms. */
+  whenOpen(ms: number): Promise<boolean> {
+    if (this.sessions().length > 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = this.deps.clock.setTimeout(() => {
+        this.off('open', onOpen);
+        resolve(false);
+      }, ms);
+      const onOpen = (): void => {
+        this.deps.clock.clearTimeout(timer);
+        resolve(true);
+      };
+      this.once('open', onOpen);
+    });
+  }
+
+  /** stop ends every slot, gracefully (drain) or not. */
+  async stop(graceful: boolean): Promise<void> {
+    const all = [...this.#slots.values()].flat();
+    this.#slots.clear();
+    await Promise.all(all.map((s) => s.stop(graceful)));
+  }
+}
