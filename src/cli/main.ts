@@ -51,10 +51,12 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
   }
 }
 
-// Run when executed directly (node src/cli/main.ts, bin/tuna.js), not when imported by tests.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const io = processIo();
-  runCli(process.argv.slice(2), io).then(
+/**
+ * runMain runs the command line in this process with the real terminal and sets the exit status;
+ * bin/tuna.js and direct execution (node src/cli/main.ts) both come here.
+ */
+export function runMain(argv: string[]): void {
+  runCli(argv, processIo()).then(
     (code) => {
       process.exitCode = code;
       // Servers and tunnels are closed by now; a stray timer must not keep a stopped CLI alive.
@@ -66,3 +68,6 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     },
   );
 }
+
+// Run when executed directly (node src/cli/main.ts), not when imported (tests, bin/tuna.js).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runMain(process.argv.slice(2));

@@ -56,10 +56,12 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
   };
   try {
     const key = randomBytes(32).toString('base64url');
-    const edge: RunningEdge = await runtime.startEdge(demoEdgeConfig(key, flags.port ?? 0));
-    stack.push(() => edge.close());
     const backends: DemoBackend[] = [await startDemoBackend('api'), await startDemoBackend('web')];
     for (const b of backends) stack.push(() => b.close());
+    const edge: RunningEdge = await runtime.startEdge(demoEdgeConfig(key, flags.port ?? 0));
+    let edgeClosed: Promise<void> | undefined;
+    const closeEdge = (): Promise<void> => (edgeClosed ??= edge.close());
+    stack.push(closeEdge);
     const generated = await mkdtemp(join(tmpdir(), 'tuna-demo-'));
     stack.push(() => rm(generated, { recursive: true, force: true }));
     await writeFile(join(generated, 'endpointslices.yaml'), endpointSlicesFor(backends));
@@ -68,6 +70,9 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
     provider.report(state);
     const agent: Agent = runtime.createAgent({ edge: { host: '127.0.0.1', port: edge.tunnelPort, tls: false }, key, connections: 1 }, provider.endpoints, provider.certificates);
     stack.push(() => agent.close());
+    // Stopping: the edge drains first (public requests in flight finish, then it sends GOAWAY on
+    // the tunnel), so the agent finds its tunnel already closed; backends stop last.
+    stack.push(closeEdge);
     await agent.apply(state.graph);
     provider.watch(agent);
     stack.push(() => provider.close());
