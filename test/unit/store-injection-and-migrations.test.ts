@@ -154,6 +154,21 @@ describe('store on PostgreSQL shared by two edge nodes', function () {
     }
   });
 
+  it('adopts, not conflicts, when one account reserves the same hostname through two nodes at once', async () => {
+    const target = await freshPostgresSchema();
+    const nodeA = await openPostgresStore(target);
+    const nodeB = await openPostgresStore(target);
+    try {
+      const a = await nodeA.createAccount({ name: 'a' }, 't');
+      const spec = { kind: 'domain', hostname: 'same.edge.test', domainType: 'subdomain' } as const;
+      const results = await Promise.all([1, 2, 3, 4].map((i) => (i % 2 ? nodeA : nodeB).createReservation({ accountId: a.id, spec }, 't')));
+      expect(new Set(results.map((r) => r.reservation.id)).size).to.equal(1);
+      expect(results.filter((r) => r.created)).to.have.length(1);
+    } finally {
+      await Promise.all([nodeA.close(), nodeB.close()]);
+    }
+  });
+
   it('refuses one of two accounts reserving the same hostname through different nodes at once', async () => {
     const target = await freshPostgresSchema();
     const nodeA = await openPostgresStore(target);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { appendAudit } from './audit.js';
-import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, UniqueViolation } from './errors.js';
+import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError } from './errors.js';
 import { newRecordId } from './keys.js';
 import { addressInPool, checkPortPool, parseAddressPool, pickFreeAddress, pickFreePort } from './pools.js';
 import type { AddressPool } from './pools.js';
@@ -176,30 +176,26 @@ export async function createReservationTx(
 }
 
 async function insertReservation(tx: SqlExecutor, r: Reservation): Promise<void> {
-  try {
-    await tx.run(
-      `INSERT INTO reservations (id, account_id, kind, value, port, name, labels, domain_type, verification_token, verified, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        r.id,
-        r.accountId,
-        r.kind,
-        r.value,
-        r.kind === 'tcp-port' ? Number(r.value) : null,
-        r.name,
-        JSON.stringify(r.labels),
-        r.domainType,
-        r.verificationToken,
-        r.verified ? 1 : 0,
-        r.createdAt,
-        r.updatedAt,
-      ],
-    );
-  } catch (err) {
-    // Another transaction took the same address (or name) between our check and insert.
-    if (err instanceof UniqueViolation) throw new StoreConflictError(`${r.kind} ${r.value} is already reserved`);
-    throw err;
-  }
+  // A UniqueViolation here means another transaction took the same address (or name) between our
+  // check and this insert; it propagates so the caller can retry once and adopt or conflict.
+  await tx.run(
+    `INSERT INTO reservations (id, account_id, kind, value, port, name, labels, domain_type, verification_token, verified, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      r.id,
+      r.accountId,
+      r.kind,
+      r.value,
+      r.kind === 'tcp-port' ? Number(r.value) : null,
+      r.name,
+      JSON.stringify(r.labels),
+      r.domainType,
+      r.verificationToken,
+      r.verified ? 1 : 0,
+      r.createdAt,
+      r.updatedAt,
+    ],
+  );
 }
 
 /** releaseReservationTx releases a held reservation and revokes every live tunnel key bound to it. */

@@ -111,10 +111,24 @@ export class SqlStore implements Store {
   }
 
   async createReservation(input: CreateReservationInput, actor: Actor): Promise<CreateReservationResult> {
-    return this.db.transaction(async (tx) => {
-      await this.requireAccount(tx, input.accountId);
-      return createReservationTx(tx, input, this.clock.now(), actor);
-    });
+    const attempt = () =>
+      this.db.transaction(async (tx) => {
+        await this.requireAccount(tx, input.accountId);
+        return createReservationTx(tx, input, this.clock.now(), actor);
+      });
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof UniqueViolation)) throw err;
+    }
+    // Lost a race for the same address or name. The second attempt sees the winner's row: the same
+    // account adopts it (idempotent create stays idempotent under concurrency), another conflicts.
+    try {
+      return await attempt();
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw new StoreConflictError('the address or name was reserved concurrently; retry');
+      throw err;
+    }
   }
 
   getReservation(accountId: string, id: string): Promise<Reservation | undefined> {
