@@ -64,6 +64,10 @@ export function keysFromConfig(config: EdgeConfigFile): KeyRecord[] {
   );
 }
 
+// Public sockets stay half-open: a TCP client's FIN becomes END_STREAM on the tunnel while the
+// answer still flows back (RFC 9293 §3.6; RFC 9113 §8.5 for CONNECT). HTTP servers expect the same.
+const PUBLIC_SOCKETS = { allowHalfOpen: true, noDelay: true } as const;
+
 function listenOn(server: NetServer | HttpServer, port: number, host: string, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => reject(new EdgeListenError(what, err));
@@ -176,11 +180,11 @@ export class EdgeServer {
     const { listen } = this.#options.config;
     await listenOn(this.#tunnelServer, listen.tunnel.port, listen.tunnel.host ?? '0.0.0.0', 'the tunnel listener');
     if (listen.http !== undefined) {
-      this.#http = createNetServer((socket) => this.#front.acceptHttp(socket));
+      this.#http = createNetServer(PUBLIC_SOCKETS, (socket) => this.#front.acceptHttp(socket));
       await listenOn(this.#http, listen.http.port, listen.http.host ?? '0.0.0.0', 'the HTTP listener');
     }
     if (listen.https !== undefined) {
-      this.#https = createNetServer((socket) => void this.#front.acceptHttps(socket));
+      this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
     await this.#reconcileBindingListeners();
@@ -224,7 +228,7 @@ export class EdgeServer {
     }
     for (const [key, want] of wanted) {
       if (this.#bindingServers.has(key)) continue;
-      const server = createNetServer(want.accept);
+      const server = createNetServer(PUBLIC_SOCKETS, want.accept);
       await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
       this.#bindingServers.set(key, { bindingId: want.binding.id, server });
     }

@@ -191,14 +191,13 @@ export class TunnelSession extends EventEmitter {
     this.#drainTimer = this.#options.clock.setTimeout(() => this.destroy(), drainMs);
     // The final GOAWAY goes out once the edge has seen the notice: its PING ack, its own GOAWAY
     // (Node closes a client session on a NO_ERROR GOAWAY), or a bounded wait, whichever is first.
-    let fallback: ClockTimer | undefined;
     const finalGoaway = (): void => {
-      if (fallback !== undefined) this.#options.clock.clearTimeout(fallback);
+      this.#options.clock.clearTimeout(fallback);
       h2.off('goaway', finalGoaway);
       if (!h2.destroyed && !h2.closed) h2.close();
     };
+    const fallback = this.#options.clock.setTimeout(finalGoaway, Math.min(1000, this.#options.pingTimeoutMs ?? 10_000));
     h2.once('goaway', finalGoaway);
-    fallback = this.#options.clock.setTimeout(finalGoaway, Math.min(1000, this.#options.pingTimeoutMs ?? 10_000));
     try {
       h2.goaway(h2constants.NGHTTP2_NO_ERROR, SHUTDOWN_NOTICE_STREAM_ID);
       if (!h2.ping(finalGoaway)) finalGoaway();
