@@ -64,8 +64,21 @@ function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winne
   const w = winner.owner;
   const message = `hostname ${loser.hostname} is already published by ${w.kind} ${w.namespace ? `${w.namespace}/` : ''}${w.name}, which claimed it first`;
   if (status.events.some((e) => e.message === message)) return;
-  status.conditions.push(condition('Published', false, 'HostnameConflict', message, status.observedGeneration));
   status.events.push(warning('HostnameConflict', message));
+  // One condition per type (metav1.Condition semantics): the conflict replaces a translator's
+  // `Published` condition, or joins an earlier conflict's message.
+  const prior = status.conditions.findIndex((c) => c.type === 'Published');
+  const earlier = prior >= 0 && status.conditions[prior]?.reason === 'HostnameConflict' ? status.conditions[prior] : undefined;
+  const next = condition('Published', false, 'HostnameConflict', earlier ? `${earlier.message}; ${message}` : message, status.observedGeneration);
+  if (prior >= 0) status.conditions[prior] = next;
+  else status.conditions.push(next);
+  dropLoadBalancerHostname(status, loser.hostname);
+}
+
+/** dropLoadBalancerHostname removes a lost hostname from `status.loadBalancer.ingress`, if listed. */
+function dropLoadBalancerHostname(status: ObjectStatus, hostname: string): void {
+  const lb = status.status?.loadBalancer as { ingress?: { hostname?: string }[] } | undefined;
+  if (lb?.ingress) lb.ingress = lb.ingress.filter((entry) => entry.hostname !== hostname);
 }
 
 /** dropLost removes lost hostnames and the host bindings (with their subtree) left without any. */

@@ -27,6 +27,21 @@ describe('mergeFragments', () => {
     }
   });
 
+  it('replaces the loser\'s Published condition and drops the lost hostname from status.loadBalancer', () => {
+    const ingress = hostFragment('ingress', 'a.example.com', owner('Ingress', 'web'), '2026-02-01T00:00:00Z', 'ingress-route');
+    const tunnel = hostFragment('tunnel/default/t', 'a.example.com', owner('Tunnel', 't'), '2026-01-01T00:00:00Z', 'tunnel-route');
+    const prior = {
+      ref: owner('Ingress', 'web'),
+      conditions: [{ type: 'Published', status: 'True' as const, reason: 'Published', message: 'ok' }],
+      status: { loadBalancer: { ingress: [{ hostname: 'a.example.com' }, { hostname: 'b.example.com' }] } },
+      events: [],
+    };
+    const { statuses } = mergeFragments([ingress, tunnel], [prior]);
+    expect(statuses[0]!.conditions.filter((c) => c.type === 'Published')).to.have.length(1);
+    expect(statuses[0]!.conditions[0]).to.include({ status: 'False', reason: 'HostnameConflict' });
+    expect(statuses[0]!.status).to.deep.equal({ loadBalancer: { ingress: [{ hostname: 'b.example.com' }] } });
+  });
+
   it('breaks a timestamp tie by the claiming object, not by fragment order', () => {
     const a = hostFragment('g1', 'a.example.com', owner('Ingress', 'b-web'), '2026-01-01T00:00:00Z', 'b-route');
     const b = hostFragment('g2', 'a.example.com', owner('Ingress', 'a-web'), '2026-01-01T00:00:00Z', 'a-route');

@@ -49,8 +49,15 @@ export function resolveServiceBackend(
   if (svc.spec?.type === 'ExternalName')
     return { ok: false, reason: 'ExternalNameService', message: `Service ${namespace}/${name} is of type ExternalName, which tuna does not publish` };
   const ports = svc.spec?.ports ?? [];
+  // A Service may list one port number twice, for TCP and UDP (DNS: 53/UDP and 53/TCP): prefer TCP.
+  const isTcp = (p: V1ServicePort): boolean => (p.protocol ?? 'TCP') === 'TCP';
+  const byNumber = ports.filter((p) => p.port === port);
   const found =
-    typeof port === 'string' ? ports.find((p) => p.name === port) : port === undefined && ports.length === 1 ? ports[0] : ports.find((p) => p.port === port);
+    typeof port === 'string'
+      ? ports.find((p) => p.name === port)
+      : port === undefined && ports.length === 1
+        ? ports[0]
+        : (byNumber.find(isTcp) ?? byNumber[0]);
   if (!found)
     return {
       ok: false,

@@ -1,4 +1,5 @@
 import type { V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
+import { stableStringify } from '../../model/index.js';
 import type { Snapshot } from '../types.js';
 import { nameKey } from './meta.js';
 
@@ -14,8 +15,22 @@ export interface SnapshotIndex {
 export function indexSnapshot(snapshot: Snapshot): SnapshotIndex {
   return {
     snapshot,
-    services: new Map(snapshot.services.map((s) => [nameKey(s), s])),
-    secrets: new Map(snapshot.secrets.map((s) => [nameKey(s), s])),
-    namespaces: new Map(snapshot.namespaces.map((n) => [n.metadata?.name ?? '', n])),
+    services: uniqueBy(snapshot.services, nameKey),
+    secrets: uniqueBy(snapshot.secrets, nameKey),
+    namespaces: uniqueBy(snapshot.namespaces, (n) => n.metadata?.name ?? ''),
   };
+}
+
+/**
+ * uniqueBy maps objects by key. An API server never holds two objects with one name, but manifest
+ * files can: the one that serialises first wins, so the choice never depends on input order.
+ */
+function uniqueBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const prior = map.get(key);
+    if (prior === undefined || stableStringify(item) < stableStringify(prior)) map.set(key, item);
+  }
+  return map;
 }
