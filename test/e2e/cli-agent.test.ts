@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
+import type { EdgeServer } from '../../src/edge/index.js';
+import { getVia, newKey, startCli } from '../support/backend-cli.js';
+import type { CliRun } from '../support/backend-cli.js';
+import { startHttpBackend } from '../support/backend-servers.js';
+import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+
+describe('tuna http, tcp and run against a real edge', function () {
+  this.timeout(30_000);
+  const { key, sha256 } = newKey();
+  let edge: EdgeServer | undefined;
+  let runs: CliRun[] = [];
+  let backends: TestBackend[] = [];
+  let dirs: string[] = [];
+
+  async function edgeWith(bindings: unknown[]): Promise<{ http: number; tunnel: number }> {
+    edge = await startEdge(decodeEdgeConfig({ listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } }, bindings }));
+    const a = edge.address();
+    return { http: a.http!.port, tunnel: a.tunnel.port };
+  }
+
+  const hostBinding = (host: string) => ({ id: `binding/host/${host}`, kind: 'host', hostnames: [host], keys: [{ sha256 }] });
+
+  function cli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+    const run = startCli(argv, env);
+    runs.push(run);
+    return run;
+  }
+
+  afterEach(async () => {
+    for (const r of runs) r.stop();
+    await Promise.all(runs.map((r) => r.exit.catch(() => 0)));
+    await edge?.close();
+    await Promise.all(backends.map((b) => b.close()));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    runs = [];
+    backends = [];
+    dirs = [];
+    edge = undefined;
+  });
+
+  it('publishes a local port with tuna http and stops cleanly', async () => {
+    const backend = await startHttpBackend('local');
+    backends.push(backend);
+    const ports = await edgeWith([hostBinding('app.test')]);
+    const run = cli(['http', String(backend.port), '--host', 'app.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`], { TUNA_KEY: key });
+    await run.waitForOut('Forwarding app.test');
+    const res = await getVia(ports.http, 'app.test', '/hello?x=1');
+    expect(res.status).to.equal(200);
+    expect((JSON.parse(res.body) as EchoReply).url).to.equal('/hello?x=1');
+    run.stop();
+    expect(await run.exit).to.equal(0);
+  });
+
+  it('exits with a clear message when the edge refuses the key', async () => {
+    const ports = await edgeWith([hostBinding('app.test')]);
+    const run = cli(['http', '1', '--no-check', '--host', 'app.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', 'not-the-key']);
+    expect(await run.exit).to.equal(77);
+    expect(run.err.join('\n')).to.match(/refused the tunnel.*check --key/);
+    expect(run.err.join('\n')).not.to.contain('not-the-key');
+  });
+
+  it('exits with a clear message when nothing listens at the edge address', async () => {
+    const spare = net.createServer();
+    await new Promise<void>((r) => spare.listen(0, '127.0.0.1', r));
+    const port = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+    const run = cli(['http', '1', '--no-check', '--edge', `tcp://127.0.0.1:${port}`, '--key', key]);
+    expect(await run.exit).to.equal(69);
+    expect(run.err.join('\n')).to.match(/cannot reach edge .*check --edge/);
+  });
+
+  it('warns when nothing listens on the local port, and still publishes it', async () => {
+    const spare = net.createServer();
+    await new Promise<void>((r) => spare.listen(0, '127.0.0.1', r));
+    const port = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+    const ports = await edgeWith([hostBinding('app.test')]);
+    const run = cli(['http', String(port), '--host', 'app.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await run.waitForOut('Forwarding');
+    expect(run.err.join('\n')).to.contain(`nothing accepts connections on 127.0.0.1:${port}`);
+    expect((await getVia(ports.http, 'app.test', '/')).status).to.equal(502);
+  });
+
+  it('publishes a TCP port with tuna tcp', async () => {
+    const echo = net.createServer((s) => s.pipe(s));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const echoPort = (echo.address() as AddressInfo).port;
+    backends.push({ port: echoPort, requests: [], server: echo as never, close: () => new Promise((r) => echo.close(() => r())) });
+    const bindingId = `binding/tcp-port/local/tcp/${echoPort}`;
+    // Port 0 on both sides: the edge picks a free port (no race for a guessed one) and the agent
+    // asks for "any"; the edge reports what it bound.
+    const ports = await edgeWith([{ id: bindingId, kind: 'tcp-port', port: 0, keys: [{ sha256 }] }]);
+    const run = cli(['tcp', String(echoPort), '--remote-port', '0', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await run.waitForOut('Forwarding edge TCP binding');
+    const publicPort = edge!.address().bindings.get(bindingId)?.[0]?.port;
+    expect(publicPort).to.be.a('number');
+    const reply = await new Promise<string>((resolve, reject) => {
+      const s = net.connect({ host: '127.0.0.1', port: publicPort! });
+      let data = '';
+      s.on('data', (c: Buffer) => (data += c.toString()));
+      s.once('end', () => resolve(data));
+      s.once('error', reject);
+      s.end('hello tcp');
+    });
+    expect(reply, run.err.join('\n')).to.equal('hello tcp');
+  });
+
+  it('reloads changed manifests in tuna run without reconnecting the tunnel', async () => {
+    const a = await startHttpBackend('a');
+    const b = await startHttpBackend('b');
+    backends.push(a, b);
+    const dir = mkdtempSync(join(tmpdir(), 'tuna-run-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'objects.yaml'), manifests('a', a.port, b.port));
+    const ports = await edgeWith([hostBinding('run.test')]);
+    const run = cli(['run', '--manifests', dir, '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await run.waitForOut('Serving');
+    expect((JSON.parse((await getVia(ports.http, 'run.test', '/')).body) as EchoReply).backend).to.equal('a');
+    const before = edge!.registry.all().map((t) => t.connectionId);
+    writeFileSync(join(dir, 'objects.yaml'), manifests('b', a.port, b.port));
+    await run.waitForOut('Reloaded manifests: routes updated, tunnels untouched');
+    expect((JSON.parse((await getVia(ports.http, 'run.test', '/')).body) as EchoReply).backend).to.equal('b');
+    expect(edge!.registry.all().map((t) => t.connectionId)).to.deep.equal(before);
+  });
+});
+
+/** manifests: an Ingress on run.test whose / goes to Service `target`, and Services a and b. */
+function manifests(target: string, portA: number, portB: number): string {
+  const svc = (name: string, port: number) => `---
+apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: default}
+spec: {ports: [{name: http, port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
+addressType: IPv4
+ports: [{name: http, port: ${port}}]
+endpoints: [{addresses: ["127.0.0.1"]}]
+`;
+  return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: site, namespace: default}
+spec:
+  ingressClassName: tuna
+  rules:
+    - host: run.test
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: ${target}, port: {name: http}}}}
+${svc('a', portA)}${svc('b', portB)}`;
+}

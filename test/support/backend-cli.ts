@@ -1,0 +1,72 @@
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { runCli } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+
+/** Helpers to run `tuna` commands in-process against a real edge, for CLI end-to-end tests. */
+
+/** CliRun is a command running in this process with captured output. */
+export interface CliRun {
+  out: string[];
+  err: string[];
+  /** exit resolves with the command's exit status */
+  exit: Promise<number>;
+  /** stop plays Ctrl-C */
+  stop(): void;
+  /** waitForOut resolves once a stdout line contains `text` (rejects if the command ends first) */
+  waitForOut(text: string, timeoutMs?: number): Promise<string>;
+}
+
+/** startCli runs `tuna <argv>` with an in-memory terminal. */
+export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const out: string[] = [];
+  const err: string[] = [];
+  let stop: (s: string) => void = () => undefined;
+  const waiters: (() => void)[] = [];
+  const io: CliIo = {
+    out: (l) => (out.push(l), waiters.splice(0).forEach((w) => w())),
+    err: (l) => (err.push(l), waiters.splice(0).forEach((w) => w())),
+    env,
+    stopSignal: new Promise<string>((r) => (stop = r)),
+  };
+  const exit = runCli(argv, io);
+  let isDone = false;
+  void exit.finally(() => ((isDone = true), waiters.splice(0).forEach((w) => w())));
+  return {
+    out,
+    err,
+    exit,
+    stop: () => stop('SIGTERM'),
+    async waitForOut(text, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const line = out.find((l) => l.includes(text));
+        if (line !== undefined) return line;
+        if (isDone) throw new Error(`command ended (${String(await exit)}) before printing ${JSON.stringify(text)}; stderr: ${err.join('\n')}`);
+        if (Date.now() > deadline) throw new Error(`no ${JSON.stringify(text)} within ${timeoutMs} ms; stdout: ${out.join('\n')}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 200);
+        });
+      }
+    },
+  };
+}
+
+/** newKey returns a random tunnel key and the SHA-256 digest the edge config holds. */
+export function newKey(): { key: string; sha256: string } {
+  const key = randomBytes(24).toString('base64url');
+  return { key, sha256: createHash('sha256').update(key).digest('hex') };
+}
+
+/** getVia sends GET `path` to the edge's public HTTP port with a Host header, as curl -H would. */
+export function getVia(port: number, host: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers: { host }, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.once('error', reject);
+  });
+}
