@@ -40,7 +40,11 @@ cmd_start() {
   local dir="$1" port="$2" bin
   bin="$(find_bindir)" || { echo "postgres.sh: PostgreSQL server binaries not found; run: hack/postgres.sh install" >&2; exit 1; }
   mkdir -p "$dir/data" "$dir/sock"
-  if [ "$(id -u)" = 0 ]; then chown -R postgres: "$dir"; fi
+  if [ "$(id -u)" = 0 ]; then
+    chown -R postgres: "$dir"
+    as_server_user test -w "$dir/data" ||
+      { echo "postgres.sh: user postgres cannot write $dir (a parent directory is closed to it); set TMPDIR to a directory it can reach" >&2; exit 1; }
+  fi
   as_server_user "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync --no-instructions >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
   # fsync off and friends: a test server's durability does not matter, its speed does.

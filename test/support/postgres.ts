@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +40,26 @@ function freePort(): Promise<number> {
   });
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** sweepOrphans stops servers left behind by test runs that were killed before their exit hook ran. */
+function sweepOrphans(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('tuna-pg-')) continue;
+    const dir = join(tmpdir(), name);
+    const ownerFile = join(dir, 'owner.pid');
+    const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8')) : NaN;
+    if (Number.isInteger(owner) && !isAlive(owner)) spawnSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore', timeout: 10_000 });
+  }
+}
+
 async function startServer(): Promise<string> {
   try {
     await run('bash', [SCRIPT, 'install'], { timeout: 600_000 });
@@ -48,10 +68,12 @@ async function startServer(): Promise<string> {
       cause: err,
     });
   }
+  sweepOrphans();
   let lastError: unknown;
   // A free port can be taken between probing and binding; a few attempts make that harmless.
   for (let attempt = 0; attempt < 3; attempt++) {
     const dir = mkdtempSync(join(tmpdir(), 'tuna-pg-'));
+    writeFileSync(join(dir, 'owner.pid'), String(process.pid));
     try {
       const { stdout } = await run('bash', [SCRIPT, 'start', dir, String(await freePort())], { timeout: 60_000 });
       process.once('exit', () => {
