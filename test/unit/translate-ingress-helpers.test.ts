@@ -1,7 +1,7 @@
 /** Unit tests for the Ingress translator's pure helpers: host and path normalisation, class matching. */
 import type { V1Ingress, V1IngressClass } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { checkHost, generatedHostname } from '../../src/translate/ingress/hostname.js';
+import { checkHost, generatedHostname } from '../../src/translate/common/hostname.js';
 import { ingressClassMatcher } from '../../src/translate/ingress/ingress-class.js';
 import { toPathMatch } from '../../src/translate/ingress/path.js';
 import { defaultTranslateOptions } from '../../src/translate/types.js';

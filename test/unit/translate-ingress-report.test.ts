@@ -1,8 +1,8 @@
 /** Unit tests for writeReport: problems become one condition per type plus one Warning event each. */
 import { expect } from 'chai';
 import type { ObjectStatus } from '../../src/model/index.js';
-import { writeReport } from '../../src/translate/ingress/report.js';
-import type { Problem } from '../../src/translate/ingress/report.js';
+import { writeReport } from '../../src/translate/common/report.js';
+import type { Problem } from '../../src/translate/common/report.js';
 
 function blank(): ObjectStatus {
   return { ref: { group: 'networking.k8s.io', kind: 'Ingress', namespace: 'default', name: 'web' }, observedGeneration: 7, conditions: [], events: [] };

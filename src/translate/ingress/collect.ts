@@ -4,7 +4,7 @@ import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { TranslateOptions } from '../types.js';
 import type { IngressEntry } from './entry.js';
-import { checkHost, generatedHostname } from './hostname.js';
+import { checkHost, generatedHostname } from '../common/hostname.js';
 import { describePath, toPathMatch } from './path.js';
 
 /** IngressBackendResolution is a resolved Ingress backend, or the reason and message of the failure. */

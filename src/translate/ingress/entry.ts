@@ -2,7 +2,7 @@ import type { V1Ingress } from '@kubernetes/client-node';
 import type { ObjectRef, PathMatch, ServiceBackend } from '../../model/index.js';
 import { compareStrings, stableStringify } from '../../model/index.js';
 import { createdOf, namespaceOf } from '../common/meta.js';
-import type { Problem } from './report.js';
+import type { Problem } from '../common/report.js';
 
 /** IngressEntry is one tuna Ingress while it is translated: what it asks for and what went wrong. */
 export interface IngressEntry {

@@ -12,15 +12,11 @@ import { collectIngress } from './collect.js';
 import type { IngressEntry } from './entry.js';
 import { compareEntries, newEntry } from './entry.js';
 import { ingressClassMatcher } from './ingress-class.js';
-import { writeReport } from './report.js';
+import { writeReport } from '../common/report.js';
 import { placeFallbacks, placePaths } from './route-table.js';
 import type { RouteTable } from './route-table.js';
 import { assignCertificates } from './tls.js';
 
-export { checkHost, generatedHostname } from './hostname.js';
-export type { HostCheck } from './hostname.js';
-export { writeReport } from './report.js';
-export type { Problem, ProblemCondition, ReportPlan } from './report.js';
 
 /** ingressFragmentGroup is the fragment group shared by every tuna Ingress (see merge.ts). */
 export const ingressFragmentGroup = 'ingress';

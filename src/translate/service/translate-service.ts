@@ -3,8 +3,9 @@ import type { BackendProtocol, Listener, ObjectRef, RouteGraph, ServiceBackend }
 import { compareStrings, emptyGraph } from '../../model/index.js';
 import type { StatusBook } from '../common/meta.js';
 import { createdOf, namespaceOf, sourceOf } from '../common/meta.js';
-import { generatedHostname, writeReport } from '../ingress/index.js';
-import type { Problem } from '../ingress/index.js';
+import { generatedHostname } from '../common/hostname.js';
+import { writeReport } from '../common/report.js';
+import type { Problem } from '../common/report.js';
 import type { Fragment, HostClaim, TranslateOptions } from '../types.js';
 import type { PortPlan } from './port-plan.js';
 import { planPort } from './port-plan.js';

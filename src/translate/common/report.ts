@@ -1,5 +1,5 @@
 import type { Condition, ObjectStatus } from '../../model/index.js';
-import { condition, warning } from '../common/meta.js';
+import { condition, warning } from './meta.js';
 
 /**
  * ProblemCondition is the condition type a problem is reported under: `Accepted` for parts of the
