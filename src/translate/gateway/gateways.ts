@@ -1,13 +1,13 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import { emptyGraph } from '../../model/index.js';
 import type { Condition } from '../../model/index.js';
-import { condition, generationOf, namespaceOf, refOf, sourceOf, warning } from '../common/meta.js';
+import { condition, generationOf, namespaceOf, sourceOf, warning } from '../common/meta.js';
 import type { Fragment } from '../types.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
 import type { ClassVerdict } from './gateway-classes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { buildListeners } from './listeners.js';
-import { asKube } from './kube-object.js';
+import { asKube, namespacedRefOf } from './kube-object.js';
 
 /**
  * buildGateways makes a context for every Gateway whose class tuna accepted or refused (other
@@ -24,7 +24,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
     const gen = generationOf(asKube(obj));
     const gw: GatewayContext = {
       obj,
-      ref: refOf(asKube(obj), 'Gateway', GATEWAY_GROUP),
+      ref: namespacedRefOf(asKube(obj), 'Gateway'),
       namespace,
       name,
       ...(gen !== undefined ? { generation: gen } : {}),

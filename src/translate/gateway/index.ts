@@ -2,7 +2,7 @@ import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
 import { compareStrings } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook, createdOf, namespaceOf, refOf, warning } from '../common/meta.js';
+import { StatusBook, createdOf, namespaceOf, warning } from '../common/meta.js';
 import type { KubeObject } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { attachRoute } from './attachment.js';
@@ -16,8 +16,7 @@ import { translateGatewayClasses } from './gateway-classes.js';
 import { buildGateways, finishGateway } from './gateways.js';
 import { compileGrpcRoute } from './grpc-routes.js';
 import { compileHttpRoute } from './http-routes.js';
-import { GATEWAY_GROUP } from './kinds.js';
-import { asKube } from './kube-object.js';
+import { asKube, namespacedRefOf } from './kube-object.js';
 import { ReferenceGrants } from './reference-grants.js';
 import { writeRouteStatus } from './route-status.js';
 import type { CompiledRule } from './rules.js';
@@ -53,7 +52,7 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
   const fragments = ordered.map((gw) => finishGateway(ctx, gw));
   const statuses = ctx.book.all();
   for (const s of statuses) {
-    if (repeated.has(`${s.ref.kind}/${s.ref.namespace ?? (s.ref.kind === 'GatewayClass' ? '' : 'default')}/${s.ref.name}`))
+    if (repeated.has(`${s.ref.kind}/${s.ref.namespace ?? ''}/${s.ref.name}`))
       s.events.push(warning('DuplicateObject', `${s.ref.kind} ${s.ref.name} appears more than once in the input; the oldest copy is used`));
   }
   return { fragments, statuses };
@@ -89,9 +88,9 @@ function translateHttpLikeRoutes(ctx: TranslationContext, http: IHTTPRoute[], gr
   }
   resolveCrossKindConflicts(pending);
   for (const p of pending) {
-    const ref = refOf(p.obj, p.kind, GATEWAY_GROUP);
+    const ref = namespacedRefOf(p.obj, p.kind);
     writeRouteStatus(ctx, p.obj, p.kind, p.parents, p.verdict);
-    const idPrefix = `${p.kind.toLowerCase()}/${ref.namespace ?? ''}/${ref.name}`;
+    const idPrefix = `${p.kind.toLowerCase()}/${p.key}`;
     placeHttpRules({ ref, created: p.created, idPrefix }, p.parents, p.verdict, p.rules);
   }
 }

@@ -1,4 +1,7 @@
+import type { ObjectRef } from '../../model/index.js';
+import { namespaceOf, refOf } from '../common/meta.js';
 import type { KubeObject } from '../common/meta.js';
+import { GATEWAY_GROUP } from './kinds.js';
 
 /** GatewayApiObject is any @kubernetes-models/gateway-api object (string timestamps in its metadata). */
 export interface GatewayApiObject {
@@ -14,4 +17,12 @@ export interface GatewayApiObject {
  */
 export function asKube(obj: GatewayApiObject): KubeObject {
   return obj as unknown as KubeObject;
+}
+
+/**
+ * namespacedRefOf is the ObjectRef of a namespaced Gateway API object, with the namespace defaulted
+ * to `default` as the API server would, so ids, claims and statuses agree on it.
+ */
+export function namespacedRefOf(obj: KubeObject, kind: string): ObjectRef {
+  return { ...refOf(obj, kind, GATEWAY_GROUP), namespace: namespaceOf(obj) };
 }

@@ -1,10 +1,10 @@
 import type { Condition } from '../../model/index.js';
-import { condition, refOf, warning } from '../common/meta.js';
+import { condition, warning } from '../common/meta.js';
 import type { KubeObject } from '../common/meta.js';
 import type { ParentAttachment } from './attachment.js';
 import type { Problem, TranslationContext } from './context.js';
-import { GATEWAY_GROUP } from './kinds.js';
 import type { RouteKind } from './kinds.js';
+import { namespacedRefOf } from './kube-object.js';
 
 /** RouteVerdict is what translating a route's own spec found, independent of its parents. */
 export interface RouteVerdict {
@@ -34,7 +34,7 @@ export function writeRouteStatus(
   verdict: RouteVerdict,
 ): void {
   if (parents.length === 0) return;
-  const ref = refOf(obj, kind, GATEWAY_GROUP);
+  const ref = namespacedRefOf(obj, kind);
   const status = ctx.book.entry(obj, ref);
   const gen = obj.metadata?.generation;
   const key = `${kind}/${ref.namespace ?? ''}/${ref.name}`;

@@ -1,14 +1,13 @@
 import type { IParentReference } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ParentReference';
 import type { Backend, ObjectRef } from '../../model/index.js';
-import { namespaceOf, refOf, sourceOf } from '../common/meta.js';
+import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
 import { ANY_HOST } from './hostnames.js';
 import { hostnameProblem } from './http-routes.js';
-import { GATEWAY_GROUP } from './kinds.js';
-import { asKube } from './kube-object.js';
+import { asKube, namespacedRefOf } from './kube-object.js';
 import type { GatewayApiObject } from './kube-object.js';
 import { isAttached, writeRouteStatus } from './route-status.js';
 import type { RouteVerdict } from './route-status.js';
@@ -46,7 +45,7 @@ export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' |
   const bad = hostnameProblem(hostnames);
   if (bad) verdict.invalid = bad;
   writeRouteStatus(ctx, obj, kind, parents, verdict);
-  const ref: ObjectRef = refOf(obj, kind, GATEWAY_GROUP);
+  const ref: ObjectRef = namespacedRefOf(obj, kind);
   const placed = new Set<string>();
   for (const p of parents) {
     if (!isAttached(p, verdict)) continue;
