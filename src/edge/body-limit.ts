@@ -16,6 +16,8 @@ export class BodyTooLargeError extends EdgeError {
 export class BodyLimit extends Transform {
   readonly #limit: number;
   #seen = 0;
+  /** isExceeded turns true before the error is raised, so a stream's close handler can tell why it ended. */
+  isExceeded = false;
 
   constructor(limit: number) {
     super();
@@ -24,7 +26,10 @@ export class BodyLimit extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.#seen += chunk.length;
-    if (this.#seen > this.#limit) callback(new BodyTooLargeError(this.#limit));
+    if (this.#seen > this.#limit) {
+      this.isExceeded = true;
+      callback(new BodyTooLargeError(this.#limit));
+    }
     else callback(null, chunk);
   }
 }

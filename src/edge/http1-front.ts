@@ -56,6 +56,8 @@ function send(
   attempt: number,
 ): void {
   const stream = tunnel.request(headers, { endStream: isBodyless });
+  const limit = ctx.limits.maxRequestBodyBytes;
+  const limiter = isBodyless || limit === undefined ? undefined : new BodyLimit(limit);
   ctx.metrics.streamsTotal++;
   ctx.metrics.streamsActive++;
   let hasResponse = false;
@@ -67,6 +69,7 @@ function send(
   stream.once('close', () => {
     ctx.metrics.streamsActive--;
     if (hasResponse || res.writableEnded) return;
+    if (limiter?.isExceeded === true) return replyHttp1(ctx, res, REPLY.tooLarge, true);
     // a stream the agent refused unprocessed (GOAWAY race, RFC 9113 §8.7) is safe to send again.
     if (isBodyless && attempt === 0 && stream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
       const next = ctx.registry.pick(bindingId);
@@ -78,19 +81,11 @@ function send(
     if (!res.writableFinished && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
   });
   if (isBodyless) return;
-  const limit = ctx.limits.maxRequestBodyBytes;
   const onUploadDone = (err: Error | null | undefined): void => {
-    if (err === undefined || err === null || stream.closed) return;
-    if (!hasResponse && (err as { code?: string }).code === 'TUNA_EDGE_BODY_TOO_LARGE') {
-      hasResponse = true;
-      stream.close(h2c.NGHTTP2_CANCEL);
-      replyHttp1(ctx, res, REPLY.tooLarge, true);
-      return;
-    }
-    stream.close(h2c.NGHTTP2_CANCEL);
+    if (err !== undefined && err !== null && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
   };
-  if (limit === undefined) pipeline(req, stream, onUploadDone);
-  else pipeline(req, new BodyLimit(limit), stream, onUploadDone);
+  if (limiter === undefined) pipeline(req, stream, onUploadDone);
+  else pipeline(req, limiter, stream, onUploadDone);
 }
 
 function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {

@@ -55,6 +55,8 @@ function send(
   attempt: number,
 ): void {
   const upstream = tunnel.request(headers, { endStream: isBodyless });
+  const limit = ctx.limits.maxRequestBodyBytes;
+  const limiter = isBodyless || limit === undefined ? undefined : new BodyLimit(limit);
   ctx.metrics.streamsTotal++;
   ctx.metrics.streamsActive++;
   let hasResponse = false;
@@ -66,6 +68,7 @@ function send(
   upstream.once('close', () => {
     ctx.metrics.streamsActive--;
     if (hasResponse) return;
+    if (limiter?.isExceeded === true) return replyHttp2(ctx, stream, REPLY.tooLarge);
     if (isBodyless && attempt === 0 && upstream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
       const next = ctx.registry.pick(bindingId);
       if (next !== undefined) return send(ctx, next, stream, headers, isBodyless, bindingId, 1);
@@ -76,19 +79,11 @@ function send(
     if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   });
   if (isBodyless) return;
-  const limit = ctx.limits.maxRequestBodyBytes;
   const onUploadDone = (err: Error | null | undefined): void => {
-    if (err === undefined || err === null || upstream.closed) return;
-    if (!hasResponse && (err as { code?: string }).code === 'TUNA_EDGE_BODY_TOO_LARGE') {
-      hasResponse = true;
-      upstream.close(h2c.NGHTTP2_CANCEL);
-      replyHttp2(ctx, stream, REPLY.tooLarge);
-      return;
-    }
-    upstream.close(h2c.NGHTTP2_CANCEL);
+    if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   };
-  if (limit === undefined) pipeline(stream, upstream, onUploadDone);
-  else pipeline(stream, new BodyLimit(limit), upstream, onUploadDone);
+  if (limiter === undefined) pipeline(stream, upstream, onUploadDone);
+  else pipeline(stream, limiter, upstream, onUploadDone);
 }
 
 function relayResponse(

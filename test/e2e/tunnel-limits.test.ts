@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { ClientHttp2Session } from 'node:http2';
+import { connect as connectTcp } from 'node:net';
+import type { TunnelSession } from '../../src/tunnel/session.js';
+import type { TunnelError } from '../../src/tunnel/errors.js';
+import { TestStreamHandler } from '../support/tunnel-handlers.js';
+import { h2, h2Connect, http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
+import type { TestEdge } from '../support/tunnel-harness.js';
+
+const APP = 'binding/host/app.test';
+
+async function rawExchange(port: number, text: string): Promise<string> {
+  const socket = connectTcp({ host: '127.0.0.1', port });
+  socket.end(text);
+  let out = '';
+  for await (const chunk of socket) out += String(chunk);
+  return out;
+}
+
+describe('tunnel: limits, malformed input and graceful shutdown', () => {
+  let t: TestEdge;
+  let handler: TestStreamHandler;
+  let session: TunnelSession;
+  let client: ClientHttp2Session | undefined;
+
+  beforeEach(async () => {
+    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'], maxConnections: 2 }], {
+      limits: { tunnelWaitMs: 0, maxRequestBodyBytes: 1_000_000 },
+    });
+    handler = new TestStreamHandler();
+    session = await openSession(t, APP, handler);
+  });
+
+  afterEach(async () => {
+    client?.destroy();
+    client = undefined;
+    session.destroy();
+    await t.edge.close();
+  });
+
+  it('answers 400 to a malformed HTTP/1.1 request while a request on another connection completes', async () => {
+    const slow = http1(t.httpPort, 'app.test', '/slow?ms=200');
+    const answer = await rawExchange(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nno colon here\r\n\r\n');
+    expect(answer).to.match(/^HTTP\/1\.1 400 /);
+    expect((await slow).status).to.equal(200);
+  });
+
+  it('answers 400 to an absolute-form request target', async () => {
+    const answer = await rawExchange(t.httpPort, 'GET http://app.test/ HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    expect(answer).to.match(/^HTTP\/1\.1 400 /);
+  });
+
+  it('answers 431 to oversized HTTP/1.1 headers', async () => {
+    const res = await http1(t.httpPort, 'app.test', '/', { headers: { 'x-big': 'a'.repeat(20_000) } });
+    expect(res.status).to.equal(431);
+  });
+
+  it('answers 431 to an oversized HTTP/2 header list while other streams on the session continue', async () => {
+    client = h2Connect(t.httpPort);
+    const slow = h2(client, { ':path': '/slow?ms=200', ':authority': 'app.test' });
+    const big = await h2(client, { ':path': '/', ':authority': 'app.test', 'x-big': 'a'.repeat(20_000) });
+    expect(big.headers[':status']).to.equal(431);
+    expect((await slow).headers[':status']).to.equal(200);
+    expect((await h2(client, { ':path': '/', ':authority': 'app.test' })).headers[':status']).to.equal(200);
+  });
+
+  it('answers 413 to a body over the configured limit, declared or streamed', async () => {
+    const declared = await http1(t.httpPort, 'app.test', '/count', { method: 'POST', body: Buffer.alloc(1_000_001) });
+    expect(declared.status).to.equal(413);
+    const req = httpRequest({ host: '127.0.0.1', port: t.httpPort, method: 'POST', path: '/count', headers: { host: 'app.test' }, agent: false });
+    req.on('error', () => {});
+    const responded = once(req, 'response') as Promise<[IncomingMessage]>;
+    for (let i = 0; i < 20; i++) req.write(Buffer.alloc(100_000));
+    req.end();
+    const [res] = await responded;
+    expect(res.statusCode).to.equal(413);
+    res.resume();
+    expect((await http1(t.httpPort, 'app.test', '/count', { method: 'POST', body: Buffer.alloc(999_999) })).body.toString()).to.equal('999999');
+  });
+
+  it('carries 1,000 concurrent streams through one tunnel connection', async () => {
+    const clients = Array.from({ length: 4 }, () => h2Connect(t.httpPort));
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => h2(clients[i % 4]!, { ':path': `/slow?ms=300&i=${i}`, ':authority': 'app.test' })),
+      );
+      expect(results.filter((r) => r.headers[':status'] === 200)).to.have.length(1000);
+      const ids = new Set(results.map((r) => (JSON.parse(r.body.toString()) as { context: { requestId: string } }).context.requestId));
+      expect(ids.size).to.equal(1000);
+      expect(t.edge.registry.count().get(APP)).to.equal(1);
+    } finally {
+      for (const c of clients) c.destroy();
+    }
+  });
+
+  it('lets in-flight requests finish when the agent closes (GOAWAY drain), then answers 503', async () => {
+    const inFlight = Array.from({ length: 5 }, (_, i) => http1(t.httpPort, 'app.test', `/slow?ms=300&i=${i}`));
+    await waitUntil(() => handler.seen.length === 5);
+    const closed = session.close();
+    const statuses = (await Promise.all(inFlight)).map((r) => r.status);
+    await closed;
+    expect(statuses).to.deep.equal([200, 200, 200, 200, 200]);
+    expect(session.state).to.equal('closed');
+    await waitUntil(() => (t.edge.registry.count().get(APP) ?? 0) === 0);
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(503);
+  });
+
+  it('lets in-flight requests finish when the edge closes gracefully', async () => {
+    const inFlight = http1(t.httpPort, 'app.test', '/slow?ms=300');
+    await waitUntil(() => handler.seen.length === 1);
+    const closing = t.edge.close();
+    expect((await inFlight).status).to.equal(200);
+    await closing;
+  });
+
+  it('refuses a connection over the key\'s connection cap with 429', async () => {
+    const second = await openSession(t, APP, handler);
+    try {
+      const err = await openSession(t, APP, handler).then(
+        () => undefined,
+        (e: TunnelError) => e,
+      );
+      expect(err?.code).to.equal('TUNA_TUNNEL_REFUSED');
+      expect((err as TunnelError & { statusCode: number }).statusCode).to.equal(429);
+    } finally {
+      second.destroy();
+    }
+  });
+});
