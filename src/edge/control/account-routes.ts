@@ -13,7 +13,11 @@ function targetAccount(ctx: RequestContext, requested: string | undefined | null
 }
 
 /** accountRoutes returns the routes for /v1/account, /v1/accounts, /v1/api-keys and /v1/audit. */
-export function accountRoutes({ store }: RouteDeps): Route[] {
+export function accountRoutes(deps: RouteDeps): Route[] {
+  return [...accountOnlyRoutes(deps), ...apiKeyRoutes(deps), auditRoute(deps)];
+}
+
+function accountOnlyRoutes({ store }: RouteDeps): Route[] {
   return [
     {
       method: 'GET',
@@ -36,6 +40,11 @@ export function accountRoutes({ store }: RouteDeps): Route[] {
       scope: 'admin',
       handle: async () => ok({ accounts: await store.listAccounts() }),
     },
+  ];
+}
+
+function apiKeyRoutes({ store }: RouteDeps): Route[] {
+  return [
     {
       method: 'POST',
       path: /^\/v1\/api-keys$/,
@@ -63,20 +72,23 @@ export function accountRoutes({ store }: RouteDeps): Route[] {
         return ok({ apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
       },
     },
-    {
-      method: 'GET',
-      path: /^\/v1\/audit$/,
-      scope: 'admin',
-      handle: async (ctx) => {
-        const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
-        const limit = Number(ctx.query.get('limit') ?? 100);
-        const events = await store.listAuditEvents({
-          accountId: ctx.key.accountId,
-          afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
-          limit: Number.isSafeInteger(limit) ? limit : 100,
-        });
-        return ok({ events });
-      },
-    },
   ];
+}
+
+function auditRoute({ store }: RouteDeps): Route {
+  return {
+    method: 'GET',
+    path: /^\/v1\/audit$/,
+    scope: 'admin',
+    handle: async (ctx) => {
+      const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
+      const limit = Number(ctx.query.get('limit') ?? 100);
+      const events = await store.listAuditEvents({
+        accountId: ctx.key.accountId,
+        afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
+        limit: Number.isSafeInteger(limit) ? limit : 100,
+      });
+      return ok({ events });
+    },
+  };
 }

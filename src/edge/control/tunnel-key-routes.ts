@@ -1,7 +1,7 @@
 import { ControlNotFoundError } from './errors.js';
 import { decodeBody, mintTunnelKeyBody, parseSelector, rotateTunnelKeyBody } from './codecs.js';
 import { ok } from './routes.js';
-import type { Route, RouteDeps } from './routes.js';
+import type { RequestContext, Route, RouteDeps, RouteResult } from './routes.js';
 
 /** TunnelKeyRouteOptions bound what a caller may ask for. */
 export interface TunnelKeyRouteOptions {
@@ -17,26 +17,25 @@ export interface TunnelKeyRouteOptions {
 export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, options: TunnelKeyRouteOptions): Route[] {
   const expiry = (ttlSeconds: number | undefined) =>
     clock.now() + Math.min(ttlSeconds ?? options.defaultTtlSeconds, options.maxTtlSeconds) * 1000;
+  const mint = async (ctx: RequestContext): Promise<RouteResult> => {
+    const body = decodeBody(mintTunnelKeyBody, await ctx.body());
+    const input = {
+      accountId: ctx.key.accountId,
+      reservationId: body.reservationId,
+      protocol: body.protocol,
+      maxConnections: body.maxConnections ?? options.defaultMaxConnections,
+      expiresAt: expiry(body.ttlSeconds),
+      labels: body.labels,
+    };
+    const { record, token } = await store.mintTunnelKey(input, ctx.actor);
+    return { status: 201, body: { tunnelKey: record, token } };
+  };
   return [
     {
       method: 'POST',
       path: /^\/v1\/tunnel-keys$/,
       scope: 'reservations',
-      handle: async (ctx) => {
-        const body = decodeBody(mintTunnelKeyBody, await ctx.body());
-        const { record, token } = await store.mintTunnelKey(
-          {
-            accountId: ctx.key.accountId,
-            reservationId: body.reservationId,
-            protocol: body.protocol,
-            maxConnections: body.maxConnections ?? options.defaultMaxConnections,
-            expiresAt: expiry(body.ttlSeconds),
-            labels: body.labels,
-          },
-          ctx.actor,
-        );
-        return { status: 201, body: { tunnelKey: record, token } };
-      },
+      handle: (ctx) => mint(ctx),
     },
     {
       method: 'GET',
