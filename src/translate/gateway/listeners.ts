@@ -71,7 +71,8 @@ function checkListener(ctx: TranslationContext, gw: GatewayContext, spec: IListe
 /** allowedKinds filters allowedRoutes.kinds to those the protocol serves; any other is InvalidRouteKinds. */
 function allowedKinds(spec: IListener, supported: RouteKind[], l: ListenerContext): RouteKind[] {
   const asked = spec.allowedRoutes?.kinds;
-  if (asked === undefined) return supported;
+  // "When unspecified or empty, the kinds of Routes selected are determined using the Listener protocol."
+  if (asked === undefined || asked.length === 0) return supported;
   const kinds: RouteKind[] = [];
   const invalid: string[] = [];
   for (const k of asked) {
