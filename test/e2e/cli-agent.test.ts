@@ -129,6 +129,29 @@ describe('tuna http, tcp and run against a real edge', function () {
     expect((JSON.parse((await getVia(ports.http, 'run.test', '/')).body) as EchoReply).backend).to.equal('b');
     expect(edge!.registry.all().map((t) => t.connectionId)).to.deep.equal(before);
   });
+
+  it('runs an edge from a config file with tuna edge and drains it on stop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tuna-edge-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'edge.yaml'), `listen:\n  tunnel: {host: 127.0.0.1, port: 0}\n  http: {host: 127.0.0.1, port: 0}\nbindings:\n  - {id: binding/host/e.test, kind: host, hostnames: [e.test], keys: [{sha256: ${sha256}}]}\n`);
+    const run = cli(['edge', '--config', join(dir, 'edge.yaml')]);
+    const line = await run.waitForOut('tunnel listener on port');
+    const [, tunnel, http] = /port (\d+), public HTTP on port (\d+)/.exec(line)!;
+    const agent = cli(['http', '1', '--no-check', '--host', 'e.test', '--edge', `tcp://127.0.0.1:${tunnel!}`, '--key', key]);
+    await agent.waitForOut('Forwarding e.test');
+    expect((await getVia(Number(http), 'e.test', '/')).status).to.equal(502);
+    run.stop();
+    expect(await run.exit).to.equal(0);
+  });
+
+  it('refuses an invalid edge config with exit status 78', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tuna-edge-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'edge.yaml'), 'listen: {http: {port: 80}}\n');
+    const run = cli(['edge', '--config', join(dir, 'edge.yaml')]);
+    expect(await run.exit).to.equal(78);
+    expect(run.err.join('\n')).to.contain('invalid edge config');
+  });
 });
 
 /** manifests: an Ingress on run.test whose / goes to Service `target`, and Services a and b. */
