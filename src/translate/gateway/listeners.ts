@@ -126,7 +126,8 @@ function namespaceFilter(ctx: TranslationContext, gw: GatewayContext, spec: ILis
 function markConflicts(listeners: ListenerContext[]): void {
   const byPort = new Map<number, ListenerContext[]>();
   for (const l of listeners) {
-    if (l.notAccepted?.reason === 'UnsupportedProtocol' || !Number.isInteger(l.port)) continue;
+    // A listener refused for its own spec takes no port, so it cannot conflict with another one.
+    if (l.notAccepted) continue;
     byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
   }
   for (const [port, group] of byPort) {
