@@ -1,0 +1,35 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeEdgeConfig, loadEdgeConfig } from '../../src/edge/config.js';
+import { hashTunnelKey } from '../../src/edge/authority.js';
+
+describe('edge config file', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'tuna-edge-config-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('loads YAML with key digests and PEM files relative to the file', async () => {
+    writeFileSync(join(dir, 'tunnel.crt'), 'CERT');
+    writeFileSync(join(dir, 'tunnel.key'), 'KEY');
+    const digest = hashTunnelKey('k');
+    writeFileSync(
+      join(dir, 'edge.yaml'),
+      `listen:\n  tunnel: {port: 7000, tls: {certFile: tunnel.crt, keyFile: tunnel.key}}\n  http: {port: 8080}\n` +
+        `bindings:\n  - id: binding/host/a.test\n    kind: host\n    hostnames: [a.test]\n    keys: [{sha256: ${digest}, maxConnections: 2}]\n`,
+    );
+    const config = await loadEdgeConfig(join(dir, 'edge.yaml'));
+    expect(config.listen.tunnel.tls).to.deep.include({ cert: 'CERT', key: 'KEY' });
+    expect(config.bindings?.[0]?.keys?.[0]).to.deep.equal({ sha256: digest, maxConnections: 2 });
+  });
+
+  it('names the path of an invalid field', () => {
+    expect(() => decodeEdgeConfig({ listen: { tunnel: { port: 'x' } } })).to.throw(/listen\.tunnel\.port/);
+  });
+
+  it('rejects a key that is not a SHA-256 hex digest, so clear keys never sit in the file', () => {
+    const doc = { listen: { tunnel: { port: 1 } }, bindings: [{ id: 'b', kind: 'host', keys: [{ sha256: 'my-secret-key' }] }] };
+    expect(() => decodeEdgeConfig(doc)).to.throw(/sha256 must be 64 lowercase hex digits/);
+  });
+});

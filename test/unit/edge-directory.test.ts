@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { StaticBindingDirectory } from '../../src/edge/directory.js';
+import type { EdgeBinding } from '../../src/edge/directory.js';
+
+const bindings: EdgeBinding[] = [
+  { id: 'exact', kind: 'host', hostnames: ['app.example.test'], tls: 'edge' },
+  { id: 'wild', kind: 'host', hostnames: ['*.example.test'], tls: 'edge' },
+  { id: 'deep', kind: 'host', hostnames: ['*.a.example.test'], tls: 'passthrough' },
+  { id: 'db', kind: 'tcp-port', hostnames: [], tls: 'edge', port: 15432 },
+  { id: 'gw', kind: 'address', hostnames: [], tls: 'edge', address: '127.77.0.9', ports: [{ port: 80, protocol: 'http' }] },
+];
+
+describe('edge binding directory', () => {
+  const directory = new StaticBindingDirectory(bindings);
+  const hosts: [string, string | undefined][] = [
+    ['app.example.test', 'exact'],
+    ['APP.Example.test', 'exact'],
+    ['other.example.test', 'wild'],
+    ['x.a.example.test', 'deep'],
+    ['x.y.b.example.test', undefined],
+    ['example.test', undefined],
+    ['unknown.test', undefined],
+  ];
+  for (const [host, want] of hosts) {
+    it(`resolves host ${host} to ${want ?? 'nothing'} (exact first, then one-label wildcard)`, () => {
+      expect(directory.byHost(host)?.id).to.equal(want);
+    });
+  }
+
+  it('resolves tcp ports and dedicated addresses', () => {
+    expect(directory.byPort(15432)?.id).to.equal('db');
+    expect(directory.byPort(1)).to.equal(undefined);
+    expect(directory.byAddress('127.77.0.9')?.id).to.equal('gw');
+  });
+
+  it('notifies subscribers when the bindings are replaced', () => {
+    const d = new StaticBindingDirectory(bindings);
+    let calls = 0;
+    const off = d.subscribe(() => calls++);
+    d.replace([]);
+    off();
+    d.replace(bindings);
+    expect(calls).to.equal(1);
+    expect(d.byHost('app.example.test')?.id).to.equal('exact');
+  });
+});
