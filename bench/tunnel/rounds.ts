@@ -53,6 +53,8 @@ export async function startAll(ctx: BenchContext, contenders: Contender[], all: 
     const figures = all[i] as Figures;
     try {
       const target = await contender.start(ctx);
+      // Some contenders learn how they run only when they start (tuna's tunnel mode).
+      figures.description = contender.describe();
       running.push({ contender, target, figures });
       console.log(`  started ${contender.name} on 127.0.0.1:${target.port}${target.host ? ` (Host ${target.host})` : ''}`);
     } catch (err) {

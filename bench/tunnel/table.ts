@@ -45,7 +45,7 @@ export function formatNumber(value: number | undefined, unit: 'req/s' | 'ms' | '
     case 'req/s':
       return grouped(value);
     case 'ms':
-      return `${value < 10 ? value.toFixed(2) : value.toFixed(0)} ms`;
+      return `${value < 10 ? value.toFixed(2) : grouped(value)} ms`;
     case 'MB/s':
       return `${grouped(value)} MB/s`;
     case 'KiB':

@@ -10,6 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import type { BenchContext, Contender, MemoryFigure } from '../contender.js';
 import { ContenderUnavailableError } from '../contender.js';
@@ -24,12 +25,12 @@ import { repoRoot } from '../tools.js';
 export interface TunaEdgeSetup {
   httpPort: number;
   tunnelPort: number;
-  /** PEM files of the tunnel listener's self-signed certificate (the agent trusts it with --ca) */
-  certFile: string;
-  keyFile: string;
+  /** PEM files of the tunnel listener's self-signed certificate (the agent trusts it with --ca); absent: plaintext tunnel */
+  certFile?: string;
+  keyFile?: string;
   hosts: string[];
-  /** SHA-256 (hex) of the one tunnel key every binding of this edge accepts */
-  keySha256: string;
+  /** SHA-256 (hex) of each host's tunnel key: the edge accepts a key for one binding only */
+  keySha256: Map<string, string>;
 }
 
 const cliPath = join(repoRoot, 'src', 'cli', 'main.ts');
@@ -44,24 +45,24 @@ export function bindingIdOf(host: string): string {
  * HTTP public listener on loopback, and one host binding per host accepting the run's key.
  */
 export function edgeConfig(setup: TunaEdgeSetup): string {
+  const tls = setup.certFile && setup.keyFile ? `, tls: {certFile: "${setup.certFile}", keyFile: "${setup.keyFile}"}` : '';
   const lines = [
     'listen:',
-    `  tunnel: {host: "${loopback}", port: ${setup.tunnelPort}, tls: {certFile: "${setup.certFile}", keyFile: "${setup.keyFile}"}}`,
+    `  tunnel: {host: "${loopback}", port: ${setup.tunnelPort}${tls}}`,
     `  http: {host: "${loopback}", port: ${setup.httpPort}}`,
     'bindings:',
   ];
   for (const host of setup.hosts)
-    lines.push(`  - {id: "${bindingIdOf(host)}", kind: host, hostnames: ["${host}"], keys: [{sha256: "${setup.keySha256}"}]}`);
+    lines.push(`  - {id: "${bindingIdOf(host)}", kind: host, hostnames: ["${host}"], keys: [{sha256: "${setup.keySha256.get(host) ?? ''}"}]}`);
   return `${lines.join('\n')}\n`;
 }
 
 /** tunaCommands are the argument vectors after `node --import tsx` for the edge and the agents. */
-export function tunaCommands(setup: TunaEdgeSetup, configFile: string): { edge: string[]; http: (backendPort: number, host: string) => string[]; run: (dir: string) => string[] } {
-  const edgeFlags = ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile];
+export function tunaCommands(setup: TunaEdgeSetup, configFile: string): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
+  const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
     edge: [cliPath, 'edge', '--config', configFile],
-    http: (backendPort, host) => [cliPath, 'http', String(backendPort), '--host', host, ...edgeFlags],
-    run: (dir) => [cliPath, 'run', '--manifests', dir, ...edgeFlags],
+    http: (backendPort, host, connections = 1) => [cliPath, 'http', String(backendPort), '--host', host, '--connections', String(connections), ...edgeFlags],
   };
 }
 
@@ -73,22 +74,49 @@ export class TunaContender implements Contender {
   private setup: TunaEdgeSetup | undefined;
   private dir = '';
   private certFiles: { certFile: string; keyFile: string } | undefined;
-  // One random key per run, given to agents through the environment (not argv, so not in `ps`)
-  // and to the edge as its SHA-256 only; never printed (preamble: no secret in a log line).
-  private readonly key = randomBytes(24).toString('base64url');
+  /** why the TLS tunnel could not be used (the row then runs a plaintext tunnel) */
+  private tlsFailure: string | undefined;
+  // Random keys, one per host, made for this run; agents get theirs through the environment (not
+  // argv, so not in `ps`), the edge only their SHA-256; never printed (no secret in a log line).
+  private readonly keys = new Map<string, string>();
+
+  private keyOf(host: string): string {
+    let key = this.keys.get(host);
+    if (key === undefined) this.keys.set(host, (key = randomBytes(24).toString('base64url')));
+    return key;
+  }
 
   /** describe says which path tuna's requests take. */
   describe(): string {
-    return 'client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend';
+    if (this.tlsFailure === undefined) return 'client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend';
+    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend (the TLS tunnel failed: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
   }
 
-  /** start runs the edge and one agent, and waits until a request passes through. */
+  /**
+   * start runs the edge and one agent, and waits until a request passes through. The tunnel is TLS,
+   * as in use; if that fails, the run falls back to a plaintext tunnel (`tcp://`, meant for
+   * loopback tests) so that tuna still has figures, and the row says so: plaintext flatters tuna
+   * against frp and chisel, which both encrypt.
+   */
   async start(ctx: BenchContext): Promise<Target> {
     if (!existsSync(cliPath)) throw new ContenderUnavailableError(this.name, 'src/cli/main.ts does not exist yet');
-    if (!ctx.tools.openssl) throw new ContenderUnavailableError(this.name, 'openssl is needed for the tunnel certificate');
     this.dir = join(ctx.tmp, 'tuna');
     await mkdir(this.dir, { recursive: true });
-    this.certFiles = await makeCertificate(ctx, this.dir);
+    if (ctx.tools.openssl) {
+      this.certFiles = await makeCertificate(ctx, this.dir);
+      try {
+        return await this.startPair(ctx);
+      } catch (err) {
+        this.tlsFailure = err instanceof ContenderUnavailableError ? err.reason : String(err);
+        console.log(`  tuna: TLS tunnel failed (${this.tlsFailure}); trying a plaintext tunnel`);
+        await this.stop(ctx);
+      }
+    } else this.tlsFailure = 'openssl is not installed';
+    this.certFiles = undefined;
+    return this.startPair(ctx);
+  }
+
+  private async startPair(ctx: BenchContext): Promise<Target> {
     const hosts = ['bench', ...Array.from({ length: 8 }, (_, i) => `fresh-${i}`)].map((h) => `${h}.bench.tuna.test`);
     const { edge, setup } = await this.startEdge(ctx, 'main', hosts);
     this.edge = edge;
@@ -109,18 +137,22 @@ export class TunaContender implements Contender {
     return elapsed;
   }
 
-  /** idleMemory compares edge + agent RSS with 1 and with `tunnels` hosts published by one `tuna run`. */
+  /**
+   * idleMemory compares edge + agent RSS with 1 and with `tunnels` idle tunnel connections of one
+   * binding (`tuna http --connections N`): each is its own TCP (or TLS) connection and HTTP/2
+   * session on both sides, which is what an open tunnel costs. (`tuna run` with N hosts would need
+   * N keys: the edge accepts a key for one binding only, and `tuna run` takes one key.)
+   */
   async idleMemory(ctx: BenchContext, tunnels: number): Promise<MemoryFigure> {
     const measure = async (count: number): Promise<number> => {
-      const hosts = Array.from({ length: count }, (_, i) => `idle-${i}.bench.tuna.test`);
-      const { edge, setup } = await this.startEdge(ctx, `mem-${count}`, hosts);
-      const manifests = join(this.dir, `manifests-${count}`);
-      await writeManifests(manifests, hosts, ctx.backendPort);
-      const args = tunaCommands(setup, '').run(manifests);
-      const agent = ctx.group.start(`tuna-run-${count}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.key } });
+      const host = `idle-${count}.bench.tuna.test`;
+      const { edge, setup } = await this.startEdge(ctx, `mem-${count}`, [host]);
+      const args = tunaCommands(setup, '').http(ctx.backendPort, host, count);
+      const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
       try {
-        for (const host of hosts)
-          await readyOrExit(agent, waitForStatus({ port: setup.httpPort, host }, '/healthz', 60_000, 5), (code) => new ContenderUnavailableError(this.name, `tuna run exited ${code}: ${lastLines(agent.output())}`));
+        const binding = bindingIdOf(host);
+        const ready = waitForTunnels(setup.tunnelPort, binding, count, 120_000);
+        await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
         return rssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
       } finally {
@@ -130,7 +162,7 @@ export class TunaContender implements Contender {
     };
     const rssOne = await measure(1);
     const rssMany = await measure(tunnels);
-    return { tunnels, rssOne, rssMany, note: `${tunnels} hosts (one binding each) published by one \`tuna run\` agent` };
+    return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`` };
   }
 
   /** stop ends the agent and the edge. */
@@ -140,8 +172,8 @@ export class TunaContender implements Contender {
   }
 
   private async startEdge(ctx: BenchContext, label: string, hosts: string[]): Promise<{ edge: SpawnedProcess; setup: TunaEdgeSetup }> {
-    const certs = this.certFiles as { certFile: string; keyFile: string };
-    const keySha256 = createHash('sha256').update(this.key).digest('hex');
+    const certs = this.certFiles ?? {};
+    const keySha256 = new Map(hosts.map((h) => [h, createHash('sha256').update(this.keyOf(h)).digest('hex')]));
     const setup: TunaEdgeSetup = { httpPort: await freePort(), tunnelPort: await freePort(), ...certs, hosts, keySha256 };
     const configFile = join(this.dir, `edge-${label}.yaml`);
     await writeFile(configFile, edgeConfig(setup), { mode: 0o600 });
@@ -153,7 +185,7 @@ export class TunaContender implements Contender {
 
   private async startAgent(ctx: BenchContext, setup: TunaEdgeSetup, host: string, pollMs: number): Promise<{ proc: SpawnedProcess; target: Target }> {
     const args = tunaCommands(setup, '').http(ctx.backendPort, host);
-    const proc = ctx.group.start(`tuna-http-${host}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.key } });
+    const proc = ctx.group.start(`tuna-http-${host}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
     const target: Target = { port: setup.httpPort, host };
     await readyOrExit(proc, waitForStatus(target, '/1k', 20_000, pollMs), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
     return { proc, target };
@@ -170,22 +202,41 @@ async function makeCertificate(ctx: BenchContext, dir: string): Promise<{ certFi
   return { certFile, keyFile };
 }
 
-/** writeManifests writes, per host, an Ingress and a selector-less Service + EndpointSlice to the backend. */
-async function writeManifests(dir: string, hosts: string[], backendPort: number): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const docs: string[] = [
-    `apiVersion: v1\nkind: Service\nmetadata: {name: backend, namespace: default}\nspec:\n  ports: [{name: http, port: 80, targetPort: ${backendPort}}]`,
-    `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: backend-1\n  namespace: default\n  labels: {kubernetes.io/service-name: backend}\naddressType: IPv4\nports: [{name: http, port: ${backendPort}}]\nendpoints: [{addresses: ["${loopback}"], conditions: {ready: true}}]`,
-  ];
-  hosts.forEach((host, i) =>
-    docs.push(
-      `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: idle-${i}, namespace: default}\nspec:\n  ingressClassName: tuna\n  rules:\n  - host: ${host}\n    http:\n      paths: [{path: /, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}]`,
-    ),
-  );
-  await writeFile(join(dir, 'bench.yaml'), `${docs.join('\n---\n')}\n`);
+/**
+ * waitForTunnels polls the edge's `/metrics` (served on the tunnel port) until the gauge
+ * `tuna_edge_tunnels{binding=...}` reaches `count`.
+ */
+async function waitForTunnels(tunnelPort: number, binding: string, count: number, timeoutMs: number): Promise<void> {
+  const started = performance.now();
+  const pattern = new RegExp(`^tuna_edge_tunnels\\{binding="${binding.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\} (\\d+)$`, 'm');
+  let seen = 0;
+  while (performance.now() - started < timeoutMs) {
+    const text = await fetchText(tunnelPort, '/metrics');
+    seen = Number(pattern.exec(text)?.[1] ?? 0);
+    if (seen >= count) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new ContenderUnavailableError('tuna', `${seen} of ${count} tunnel connections came up within ${timeoutMs} ms`);
 }
 
-/** lastLines keeps the end of a process's output for an "unavailable" reason. */
+/** fetchText GETs a loopback path and returns the body ('' on any error). */
+function fetchText(port: number, path: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = request({ host: loopback, port, path, agent: false, timeout: 5000 }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (b: Buffer) => parts.push(b));
+      res.once('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+      res.once('error', () => resolve(''));
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve(''));
+    req.end();
+  });
+}
+
+/** lastLines keeps the last lines of a process's output that are not stack frames, for a reason. */
 function lastLines(text: string): string {
-  return text.trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+  const noise = (l: string) => l === '' || l.startsWith('at ') || /^\d+: 0x/.test(l) || l.startsWith('(Use `node') || l.includes('DeprecationWarning');
+  const lines = text.split('\n').map((l) => l.trim()).filter((l) => !noise(l));
+  return lines.slice(-3).join(' | ').slice(0, 300);
 }
