@@ -5,34 +5,37 @@ import { DataPlane } from '../dataplane/index.js';
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
 import { decodeEdgeConfig, loadEdgeConfig, startEdge } from '../edge/index.js';
 import type { EdgeConfigFile } from '../edge/index.js';
-import { SystemClock } from '../tunnel/clock.js';
-import type { Clock } from '../tunnel/clock.js';
-import { NetEdgeDialer } from '../tunnel/dialer.js';
-import type { EdgeDialer } from '../tunnel/dialer.js';
-import type { TunnelStreamHandler } from '../tunnel/stream-handler.js';
+import {
+  CLOCK,
+  EDGE_DIALER,
+  NetEdgeDialer,
+  StaticKeySource,
+  SystemClock,
+  TUNNEL_KEY_SOURCE,
+  TUNNEL_MANAGER_OPTIONS,
+  TUNNEL_STREAM_HANDLER,
+  TunnelManager,
+} from '../tunnel/index.js';
 import { Agent } from './agent.js';
 import type { TunnelControl } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
+import { CLI_KEY_REF, ManagerTunnels } from './manager-tunnels.js';
 import type { CliRuntime, RunningEdge } from './runtime.js';
-import { SessionTunnels } from './session-tunnels.js';
 
 /**
  * The composition root of the `tuna` command: the one place that chooses implementations.
- * Tokens are explicit (tsx/esbuild emit no decorator metadata), and tests build the classes
- * directly with fakes of these interfaces instead of going through the container.
+ * Tokens are explicit (tsx/esbuild emit no decorator metadata); the tunnel manager's own tokens
+ * (CLOCK, EDGE_DIALER, …) come from src/tunnel. Tests build classes directly with fakes of these
+ * interfaces instead of going through the container.
  */
 
-/** CLOCK is the time source of tunnels (a fake in tests). */
-export const CLOCK: InjectionToken<Clock> = 'tuna.Clock';
-/** EDGE_DIALER opens the byte streams tunnels run on. */
-export const EDGE_DIALER: InjectionToken<EdgeDialer> = 'tuna.EdgeDialer';
-/** TUNNEL_CONTROL_FACTORY makes the tunnel manager of an agent. */
-export const TUNNEL_CONTROL_FACTORY: InjectionToken<TunnelControlFactory> = 'tuna.TunnelControlFactory';
+/** TUNNEL_CONTROL_FACTORY makes the tunnels that feed one agent's data plane. */
+export const TUNNEL_CONTROL_FACTORY: InjectionToken<TunnelControlFactory> = Symbol.for('tuna.cli.TunnelControlFactory');
 /** EDGE_STARTER starts an edge from a decoded config. */
-export const EDGE_STARTER: InjectionToken<EdgeStarter> = 'tuna.EdgeStarter';
+export const EDGE_STARTER: InjectionToken<EdgeStarter> = Symbol.for('tuna.cli.EdgeStarter');
 
 /** TunnelControlFactory builds the tunnels that feed one data plane. */
-export type TunnelControlFactory = (options: AgentOptions, handler: TunnelStreamHandler) => TunnelControl;
+export type TunnelControlFactory = (options: AgentOptions, handler: DataPlane) => TunnelControl;
 
 /** EdgeStarter starts an edge. */
 export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void) => Promise<RunningEdge>;
@@ -54,11 +57,14 @@ export function createContainer(): DependencyContainer {
   const c = rootContainer.createChildContainer();
   c.register(CLOCK, { useValue: new SystemClock() });
   c.register(EDGE_DIALER, { useValue: new NetEdgeDialer() });
+  c.register(TUNNEL_MANAGER_OPTIONS, { useValue: {} });
   c.register(TUNNEL_CONTROL_FACTORY, {
-    useFactory: (deps) => {
-      const clock = deps.resolve(CLOCK);
-      const dialer = deps.resolve(EDGE_DIALER);
-      return (options: AgentOptions, handler: TunnelStreamHandler) => new SessionTunnels({ ...options, dialer, clock, handler });
+    // One tunnel manager per agent, in a child container holding that agent's data plane and key.
+    useFactory: (deps) => (options: AgentOptions, dataPlane: DataPlane) => {
+      const scope = deps.createChildContainer();
+      scope.register(TUNNEL_STREAM_HANDLER, { useValue: dataPlane });
+      scope.register(TUNNEL_KEY_SOURCE, { useValue: new StaticKeySource(new Map([[CLI_KEY_REF, options.key]])) });
+      return new ManagerTunnels(scope.resolve(TunnelManager), options);
     },
   });
   c.register(EDGE_STARTER, { useValue: startRunningEdge });
