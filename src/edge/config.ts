@@ -81,7 +81,38 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
       }
     }
   }
+  const pool = result.right.listen.addressPool;
+  if (pool !== undefined) {
+    const contains = parseCidr(pool);
+    for (const binding of result.right.bindings ?? []) {
+      if (binding.address !== undefined && !contains(binding.address)) {
+        throw new EdgeConfigError(`invalid edge config: binding ${binding.id}: address ${binding.address} is outside ${pool}`);
+      }
+    }
+  }
   return result.right;
+}
+
+function ipv4ToNumber(text: string): number | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+/** parseCidr returns a membership test for an IPv4 CIDR such as 127.77.0.0/16. */
+function parseCidr(cidr: string): (address: string) => boolean {
+  const [base, bits] = cidr.split('/');
+  const start = ipv4ToNumber(base ?? '');
+  const prefix = Number(bits);
+  if (start === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > 32) {
+    throw new EdgeConfigError(`invalid edge config: listen.addressPool ${cidr} is not an IPv4 CIDR`);
+  }
+  const size = 2 ** (32 - prefix);
+  const first = start - (start % size);
+  return (address) => {
+    const n = ipv4ToNumber(address);
+    return n !== undefined && n >= first && n < first + size;
+  };
 }
 
 /** loadEdgeConfig reads a YAML or JSON file and reads the PEM files it names (relative to the file). */

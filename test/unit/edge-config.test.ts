@@ -32,4 +32,13 @@ describe('edge config file', () => {
     const doc = { listen: { tunnel: { port: 1 } }, bindings: [{ id: 'b', kind: 'host', keys: [{ sha256: 'my-secret-key' }] }] };
     expect(() => decodeEdgeConfig(doc)).to.throw(/sha256 must be 64 lowercase hex digits/);
   });
+
+  it('rejects a dedicated address outside the address pool', () => {
+    const doc = (address: string): unknown => ({
+      listen: { tunnel: { port: 1 }, addressPool: '127.77.0.0/16' },
+      bindings: [{ id: 'gw', kind: 'address', address }],
+    });
+    expect(() => decodeEdgeConfig(doc('127.78.0.1'))).to.throw(/outside 127\.77\.0\.0\/16/);
+    expect(decodeEdgeConfig(doc('127.77.200.3')).bindings?.[0]?.address).to.equal('127.77.200.3');
+  });
 });
