@@ -6,8 +6,9 @@ import type { Condition } from '../../model/index.js';
  * GatewayClass reports in `status.supportedFeatures` (sorted, as GatewayClassStatus requires).
  * Left out on purpose: backend-level filters (HTTPRouteBackendRequestHeaderModification: the graph
  * has no per-backend filters), static addresses, infrastructure propagation, client certificate
- * validation, ListenerSet, UDPRoute, BackendTLSPolicy, mesh, retry on connection errors and
- * HTTPRouteDestinationPortMatching.
+ * validation, ListenerSet, UDPRoute, BackendTLSPolicy, mesh, retry on connection errors,
+ * HTTPRouteDestinationPortMatching, and TLSRouteModeMixed (the data plane terminates every TLS
+ * stream of a port that has a terminating listener, so passthrough cannot share that port).
  */
 export const SUPPORTED_FEATURES: readonly string[] = [
   'GRPCRoute',
@@ -41,9 +42,17 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'ReferenceGrant',
   'TCPRoute',
   'TLSRoute',
-  'TLSRouteModeMixed',
   'TLSRouteModeTerminate',
 ];
+
+/**
+ * supportsFeature says whether tuna claims a feature. Listener checks follow the claims, so the list
+ * above is the one switch: without TLSRouteModeTerminate a TLS listener in Terminate mode is refused,
+ * and without TLSRouteModeMixed terminating and passthrough listeners may not share a port.
+ */
+export function supportsFeature(name: string): boolean {
+  return SUPPORTED_FEATURES.includes(name);
+}
 
 /** SUPPORTED_BUNDLE_VERSIONS are the Gateway API CRD bundle versions tuna implements. */
 export const SUPPORTED_BUNDLE_VERSIONS: readonly string[] = ['v1.6.0', 'v1.6.1', 'v1.6.2', 'v1.6.3'];

@@ -2,6 +2,7 @@ import type { IListener } from '@kubernetes-models/gateway-api/gateway.networkin
 import type { Listener, ListenerProtocol, SecretRef } from '../../model/index.js';
 import { sourceOf } from '../common/meta.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
+import { supportsFeature } from './features.js';
 import { isAcceptableHostname } from './hostnames.js';
 import { GATEWAY_GROUP, isRouteKind, kindsForProtocol } from './kinds.js';
 import type { RouteKind } from './kinds.js';
@@ -56,6 +57,8 @@ function checkListener(ctx: TranslationContext, gw: GatewayContext, spec: IListe
     l.notAccepted = { reason: 'UnsupportedValue', message: 'HTTPS listeners terminate TLS; use protocol TLS for Passthrough' };
   else if ((protocol === 'HTTPS' || protocol === 'TLS') && !['Terminate', 'Passthrough'].includes(spec.tls?.mode ?? 'Terminate'))
     l.notAccepted = { reason: 'UnsupportedValue', message: `TLS mode ${String(spec.tls?.mode)} is not supported` };
+  if (!l.notAccepted && protocol === 'TLS' && (spec.tls?.mode ?? 'Terminate') === 'Terminate' && !supportsFeature('TLSRouteModeTerminate'))
+    l.notAccepted = { reason: 'UnsupportedValue', message: 'TLS listeners in Terminate mode are not supported' };
   if (!l.notAccepted && (protocol === 'HTTPS' || protocol === 'TLS')) {
     if (spec.tls?.mode === 'Passthrough') l.tls = { mode: 'passthrough', certificates: [] };
     else {
@@ -120,7 +123,8 @@ function namespaceFilter(ctx: TranslationContext, gw: GatewayContext, spec: ILis
 
 /**
  * markConflicts applies the distinctness rules: listeners of different protocol families
- * (HTTP; HTTPS and TLS, both routed by SNI; TCP) on one port are all ProtocolConflict; listeners of
+ * (HTTP; TLS termination — HTTPS and TLS Terminate; TLS passthrough; TCP) on one port are all
+ * ProtocolConflict (TLSRouteModeMixed lifts the split between the two TLS families); listeners of
  * one family on one port with the same hostname (TCP: any two) are all HostnameConflict.
  */
 function markConflicts(listeners: ListenerContext[]): void {
@@ -133,7 +137,7 @@ function markConflicts(listeners: ListenerContext[]): void {
   for (const [port, group] of byPort) {
     const families = new Set(group.map(familyOf));
     if (families.size > 1) {
-      const message = `port ${port} is used by listeners of incompatible protocols (${group.map((l) => `${l.name}: ${l.protocol}`).join(', ')})`;
+      const message = `port ${port} is used by listeners of incompatible protocols (${group.map((l) => `${l.name}: ${protocolLabel(l)}`).join(', ')})`;
       for (const l of group) l.conflict = { reason: 'ProtocolConflict', message };
       continue;
     }
@@ -147,8 +151,20 @@ function markConflicts(listeners: ListenerContext[]): void {
   }
 }
 
+/** protocolLabel names a listener's protocol, with the TLS mode where it has one. */
+function protocolLabel(l: ListenerContext): string {
+  if (l.protocol !== 'TLS') return l.protocol;
+  return `TLS ${l.spec.tls?.mode ?? 'Terminate'}`;
+}
+
+/**
+ * familyOf groups protocols that can share a port: HTTPS and TLS are both routed by SNI; without
+ * TLSRouteModeMixed, terminating and passthrough listeners are separate families.
+ */
 function familyOf(l: ListenerContext): string {
-  return l.protocol === 'HTTPS' ? 'TLS' : l.protocol;
+  if (l.protocol !== 'HTTPS' && l.protocol !== 'TLS') return l.protocol;
+  if (supportsFeature('TLSRouteModeMixed')) return 'TLS';
+  return l.spec.tls?.mode === 'Passthrough' ? 'TLS passthrough' : 'TLS termination';
 }
 
 /** resolveCertificates checks a terminating listener's certificateRefs; see the Gateway API ListenerTLSConfig. */
