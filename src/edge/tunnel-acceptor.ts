@@ -79,10 +79,6 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
     return refuse(socket, 429);
   }
   metrics.countHandshake('granted');
-  socket.write(
-    `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${TUNNEL_UPGRADE_TOKEN}\r\n` +
-      `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n\r\n`,
-  );
   const tcp = socket as Socket;
   // HTTP servers accept half-open sockets; a tunnel is not one: when the agent's FIN arrives
   // after a graceful HTTP/2 close, the socket must end and close, or the session never reports
@@ -90,7 +86,19 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   tcp.allowHalfOpen = false;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 30_000);
+  // Hold the agent's first HTTP/2 bytes in the socket buffer: the session replays them.
+  tcp.pause();
   if (head.length > 0) tcp.unshift(head);
+  // The HTTP/2 session takes over the socket's native handle; a JS write still in flight on a
+  // TLS socket at that moment trips a native assertion, so the session starts once the 101 is out.
+  const written = await new Promise<boolean>((resolve) => {
+    tcp.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${TUNNEL_UPGRADE_TOKEN}\r\n` +
+        `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n\r\n`,
+      (err) => resolve(err === undefined || err === null),
+    );
+  });
+  if (!written || tcp.destroyed) return void tcp.destroy();
   const tunnel = new EdgeTunnel({
     socket: tcp,
     bindingId,

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { constants as h2constants, createServer } from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
@@ -125,6 +126,11 @@ export class TunnelSession extends EventEmitter {
       this.#h2 = session;
     });
     server.on('stream', (stream, headers) => this.#onStream(stream, headers));
+    // The TLS handshake negotiated ALPN http/1.1 for the upgrade; Node's HTTP/2 server would treat
+    // that socket as an HTTP/1.1 client. After 101 the protocol on it is HTTP/2 (docs/protocol.md §3).
+    if ((socket as TLSSocket).encrypted === true) {
+      Object.defineProperty(socket, 'alpnProtocol', { value: 'h2', configurable: true, writable: true });
+    }
     server.emit('connection', socket);
     const h2 = this.#h2;
     if (h2 === undefined) throw new TunnelClosedError('HTTP/2 session did not start');
