@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { indexSnapshot } from '../../src/translate/common/index-snapshot.js';
 import { translateCrds } from '../../src/translate/crd/index.js';
-import { checkCustomDomain, checkSubdomain, generatedHostname, isIpLiteral } from '../../src/translate/crd/hostname.js';
+import { checkCustomDomain, checkSubdomain, tunnelHostname, isIpLiteral } from '../../src/translate/crd/hostname.js';
 import { defaultTranslateOptions, emptySnapshot } from '../../src/translate/types.js';
 import type { Snapshot } from '../../src/translate/types.js';
 
@@ -99,9 +99,9 @@ describe('tuna.dev hostname rules', () => {
   });
 
   it('generates <name>-<namespace>.<baseDomain> only when that is one label', () => {
-    expect(generatedHostname('web', 'shop', 'edge.test')).to.deep.equal({ hostname: 'web-shop.edge.test' });
-    expect(generatedHostname('a.b', 'shop', 'edge.test')).to.deep.include({ reason: 'InvalidHostname' });
-    expect(generatedHostname('a'.repeat(40), 'b'.repeat(23), 'edge.test')).to.deep.include({ reason: 'InvalidHostname' });
-    expect(generatedHostname('a'.repeat(40), 'b'.repeat(22), 'edge.test')).to.deep.equal({ hostname: `${'a'.repeat(40)}-${'b'.repeat(22)}.edge.test` });
+    expect(tunnelHostname('web', 'shop', 'edge.test')).to.deep.equal({ hostname: 'web-shop.edge.test' });
+    expect(tunnelHostname('a.b', 'shop', 'edge.test')).to.deep.include({ reason: 'InvalidHostname' });
+    expect(tunnelHostname('a'.repeat(40), 'b'.repeat(23), 'edge.test')).to.deep.include({ reason: 'InvalidHostname' });
+    expect(tunnelHostname('a'.repeat(40), 'b'.repeat(22), 'edge.test')).to.deep.equal({ hostname: `${'a'.repeat(40)}-${'b'.repeat(22)}.edge.test` });
   });
 });

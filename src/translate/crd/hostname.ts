@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { isValidHostPattern } from '../../model/index.js';
+import { generatedHostname } from '../common/hostname.js';
 
 /** HostnameProblem is why a hostname cannot be used, as a status reason and message. */
 export interface HostnameProblem {
@@ -64,15 +65,11 @@ export function checkCustomDomain(name: string, baseDomain: string): { hostname:
 }
 
 /**
- * generatedHostname is the hostname of a Tunnel without a domainRef: `<name>-<namespace>.<baseDomain>`
- * (one label under the base domain, so the edge's wildcard certificate covers it).
+ * tunnelHostname is the hostname of a Tunnel without a domainRef: the rule every source shares,
+ * `<name>-<namespace>.<baseDomain>` (common/hostname.ts), with a hint at the way out.
  */
-export function generatedHostname(name: string, namespace: string, baseDomain: string): { hostname: string } | HostnameProblem {
-  const label = `${name}-${namespace}`;
-  if (!isDnsLabel(label))
-    return {
-      reason: 'InvalidHostname',
-      message: `generated hostname label "${label}" is not one DNS label (at most 63 characters, no dots); reserve a Domain and set spec.domainRef`,
-    };
-  return { hostname: `${label}.${baseDomain}` };
+export function tunnelHostname(name: string, namespace: string, baseDomain: string): { hostname: string } | HostnameProblem {
+  const generated = generatedHostname(name, namespace, baseDomain);
+  if (generated.ok) return { hostname: generated.host };
+  return { reason: 'InvalidHostname', message: `${generated.message}; reserve a Domain and set spec.domainRef` };
 }

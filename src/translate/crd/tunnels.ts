@@ -11,7 +11,7 @@ import type { StatusBook } from '../common/meta.js';
 import { createdOf, namespaceOf, sourceOf } from '../common/meta.js';
 import type { Fragment, TranslateOptions } from '../types.js';
 import type { DomainOutcome } from './domains.js';
-import { generatedHostname } from './hostname.js';
+import { tunnelHostname } from './hostname.js';
 import type { Problem } from './status.js';
 import { acceptObject, crdKey, crdRef, rejectObject } from './status.js';
 import type { TcpPortOutcome } from './tcp-ports.js';
@@ -44,7 +44,7 @@ function resolveTarget(tunnel: Tunnel, ctx: TunnelContext): TunnelTarget | Probl
     return { protocol: 'tcp', port: outcome.port };
   }
   if (!spec.domainRef) {
-    const generated = generatedHostname(tunnel.metadata.name ?? '', ns, ctx.options.baseDomain);
+    const generated = tunnelHostname(tunnel.metadata.name ?? '', ns, ctx.options.baseDomain);
     return 'hostname' in generated ? { protocol: spec.protocol, hostname: generated.hostname } : generated;
   }
   const outcome = ctx.domains.get(`${ns}/${spec.domainRef.name}`);
