@@ -2,7 +2,7 @@ import type { HttpRoute, ObjectRef } from '../../model/index.js';
 import { sourceOf } from '../common/meta.js';
 import type { ParentAttachment } from './attachment.js';
 import type { GatewayContext, ListenerContext } from './context.js';
-import { ANY_HOST, isWildcard } from './hostnames.js';
+import { ANY_HOST, isWildcard, wildcardCovers } from './hostnames.js';
 import { withMatchedPrefix } from './http-filters.js';
 import type { CompiledRule } from './rules.js';
 import type { RouteVerdict } from './route-status.js';
@@ -37,7 +37,7 @@ export function placeHttpRules(
       if (!listener.graph) continue; // attached, but the listener is not served (unresolved references)
       for (const hostname of hostnames) {
         const vhostId = `${listener.graph.id}/vhost/${hostname}`;
-        if (placed.has(vhostId)) continue;
+        if (placed.has(vhostId) || !ownsHostname(p.gateway, listener, hostname)) continue;
         placed.add(vhostId);
         const vhost = virtualHost(p.gateway, listener, vhostId, hostname);
         for (const rule of rules) vhost.routes.push(...routesOf(owner, rule, vhostId));
@@ -45,6 +45,30 @@ export function placeHttpRules(
       }
     }
   }
+}
+
+/**
+ * ownsHostname implements listener isolation (Gateway API v1.6 Listeners, "General Listener
+ * behavior"): requests for a hostname go only to the most specific listener on the port whose
+ * hostname matches, so a route's hostname is not placed on a broader listener when a narrower
+ * listener of the same port covers it (`foo.example.com` beats `*.example.com` beats none).
+ */
+export function ownsHostname(gw: GatewayContext, listener: ListenerContext, hostname: string): boolean {
+  if (hostname === ANY_HOST) return true;
+  for (const other of gw.listeners) {
+    if (other === listener || !other.graph || other.port !== listener.port || other.hostname === undefined) continue;
+    if (other.protocol !== 'HTTP' && other.protocol !== 'HTTPS') continue;
+    const covers = other.hostname === hostname || (isWildcard(other.hostname) && wildcardCovers(other.hostname, hostname));
+    if (covers && isMoreSpecific(other.hostname, listener.hostname)) return false;
+  }
+  return true;
+}
+
+/** isMoreSpecific orders listener hostnames: exact, then wildcards by label count, then none. */
+function isMoreSpecific(a: string, b: string | undefined): boolean {
+  if (b === undefined) return true;
+  if (!isWildcard(a)) return isWildcard(b);
+  return isWildcard(b) && a.split('.').length > b.split('.').length;
 }
 
 function virtualHost(gw: GatewayContext, listener: ListenerContext, id: string, hostname: string) {

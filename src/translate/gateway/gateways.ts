@@ -132,6 +132,13 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
     source: sourceOf(gw.ref),
   });
   for (const l of served) if (l.graph) graph.listeners.push(l.graph);
+  // Listener isolation: a listener with a hostname owns that hostname on its port even without
+  // routes, so its requests get 404 there instead of falling through to a broader listener.
+  for (const l of served) {
+    if (!l.graph || l.hostname === undefined || (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS')) continue;
+    const id = `${l.graph.id}/vhost/${l.hostname}`;
+    if (!gw.virtualHosts.has(id)) gw.virtualHosts.set(id, { id, listenerId: l.graph.id, hostname: l.hostname, routes: [] });
+  }
   graph.virtualHosts.push(...gw.virtualHosts.values());
   graph.streamRoutes.push(...gw.streamRoutes);
   return { group, graph, claims: gw.claims };
