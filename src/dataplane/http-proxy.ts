@@ -27,7 +27,16 @@ const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'T
 const maxRetries = 5;
 
 /** AttemptOutcome is one try at a backend: a response, or a local answer to give. */
-type AttemptOutcome = { kind: 'response'; response: UpstreamResponse; abort: AbortController } | { kind: 'local'; status: number; body: string };
+type AttemptOutcome = { kind: 'response'; response: UpstreamResponse } | { kind: 'local'; status: number; body: string };
+
+/** ClientClosedError aborts the upstream side of an exchange whose client went away. */
+class ClientClosedError extends Error {
+  constructor() {
+    super('client closed the stream');
+  }
+}
+// One instance: the abort reason is never shown, and a stack per request would cost for nothing.
+const clientClosed = new ClientClosedError();
 
 /**
  * forwardRequest sends a planned request to one of the route's backends and streams the answer
@@ -38,7 +47,10 @@ type AttemptOutcome = { kind: 'response'; response: UpstreamResponse; abort: Abo
  */
 export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Downstream, plan: ForwardPlan): Promise<void> {
   const whole = new AbortController();
-  ds.onClose(() => whole.abort(new Error('client closed the stream')));
+  let isDone = false;
+  ds.onClose(() => {
+    if (!isDone) whole.abort(clientClosed);
+  });
   const requestMs = route.timeouts?.requestMs;
   const requestTimer = requestMs === undefined ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);
   try {
@@ -51,7 +63,7 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
       const status = outcome.kind === 'response' ? outcome.response.status : outcome.status;
       const retry = attempt < retries && route.retry?.codes.includes(status) === true && !whole.signal.aborted;
       if (retry) {
-        if (outcome.kind === 'response') outcome.abort.abort();
+        if (outcome.kind === 'response') outcome.response.body.destroy();
         await delay(backoffMs(route, attempt), undefined, { signal: whole.signal }).catch(() => undefined);
         if (!whole.signal.aborted) continue;
         sendLocalResponse(ds, 504, `${errorText(whole.signal.reason)}\n`);
@@ -62,6 +74,7 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
       return;
     }
   } finally {
+    isDone = true;
     if (requestTimer) clearTimeout(requestTimer);
   }
 }
@@ -99,28 +112,37 @@ async function attemptOnce(
   const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
   const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
   if (!endpoint) return { kind: 'local', status: 503, body: `${new NoReadyEndpointError(`${backend.namespace}/${backend.service}`).message}\n` };
-  const abort = new AbortController();
-  const onWhole = (): void => abort.abort(whole.reason);
-  whole.addEventListener('abort', onWhole, { once: true });
+  // Without a per-attempt timeout the exchange's own signal is enough (no extra controller).
   const backendMs = route.timeouts?.backendRequestMs;
-  const timer = backendMs === undefined ? undefined : setTimeout(() => abort.abort(new BackendTimeoutError('backendRequest', backendMs)), backendMs);
-  const cleanup = (): void => {
-    if (timer) clearTimeout(timer);
-    whole.removeEventListener('abort', onWhole);
-  };
+  const attempt = backendMs === undefined ? undefined : attemptSignal(whole, backendMs);
+  const signal = attempt?.signal ?? whole;
   try {
     const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: plan.headers, body };
-    const response = await clientOf(deps, backend).send(endpoint, request, abort.signal);
-    response.body.once('close', cleanup);
-    return { kind: 'response', response, abort };
+    const response = await clientOf(deps, backend).send(endpoint, request, signal);
+    if (attempt) response.body.once('close', attempt.cleanup);
+    return { kind: 'response', response };
   } catch (err) {
-    cleanup();
+    attempt?.cleanup();
     if (err instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${err.message}\n` };
-    if (abort.signal.aborted && abort.signal.reason instanceof BackendTimeoutError)
-      return { kind: 'local', status: 504, body: `${abort.signal.reason.message}\n` };
+    if (signal.aborted && signal.reason instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${signal.reason.message}\n` };
     const message = err instanceof BackendConnectError ? err.message : `backend ${key} failed`;
     return { kind: 'local', status: 502, body: `${message}\n` };
   }
+}
+
+/** attemptSignal is aborted by the exchange's signal or after `ms` (backendRequest timeout). */
+function attemptSignal(whole: AbortSignal, ms: number): { signal: AbortSignal; cleanup: () => void } {
+  const abort = new AbortController();
+  const onWhole = (): void => abort.abort(whole.reason);
+  whole.addEventListener('abort', onWhole, { once: true });
+  const timer = setTimeout(() => abort.abort(new BackendTimeoutError('backendRequest', ms)), ms);
+  return {
+    signal: abort.signal,
+    cleanup: () => {
+      clearTimeout(timer);
+      whole.removeEventListener('abort', onWhole);
+    },
+  };
 }
 
 function clientOf(deps: ProxyDeps, backend: ServiceBackend): UpstreamClient {
