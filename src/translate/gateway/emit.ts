@@ -49,15 +49,15 @@ export function placeHttpRules(
 
 /**
  * ownsHostname implements listener isolation (Gateway API v1.6 Listeners, "General Listener
- * behavior"): requests for a hostname go only to the most specific listener on the port whose
- * hostname matches, so a route's hostname is not placed on a broader listener when a narrower
- * listener of the same port covers it (`foo.example.com` beats `*.example.com` beats none).
+ * behavior"): requests (or TLS SNI names) for a hostname go only to the most specific listener on
+ * the port whose hostname matches, so a route's hostname is not placed on a broader listener when a
+ * narrower listener of the same port covers it (`foo.example.com` beats `*.example.com` beats none).
  */
 export function ownsHostname(gw: GatewayContext, listener: ListenerContext, hostname: string): boolean {
   if (hostname === ANY_HOST) return true;
   for (const other of gw.listeners) {
+    // Listeners sharing a port are of one family (HTTP, or TLS by SNI), conflicts saw to that.
     if (other === listener || !other.graph || other.port !== listener.port || other.hostname === undefined) continue;
-    if (other.protocol !== 'HTTP' && other.protocol !== 'HTTPS') continue;
     const covers = other.hostname === hostname || (isWildcard(other.hostname) && wildcardCovers(other.hostname, hostname));
     if (covers && isMoreSpecific(other.hostname, listener.hostname)) return false;
   }

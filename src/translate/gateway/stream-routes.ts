@@ -2,6 +2,7 @@ import type { IParentReference } from '@kubernetes-models/gateway-api/gateway.ne
 import type { Backend, ObjectRef } from '../../model/index.js';
 import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
+import { ownsHostname } from './emit.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
@@ -54,11 +55,14 @@ export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' |
       const listenerId = a.listener.graph.id;
       if (placed.has(listenerId)) continue;
       placed.add(listenerId);
+      // Listener isolation: SNI names a narrower listener of the port covers are its, not this one's.
+      const hostnames = a.hostnames.filter((h) => h !== ANY_HOST && ownsHostname(p.gateway, a.listener, h));
+      if (hostnames.length === 0 && !a.hostnames.includes(ANY_HOST)) continue;
       p.gateway.streamRoutes.push({
         id: `${kind.toLowerCase()}/${namespace}/${ref.name}/on/${listenerId}`,
         listenerId,
         source: sourceOf(ref),
-        hostnames: a.hostnames.filter((h) => h !== ANY_HOST),
+        hostnames,
         backends,
       });
     }
