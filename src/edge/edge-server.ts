@@ -143,7 +143,7 @@ export class EdgeServer {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#serveAdmin(req, res));
     server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
       if (this.#isClosing) return void socket.destroy();
-      void acceptTunnel(
+      acceptTunnel(
         {
           authority: this.#authority,
           directory: this.directory,
@@ -156,7 +156,11 @@ export class EdgeServer {
         req,
         socket,
         head,
-      );
+      ).catch((err: Error) => {
+        // e.g. the authority's store failing: the agent retries with backoff.
+        this.#log(`tunnel upgrade failed: ${err.message}`);
+        socket.destroy();
+      });
     });
     return server;
   }
@@ -184,7 +188,7 @@ export class EdgeServer {
       await listenOn(this.#http, listen.http.port, listen.http.host ?? '0.0.0.0', 'the HTTP listener');
     }
     if (listen.https !== undefined) {
-      this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket));
+      this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket).catch(() => socket.destroy()));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
     await this.#reconcileBindingListeners();
@@ -203,18 +207,18 @@ export class EdgeServer {
           binding,
           host: tcpHost,
           port: binding.port,
-          accept: (s) => void this.#front.acceptTcp(s, binding),
+          accept: (s) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy()),
         });
       }
       if (binding.kind === 'address' && binding.address !== undefined) {
         for (const p of binding.ports ?? []) {
           const accept =
             p.protocol === 'tcp'
-              ? (s: Socket) => void this.#front.acceptTcp(s, binding)
+              ? (s: Socket) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy())
               : p.protocol === 'tls'
-                ? (s: Socket) => void this.#front.acceptTls(s, binding)
+                ? (s: Socket) => void this.#front.acceptTls(s, binding).catch(() => s.destroy())
                 : p.protocol === 'https'
-                  ? (s: Socket) => void this.#front.acceptHttps(s, binding)
+                  ? (s: Socket) => void this.#front.acceptHttps(s, binding).catch(() => s.destroy())
                   : (s: Socket) => this.#front.acceptHttp(s, binding);
           wanted.set(`${binding.id}|${p.protocol}|${binding.address}:${p.port}`, { binding, host: binding.address, port: p.port, accept });
         }

@@ -4,6 +4,9 @@ import type { Socket } from 'node:net';
 import { tunnelSettings } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
 
+// 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
+const MAX_STREAMS_PER_CONNECTION = 2 ** 30 - 10_000;
+
 /** EdgeTunnelOptions describes one accepted, upgraded tunnel connection. */
 export interface EdgeTunnelOptions {
   socket: Socket;
@@ -27,6 +30,7 @@ export class EdgeTunnel {
   readonly session: ClientHttp2Session;
   /** activeStreams is the number of streams open on this connection right now. */
   activeStreams = 0;
+  #streamsOpened = 0;
   #ready = false;
   #closing = false;
   #pingTimer: NodeJS.Timeout | undefined;
@@ -81,6 +85,9 @@ export class EdgeTunnel {
   request(headers: OutgoingHttpHeaders, options?: ClientSessionRequestOptions): ClientHttp2Stream {
     const stream = this.session.request(headers, options);
     this.activeStreams++;
+    // Client stream ids are odd 31-bit numbers and cannot be reused (RFC 9113 §5.1.1): retire the
+    // connection gracefully well before they run out; the agent redials on GOAWAY.
+    if (++this.#streamsOpened === MAX_STREAMS_PER_CONNECTION) void this.close();
     stream.once('close', this.#onStreamClose);
     return stream;
   }

@@ -50,10 +50,10 @@ export class PublicFront {
     this.#ctx = ctx;
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
     this.#h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      void forwardHttp1(ctx, this.#infoOf(req.socket), req, res);
+      forwardHttp1(ctx, this.#infoOf(req.socket), req, res).catch(() => res.destroy());
     });
     this.#h1.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
-      void forwardWebSocket(ctx, this.#infoOf(req.socket), req, socket, head);
+      forwardWebSocket(ctx, this.#infoOf(req.socket), req, socket, head).catch(() => socket.destroy());
     });
     this.#h2 = createHttp2Server({
       settings: {
@@ -72,7 +72,7 @@ export class PublicFront {
       session.once('connect', () => session.setLocalWindowSize(windows.connectionWindowBytes));
     });
     this.#h2.on('stream', (stream, headers) => {
-      void forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers);
+      forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
     });
     this.#tls = certificates.length === 0 ? undefined : this.#createTls(certificates);
   }
