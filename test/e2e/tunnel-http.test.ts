@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { Agent } from 'node:http';
+import { once } from 'node:events';
+import { Agent, request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { ClientHttp2Session } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
@@ -92,6 +94,18 @@ describe('tunnel: public HTTP through a tunnel', () => {
     const res = await http1(t.httpPort, 'app.test', '/trailers');
     expect(res.body.toString()).to.equal('body');
     expect(res.trailers['x-checksum']).to.equal('abc123');
+  });
+
+  it('streams server-sent events to an HTTP/1.1 client as they are written', async () => {
+    const req = httpRequest({ host: '127.0.0.1', port: t.httpPort, path: '/events', headers: { host: 'app.test' }, agent: false });
+    req.end();
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const [first] = (await once(res, 'data')) as [Buffer];
+    expect(first.toString()).to.equal('data: one\n\n');
+    handler.releaseEvents();
+    let rest = '';
+    for await (const chunk of res) rest += String(chunk);
+    expect(rest).to.equal('data: two\n\n');
   });
 
   it('answers 404 with a short body for an unknown host', async () => {

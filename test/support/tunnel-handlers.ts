@@ -17,6 +17,7 @@ const ZEROS = Buffer.alloc(64 << 10);
 /**
  * TestStreamHandler stands in for the data plane: a tiny app behind the tunnel.
  * - `/echo` streams the request body back; `/count` answers the body's length;
+ * - `/events` sends one server-sent event, and a second after releaseEvents();
  * - `/bytes?n=N` streams N bytes; `/slow?ms=N` answers after N ms; `/trailers` sends trailers;
  * - anything else answers JSON describing the request and its TunnelStreamContext;
  * - CONNECT (tcp) echoes bytes; CONNECT for tls terminates TLS and echoes the plaintext;
@@ -26,6 +27,13 @@ export class TestStreamHandler implements TunnelStreamHandler {
   /** seen records every context handled, in order. */
   readonly seen: TunnelStreamContext[] = [];
   readonly #options: TestHandlerOptions;
+  #release: (() => void) | undefined;
+  #released = new Promise<void>((resolve) => (this.#release = resolve));
+
+  /** releaseEvents lets `/events` send its second event. */
+  releaseEvents(): void {
+    this.#release?.();
+  }
 
   constructor(options: TestHandlerOptions = {}) {
     this.#options = options;
@@ -64,6 +72,14 @@ export class TestStreamHandler implements TunnelStreamHandler {
         return sendBytes(stream, Number(url.searchParams.get('n') ?? 0));
       case '/slow':
         setTimeout(() => answerJson(stream, headers, context), Number(url.searchParams.get('ms') ?? 100));
+        stream.resume();
+        return;
+      case '/events':
+        // server-sent events: the second event waits for the test, so a relay that buffers
+        // until the end of the response deadlocks instead of passing.
+        stream.respond({ ':status': 200, 'content-type': 'text/event-stream' });
+        stream.write('data: one\n\n');
+        void this.#released.then(() => stream.end('data: two\n\n'));
         stream.resume();
         return;
       case '/trailers':
