@@ -62,6 +62,7 @@ export const REPLY = {
   tooLarge: [413, 'request body too large\n'],
   headersTooLarge: [431, 'request header fields too large\n'],
   notImplemented: [501, 'upgrade not supported\n'],
+  connectNotAllowed: [405, 'CONNECT is not allowed here\n'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 /** replyHttp1 sends one of REPLY on an HTTP/1.1 response. */

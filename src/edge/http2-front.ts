@@ -27,6 +27,9 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   const authority = headers[':authority'] ?? headers.host ?? '';
   const host = hostWithoutPort(authority);
   if (headerListSize(headers) > ctx.limits.maxHeaderBytes) return replyHttp2(ctx, stream, REPLY.headersTooLarge);
+  // Plain CONNECT would ask the edge to be a TCP proxy into the binding; only extended CONNECT
+  // (a WebSocket, RFC 8441) is relayed. Raw TCP reaches a binding through its own port only.
+  if (headers[':method'] === 'CONNECT' && headers[':protocol'] === undefined) return replyHttp2(ctx, stream, REPLY.connectNotAllowed);
   const binding = resolveHttpBinding(ctx, info, host);
   if (binding === undefined) return replyHttp2(ctx, stream, REPLY.unknownHost);
   const declared = headers['content-length'];

@@ -67,6 +67,15 @@ describe('tunnel: limits, malformed input and graceful shutdown', () => {
     expect((await h2(client, { ':path': '/', ':authority': 'app.test' })).headers[':status']).to.equal(200);
   });
 
+  it('answers 405 to a plain CONNECT from a public HTTP/2 client, so the edge is no TCP proxy', async () => {
+    client = h2Connect(t.httpPort);
+    const stream = client.request({ ':method': 'CONNECT', ':authority': 'app.test:22' });
+    const [headers] = (await once(stream, 'response')) as [Record<string, unknown>];
+    stream.destroy();
+    expect(headers[':status']).to.equal(405);
+    expect(handler.seen).to.have.length(0);
+  });
+
   it('answers 413 to a body over the configured limit, declared or streamed', async () => {
     const declared = await http1(t.httpPort, 'app.test', '/count', { method: 'POST', body: Buffer.alloc(1_000_001) });
     expect(declared.status).to.equal(413);
