@@ -27,6 +27,8 @@ import type { Http1ClientOptions } from './upstream-http1.js';
 import { Http2Client } from './upstream-http2.js';
 import type { UpstreamClient } from './upstream.js';
 import { proxyWebSocket } from './websocket-proxy.js';
+import { proxyHttp1Upgrade, writeLocal } from './websocket-upgrade.js';
+import type { Duplex } from 'node:stream';
 
 /** DataPlaneOptions are the data plane's collaborators and limits. */
 export interface DataPlaneOptions {
@@ -130,6 +132,18 @@ export class DataPlane implements TunnelStreamHandler {
     }
   }
 
+  /** serveHttp1Upgrade routes a WebSocket Upgrade found inside terminated TLS (others get 501). */
+  private serveHttp1Upgrade(table: RouteTable, req: IncomingMessage, socket: Duplex, head: Buffer, conn: ConnectionFacts): void {
+    const local = (status: number, body: string): void => writeLocal(socket, { kind: 'local', status, body, headers: {} });
+    if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return local(501, 'only WebSocket upgrades are supported\n');
+    const line = { method: req.method ?? '', target: req.url ?? '', authority: req.headers.host ?? '', headers: req.headers };
+    const routed = resolveRequest(table, line, conn, 'GET');
+    if (!('route' in routed)) return local(routed.status, routed.body);
+    const plan = planRequest(routed.route, routed.facts);
+    if (plan.kind === 'local') return writeLocal(socket, plan);
+    proxyHttp1Upgrade(this.deps, routed.route, plan, req, socket, head);
+  }
+
   /**
    * serveRawStream handles a plain CONNECT: TLS to terminate here, or bytes for a TCP/TLS route.
    * The CONNECT `:authority` carries the SNI name (or the public host) the edge routed on.
@@ -149,12 +163,14 @@ export class DataPlane implements TunnelStreamHandler {
         // A decrypted request is routed on the table in force when it arrives, like a tunnel stream.
         onHttp2Stream: (s, h) => {
           s.on('error', () => undefined);
-          if (h[':method'] === 'CONNECT') return void s.respond({ ':status': 501 }, { endStream: true });
-          this.serveHttp(this.table, downstreamFromHttp2(s, h), conn, context);
+          if (h[':method'] !== 'CONNECT') return this.serveHttp(this.table, downstreamFromHttp2(s, h), conn, context);
+          if (h[':protocol'] === 'websocket') return this.serveWebSocket(this.table, s, h, conn, context);
+          s.respond({ ':status': 501 }, { endStream: true });
         },
         onHttp1Request: (req: IncomingMessage, res: ServerResponse) => this.serveHttp(this.table, downstreamFromHttp1(req, res), conn, context),
+        onHttp1Upgrade: (req, socket, head) => this.serveHttp1Upgrade(this.table, req, socket, head, conn),
       },
-      { handshakeTimeoutMs: 10_000, http2Settings: { enableConnectProtocol: false } },
+      { handshakeTimeoutMs: 10_000, http2Settings: { enableConnectProtocol: true } },
     );
   }
 }

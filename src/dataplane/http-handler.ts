@@ -37,7 +37,7 @@ export interface ConnectionFacts {
  */
 export function resolveRequest(
   table: RouteTable,
-  ds: Downstream,
+  ds: Pick<Downstream, 'method' | 'target' | 'authority' | 'headers'>,
   conn: ConnectionFacts,
   methodForMatch: string = ds.method,
 ): RoutedRequest | RoutingFailure {

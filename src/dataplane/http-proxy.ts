@@ -2,10 +2,10 @@ import { pipeline } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
-import { pickBackend } from './balancer.js';
+import { chooseEndpoint } from './backend-choice.js';
 import type { Random } from './balancer.js';
 import type { EndpointPicker, EndpointResolver } from './endpoints.js';
-import { BackendConnectError, BackendTimeoutError, NoReadyEndpointError } from './errors.js';
+import { BackendConnectError, BackendTimeoutError } from './errors.js';
 import { sendLocalResponse } from './exchange.js';
 import type { Downstream } from './exchange.js';
 import type { MirrorSender } from './mirror.js';
@@ -106,12 +106,9 @@ async function attemptOnce(
   body: Downstream['body'] | undefined,
   whole: AbortSignal,
 ): Promise<AttemptOutcome> {
-  const backend = pickBackend(route.backends, deps.random);
-  if (!backend) return { kind: 'local', status: 500, body: 'route has no backend with weight\n' };
-  if (backend.kind === 'unavailable') return { kind: 'local', status: backend.statusCode, body: 'backend unavailable\n' };
-  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
-  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
-  if (!endpoint) return { kind: 'local', status: 503, body: `${new NoReadyEndpointError(`${backend.namespace}/${backend.service}`).message}\n` };
+  const choice = chooseEndpoint(deps, route.backends);
+  if (choice.kind === 'local') return choice;
+  const { endpoint, backend, target } = choice;
   // Without a per-attempt timeout the exchange's own signal is enough (no extra controller).
   const backendMs = route.timeouts?.backendRequestMs;
   const attempt = backendMs === undefined ? undefined : attemptSignal(whole, backendMs);
@@ -125,7 +122,7 @@ async function attemptOnce(
     attempt?.cleanup();
     if (err instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${err.message}\n` };
     if (signal.aborted && signal.reason instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${signal.reason.message}\n` };
-    const message = err instanceof BackendConnectError ? err.message : `backend ${key} failed`;
+    const message = err instanceof BackendConnectError ? err.message : `backend ${target} failed`;
     return { kind: 'local', status: 502, body: `${message}\n` };
   }
 }

@@ -2,7 +2,7 @@ import http2 from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import net from 'node:net';
 import type { Backend } from '../model/index.js';
-import { pickBackend } from './balancer.js';
+import { chooseEndpoint } from './backend-choice.js';
 import type { ProxyDeps } from './http-proxy.js';
 import { bridge } from './websocket-proxy.js';
 
@@ -13,11 +13,9 @@ import { bridge } from './websocket-proxy.js';
  * (RFC 9113 §8.5).
  */
 export function proxyTcp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: readonly Backend[]): void {
-  const backend = pickBackend(backends, deps.random);
-  if (!backend || backend.kind === 'unavailable') return refuse(stream, 503);
-  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
-  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
-  if (!endpoint) return refuse(stream, 503);
+  const choice = chooseEndpoint(deps, backends);
+  if (choice.kind === 'local') return refuse(stream, choice.status === 500 ? 503 : choice.status);
+  const { endpoint } = choice;
   const socket = net.connect({ host: endpoint.address, port: endpoint.port });
   const onEarlyClose = (): void => {
     socket.destroy();

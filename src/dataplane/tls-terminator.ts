@@ -3,6 +3,7 @@ import http2 from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { Listener, SecretRef } from '../model/index.js';
 import { matchesWildcard } from './host.js';
@@ -12,6 +13,8 @@ import type { SecureContextCache } from './certificates.js';
 export interface DecryptedHandlers {
   onHttp2Stream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
   onHttp1Request(req: IncomingMessage, res: ServerResponse): void;
+  /** an HTTP/1.1 Upgrade (WebSocket) */
+  onHttp1Upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 /** TlsTerminatorOptions bound a terminated connection. */
@@ -64,6 +67,7 @@ export function terminateTls(
       session.on('error', () => socket.destroy());
     } else {
       const server = http.createServer((req, res) => handlers.onHttp1Request(req, res));
+      server.on('upgrade', (req: IncomingMessage, s: Duplex, head: Buffer) => handlers.onHttp1Upgrade(req, s, head));
       server.emit('connection', socket);
     }
   });

@@ -5,7 +5,7 @@ import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import type { HttpRoute } from '../model/index.js';
-import { pickBackend } from './balancer.js';
+import { chooseEndpoint } from './backend-choice.js';
 import type { Downstream } from './exchange.js';
 import { sendLocalResponse } from './exchange.js';
 import { planResponseHeaders } from './request-plan.js';
@@ -23,12 +23,9 @@ const websocketGuid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
  * upgrade has its answer forwarded as it is.
  */
 export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream, stream: ServerHttp2Stream, plan: ForwardPlan): void {
-  const backend = pickBackend(route.backends, deps.random);
-  if (!backend) return sendLocalResponse(ds, 500, 'route has no backend with weight\n');
-  if (backend.kind === 'unavailable') return sendLocalResponse(ds, backend.statusCode, 'backend unavailable\n');
-  const key = `${backend.namespace}/${backend.service}:${backend.portName || backend.port}`;
-  const endpoint = deps.picker.pick(key, deps.endpoints.resolve(backend));
-  if (!endpoint) return sendLocalResponse(ds, 503, `no ready endpoint for service ${backend.namespace}/${backend.service}\n`);
+  const choice = chooseEndpoint(deps, route.backends);
+  if (choice.kind === 'local') return sendLocalResponse(ds, choice.status, choice.body);
+  const { endpoint } = choice;
   const wsKey = randomBytes(16).toString('base64');
   const headers = {
     ...plan.headers,

@@ -3,6 +3,8 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
 import { DataPlane, StaticCertificateSource, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { Listener } from '../../src/model/index.js';
 import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
@@ -11,6 +13,7 @@ import type { TunnelHarness } from '../support/backend-harness.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { makeSelfSigned } from '../support/backend-tls.js';
+import { maskedTextFrame, readFrames } from '../support/backend-ws.js';
 import type { SelfSigned } from '../support/backend-tls.js';
 
 const BINDING = 'binding/host/secure';
@@ -21,6 +24,7 @@ describe('data plane: TLS terminated in the cluster', () => {
   let backend: TestBackend;
   let harness: TunnelHarness;
   let plane: DataPlane;
+  let wss: WebSocketServer;
 
   before(() => {
     certA = makeSelfSigned('a.secure.test');
@@ -29,8 +33,12 @@ describe('data plane: TLS terminated in the cluster', () => {
 
   beforeEach(async () => {
     backend = await startHttpBackend('secure-backend');
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
     const endpoints = new StaticEndpointResolver();
     endpoints.set('default', 'svc', 'http', [{ address: '127.0.0.1', port: backend.port }]);
+    endpoints.set('default', 'wsvc', 'http', [{ address: '127.0.0.1', port: (wss.address() as AddressInfo).port }]);
     const certificates = new StaticCertificateSource();
     certificates.set({ namespace: 'default', name: 'a' }, certA);
     certificates.set({ namespace: 'default', name: 'b' }, certB);
@@ -51,7 +59,10 @@ describe('data plane: TLS terminated in the cluster', () => {
         id: `${BINDING}/listener/${name}/vhost/${name}.secure.test`,
         listenerId: `${BINDING}/listener/${name}`,
         hostname: `${name}.secure.test`,
-        routes: [httpRoute(name, [serviceBackend('svc')])],
+        routes: [
+          httpRoute(`${name}-ws`, [serviceBackend('wsvc', { protocol: 'ws' })], { match: { path: { type: 'Prefix', value: '/ws' } } }),
+          httpRoute(name, [serviceBackend('svc')]),
+        ],
       });
     graph.bindings.push({ id: BINDING, kind: 'host', hostnames: ['a.secure.test', 'b.secure.test'], source: { group: '', kind: 'T', name: 'b' } });
     plane.update(graph);
@@ -62,6 +73,7 @@ describe('data plane: TLS terminated in the cluster', () => {
     await harness.close();
     plane.close();
     await backend.close();
+    await new Promise((r) => wss.close(() => r(undefined)));
   });
 
   /** openTls opens a CONNECT stream as the edge does for SNI routing and runs a TLS client over it. */
@@ -108,6 +120,46 @@ describe('data plane: TLS terminated in the cluster', () => {
       expect(seen.headers['proxy-connection']).to.equal(undefined);
       socket.destroy();
     }
+  });
+
+  it('bridges a WebSocket Upgrade inside the terminated TLS to the backend', async () => {
+    const socket = await openTls('a.secure.test', certA.cert, 'http/1.1');
+    const ws = new WebSocket('ws://a.secure.test/ws/chat', { createConnection: () => socket });
+    const reply = await new Promise<string>((resolve, reject) => {
+      ws.once('open', () => ws.send('over tls'));
+      ws.once('message', (data) => resolve(String(data)));
+      ws.once('error', reject);
+    });
+    expect(reply).to.equal('echo over tls');
+    ws.terminate();
+  });
+
+  it('bridges a WebSocket over extended CONNECT inside HTTP/2 in the terminated TLS', async () => {
+    const socket = await openTls('a.secure.test', certA.cert, 'h2');
+    const session = http2.connect('https://a.secure.test', { createConnection: () => socket });
+    try {
+      await new Promise<void>((r) => session.once('remoteSettings', () => r()));
+      const stream = session.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'https', ':path': '/ws', ':authority': 'a.secure.test', 'sec-websocket-version': '13' });
+      const status = await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+      expect(status).to.equal(200);
+      const frames = readFrames(stream);
+      stream.write(maskedTextFrame('inside h2'));
+      expect(await frames.next()).to.equal('echo inside h2');
+      stream.close();
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('refuses an Upgrade to another protocol inside the terminated TLS with 501', async () => {
+    const socket = await openTls('a.secure.test', certA.cert, 'http/1.1');
+    socket.write('GET /ws HTTP/1.1\r\nHost: a.secure.test\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (c: Buffer) => (data += c.toString()));
+      socket.once('end', () => resolve(data));
+    });
+    expect(answer).to.match(/^HTTP\/1\.1 501 /);
   });
 
   it('serves HTTP/2 negotiated by ALPN inside the terminated TLS', async () => {
