@@ -2,9 +2,11 @@
  * The markdown section the `tunnel` part writes into docs/benchmarks.md: how the run was made (so a
  * reader can judge the figures without opening docs/benchmarking.md), then the tables and notes.
  */
+import { tmpdir } from 'node:os';
 import { machineLine } from '../report.js';
 import type { Figures } from './table.js';
 import { figuresTable, memoryTable, notesList, ratiosTable } from './table.js';
+import { repoRoot } from './tools.js';
 
 /** RunFacts are the settings and circumstances of one run that the section states. */
 export interface RunFacts {
@@ -35,7 +37,7 @@ export function renderSection(all: Figures[], f: RunFacts & { seconds: number })
     `- Each figure is the median of ${f.runs} rounds; each round visits every contender in a rotated order, all of them running side by side.`,
     `- req/s: wrk, ${f.connections} keep-alive HTTP/1.1 connections, ${f.wrkThreads} threads, 1 KiB responses.`,
     `- Latency: h2load, HTTP/1.1 keep-alive, ${en(f.rate)} req/s offered (${f.latencyClients} connections × ${en(f.rate / f.latencyClients)} req/s) after 1 s of warm-up; exact percentiles over every request.`,
-    `- Download / upload: one curl transfer of ${size} each (MB = 10⁶ bytes); the byte count is checked.`,
+    `- Download / upload: one transfer of ${size} each (MB = 10⁶ bytes), curl for the download, a Node client process for the upload; the byte count is checked.`,
     '- First byte: from spawning a fresh tunnel client against the running server to the first byte of a 200 through it, process start included.',
     `- Memory: VmRSS of server + client processes, idle, with 1 and with ${en(f.tunnels)} tunnels.`,
     '',
@@ -50,5 +52,15 @@ export function renderSection(all: Figures[], f: RunFacts & { seconds: number })
   const notes = [...notesList(all, f.rate), ...f.notes];
   if (notes.length > 0) lines.push('', 'Notes:', '', ...notes);
   lines.push('', `Run took ${f.seconds.toFixed(0)} s.`);
-  return lines.join('\n');
+  return redactPaths(lines.join('\n'));
+}
+
+/**
+ * redactPaths replaces this checkout's and the temp directory's absolute paths (which reach the
+ * text through a failing tool's message) with neutral names: the report names no machine path.
+ */
+export function redactPaths(text: string, root = repoRoot, tmp = tmpdir()): string {
+  // Whole path components only: a temp dir `/t` must not eat the `/t` of `/tuna-bench-…`.
+  const whole = (path: string) => new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`, 'g');
+  return text.replace(whole(root), '.').replace(whole(tmp), '$$TMPDIR');
 }

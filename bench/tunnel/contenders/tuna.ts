@@ -35,6 +35,9 @@ export interface TunaEdgeSetup {
 
 const cliPath = join(repoRoot, 'src', 'cli', 'main.ts');
 
+/** maxConnections is the most `tuna http --connections` accepts. */
+const maxConnections = 999;
+
 /** bindingIdOf is the binding `tuna http --host H` asks for (src/cli/quick-graph.ts). */
 export function bindingIdOf(host: string): string {
   return `binding/host/${host}`;
@@ -143,7 +146,9 @@ export class TunaContender implements Contender {
    * session on both sides, which is what an open tunnel costs. (`tuna run` with N hosts would need
    * N keys: the edge accepts a key for one binding only, and `tuna run` takes one key.)
    */
-  async idleMemory(ctx: BenchContext, tunnels: number): Promise<MemoryFigure> {
+  async idleMemory(ctx: BenchContext, wanted: number): Promise<MemoryFigure> {
+    // `--connections` takes at most 999; two agents would add a second Node process's baseline.
+    const tunnels = Math.min(wanted, maxConnections);
     const measure = async (count: number): Promise<number> => {
       const host = `idle-${count}.bench.tuna.test`;
       const { edge, setup } = await this.startEdge(ctx, `mem-${count}`, [host]);

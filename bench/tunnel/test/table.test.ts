@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Figures } from '../table.js';
+import { redactPaths } from '../section.js';
 import { emptyFigures, formatAdded, formatRatio, memoryTable, notesList, ratiosTable } from '../table.js';
 
 function figures(name: string, rps: number[], p99: number[], download: number[]): Figures {
@@ -41,5 +42,12 @@ describe('bench/tunnel report tables', () => {
     const frp = { ...emptyFigures('frp', ''), memory: { tunnels: 1001, rssOne: 40 * 2 ** 20, rssMany: 40 * 2 ** 20 + 1000 * 64 * 1024, note: 'one frpc' } };
     expect(memoryTable([frp])).to.contain('| 64.0 KiB |');
     expect(memoryTable([emptyFigures('direct', '')])).to.equal(undefined);
+  });
+});
+
+describe('bench/tunnel report paths', () => {
+  it('names no absolute path of the checkout or the temp directory', () => {
+    const text = 'tuna edge exited 1: /src/x/src/cli/a.js not found; temp /t/tuna-bench-1/edge.yaml';
+    expect(redactPaths(text, '/src/x', '/t')).to.equal('tuna edge exited 1: ./src/cli/a.js not found; temp $TMPDIR/tuna-bench-1/edge.yaml');
   });
 });
