@@ -128,6 +128,7 @@ export class EdgeServer {
       metrics: this.metrics,
       limits: edgeLimits,
       requestId: newRequestIdGenerator(),
+      isClosing: () => this.#isClosing,
     };
     const certificates = (config.certificates ?? []).flatMap((c): EdgeCertificate[] =>
       c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : [],

@@ -32,6 +32,8 @@ export interface FrontContext {
   metrics: EdgeMetrics;
   limits: EdgeLimits;
   requestId(): string;
+  /** isClosing turns true when the edge drains: HTTP/1.1 responses then say `Connection: close`. */
+  isClosing(): boolean;
 }
 
 /** newRequestIdGenerator returns cheap unique ids: a random per-process prefix and a counter. */

@@ -90,6 +90,8 @@ function send(
 
 function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {
   const status = Number(headers[':status']);
+  // while the edge drains, let keep-alive clients go after this response (RFC 9112 §9.6).
+  if (ctx.isClosing()) res.shouldKeepAlive = false;
   try {
     res.writeHead(status, http1ResponseHead(headers));
   } catch {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as connectTcp } from 'node:net';
@@ -117,12 +117,30 @@ describe('tunnel: limits, malformed input and graceful shutdown', () => {
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(503);
   });
 
-  it('lets in-flight requests finish when the edge closes gracefully', async () => {
-    const inFlight = http1(t.httpPort, 'app.test', '/slow?ms=300');
-    await waitUntil(() => handler.seen.length === 1);
-    const closing = t.edge.close();
-    expect((await inFlight).status).to.equal(200);
-    await closing;
+  it('lets in-flight requests finish when the edge closes gracefully, closing keep-alive connections after them', async () => {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const inFlight = http1(t.httpPort, 'app.test', '/slow?ms=300', { agent });
+      await waitUntil(() => handler.seen.length === 1);
+      const closing = t.edge.close();
+      const res = await inFlight;
+      expect(res.status).to.equal(200);
+      expect(res.headers.connection).to.equal('close');
+      await closing;
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('balances concurrent streams across the connections of a binding by open streams', async () => {
+    const other = new TestStreamHandler();
+    const second = await openSession(t, APP, other);
+    try {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => http1(t.httpPort, 'app.test', `/slow?ms=1000&i=${i}`)));
+      expect([handler.seen.length, other.seen.length]).to.deep.equal([5, 5]);
+    } finally {
+      second.destroy();
+    }
   });
 
   it('refuses a connection over the key\'s connection cap with 429', async () => {
