@@ -4,6 +4,7 @@ import type { StatusBook } from '../common/meta.js';
 import { SUPPORTED_FEATURES } from './features.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { asKube } from './kube-object.js';
+import { GATEWAY_CLASS_SPEC, shapeError } from './shapes.js';
 
 /** ClassVerdict is whether tuna accepted one of its GatewayClasses. */
 export interface ClassVerdict {
@@ -29,7 +30,10 @@ export function translateGatewayClasses(
     const gen = generationOf(asKube(gc));
     const status = book.entry(asKube(gc), refOf(asKube(gc), 'GatewayClass', GATEWAY_GROUP));
     const params = gc.spec.parametersRef;
-    const verdict: ClassVerdict = params
+    const malformed = shapeError(gc.spec, GATEWAY_CLASS_SPEC);
+    const verdict: ClassVerdict = malformed
+      ? { accepted: false, message: `malformed ${malformed}` }
+      : params
       ? {
           accepted: false,
           message: `parametersRef ${params.group}/${params.kind} ${params.name} is not supported: tuna GatewayClasses take no parameters`,

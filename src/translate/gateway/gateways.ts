@@ -7,6 +7,7 @@ import type { GatewayContext, ListenerContext, Problem, TranslationContext } fro
 import type { ClassVerdict } from './gateway-classes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { buildListeners } from './listeners.js';
+import { GATEWAY_SPEC, shapeError } from './shapes.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
 
 /**
@@ -35,9 +36,11 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       claims: [],
       claimKeys: new Set(),
     };
-    const rejected = rejectionOf(obj, verdict);
+    const malformed = shapeError(obj.spec, GATEWAY_SPEC);
+    const rejected = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
     if (rejected) gw.rejected = rejected;
-    gw.listeners = buildListeners(ctx, gw);
+    // A malformed spec is not read any further: its listeners cannot be trusted.
+    gw.listeners = malformed ? [] : buildListeners(ctx, gw);
     if (rejected) for (const l of gw.listeners) delete l.graph;
     ctx.gateways.set(`${namespace}/${name}`, gw);
   }

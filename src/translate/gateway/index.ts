@@ -21,6 +21,8 @@ import { ReferenceGrants } from './reference-grants.js';
 import { writeRouteStatus } from './route-status.js';
 import type { CompiledRule } from './rules.js';
 import { translateStreamRoute } from './stream-routes.js';
+import type { RouteVerdict } from './route-status.js';
+import { GRPC_ROUTE_SPEC, HTTP_ROUTE_SPEC, PARENT_REFS, shapeError } from './shapes.js';
 
 export { SUPPORTED_FEATURES, SUPPORTED_BUNDLE_VERSIONS, supportedVersionCondition } from './features.js';
 
@@ -79,12 +81,14 @@ function dropRepeatedClaims(gateways: GatewayContext[]): void {
 function translateHttpLikeRoutes(ctx: TranslationContext, http: IHTTPRoute[], grpc: IGRPCRoute[]): void {
   const pending: (PendingHttpRoute & { rules: CompiledRule[]; obj: KubeObject })[] = [];
   for (const route of http) {
-    const parents = attachHttpLike(ctx, 'HTTPRoute', route);
-    if (parents.length > 0) pending.push({ ...pendingOf('HTTPRoute', route, parents), ...compileHttpRoute(ctx, route) });
+    const malformed = shapeError(route.spec, HTTP_ROUTE_SPEC);
+    const parents = attachHttpLike(ctx, 'HTTPRoute', route, malformed);
+    if (parents.length > 0) pending.push({ ...pendingOf('HTTPRoute', route, parents), ...(malformed ? rejected(malformed) : compileHttpRoute(ctx, route)) });
   }
   for (const route of grpc) {
-    const parents = attachHttpLike(ctx, 'GRPCRoute', route);
-    if (parents.length > 0) pending.push({ ...pendingOf('GRPCRoute', route, parents), ...compileGrpcRoute(ctx, route) });
+    const malformed = shapeError(route.spec, GRPC_ROUTE_SPEC);
+    const parents = attachHttpLike(ctx, 'GRPCRoute', route, malformed);
+    if (parents.length > 0) pending.push({ ...pendingOf('GRPCRoute', route, parents), ...(malformed ? rejected(malformed) : compileGrpcRoute(ctx, route)) });
   }
   resolveCrossKindConflicts(pending);
   for (const p of pending) {
@@ -102,11 +106,21 @@ function pendingOf(kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, parents: Pa
   return { kind, obj, key: `${namespaceOf(obj)}/${obj.metadata?.name ?? ''}`, created: createdOf(obj), parents };
 }
 
-function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike): ParentAttachment[] {
+/**
+ * attachHttpLike finds a route's parents. A malformed route is still attached when its parentRefs
+ * can be read, so that it can be told why it is not accepted; its hostnames are then not trusted.
+ */
+function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, malformed?: string): ParentAttachment[] {
+  if (shapeError(route.spec, PARENT_REFS)) return [];
   return attachRoute(ctx, {
     kind,
     namespace: namespaceOf(asKube(route)),
     parentRefs: route.spec?.parentRefs ?? [],
-    hostnames: route.spec?.hostnames ?? [],
+    hostnames: malformed ? [] : (route.spec?.hostnames ?? []),
   });
+}
+
+/** rejected is the compile result of a malformed route: no rules, Accepted=False UnsupportedValue. */
+function rejected(malformed: string): { rules: CompiledRule[]; verdict: RouteVerdict } {
+  return { rules: [], verdict: { invalid: { reason: 'UnsupportedValue', message: `malformed ${malformed}` }, unresolved: [] } };
 }

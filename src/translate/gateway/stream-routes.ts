@@ -3,6 +3,7 @@ import type { Backend, ObjectRef } from '../../model/index.js';
 import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { ownsHostname } from './emit.js';
+import { PARENT_REFS, STREAM_ROUTE_SPEC, shapeError } from './shapes.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
@@ -30,12 +31,14 @@ export interface StreamRouteObject extends GatewayApiObject {
 export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' | 'TCPRoute', route: StreamRouteObject): void {
   const obj = asKube(route);
   const namespace = namespaceOf(obj);
-  const hostnames = kind === 'TLSRoute' ? (route.spec?.hostnames ?? []) : [];
+  if (shapeError(route.spec, PARENT_REFS)) return;
+  const malformed = shapeError(route.spec, STREAM_ROUTE_SPEC);
+  const hostnames = kind === 'TLSRoute' && !malformed ? (route.spec?.hostnames ?? []) : [];
   const parents = attachRoute(ctx, { kind, namespace, parentRefs: route.spec?.parentRefs ?? [], hostnames });
   if (parents.length === 0) return;
   const unresolved: Problem[] = [];
   const backends: Backend[] = [];
-  for (const rule of route.spec?.rules ?? []) {
+  for (const rule of malformed ? [] : (route.spec?.rules ?? [])) {
     for (const b of rule.backendRefs ?? []) {
       const r = resolveBackend(ctx, { kind, namespace }, b, 'tcp');
       backends.push(r.backend);
@@ -43,7 +46,7 @@ export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' |
     }
   }
   const verdict: RouteVerdict = { unresolved };
-  const bad = hostnameProblem(hostnames);
+  const bad = malformed ? { reason: 'UnsupportedValue', message: `malformed ${malformed}` } : hostnameProblem(hostnames);
   if (bad) verdict.invalid = bad;
   writeRouteStatus(ctx, obj, kind, parents, verdict);
   const ref: ObjectRef = namespacedRefOf(obj, kind);
