@@ -27,7 +27,7 @@ export function proxyTcp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
     stream.respond({ ':status': 200 });
     bridge(stream, socket);
   });
-  socket.once('error', () => {
+  socket.on('error', () => {
     if (!stream.headersSent) refuse(stream, 502);
   });
 }

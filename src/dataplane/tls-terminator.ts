@@ -49,7 +49,7 @@ export function terminateTls(
     SNICallback: (name, callback) => callback(null, contexts.select(certificatesFor(listeners, name), name) ?? defaultContext),
   });
   const timer = setTimeout(() => socket.destroy(), options.handshakeTimeoutMs);
-  socket.once('error', () => {
+  socket.on('error', () => {
     clearTimeout(timer);
     socket.destroy();
     if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);

@@ -44,6 +44,8 @@ export class Http1Client implements UpstreamClient {
         signal,
       });
       req.once('response', (res) => {
+        // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
+        res.on('error', () => undefined);
         resolve({
           status: res.statusCode ?? 502,
           headers: res.headers,
@@ -53,7 +55,7 @@ export class Http1Client implements UpstreamClient {
           trailers: () => (Object.keys(res.trailers).length > 0 ? (res.trailers as HeaderMap) : undefined),
         });
       });
-      req.once('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(`${endpoint.address}:${endpoint.port}`, err)));
+      req.on('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(`${endpoint.address}:${endpoint.port}`, err)));
       if (request.body) forwardBody(request.body, req);
       else req.end();
     });

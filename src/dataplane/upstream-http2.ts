@@ -48,6 +48,8 @@ export class Http2Client implements UpstreamClient {
         { endStream: request.body === undefined, signal },
       );
       let trailers: HeaderMap | undefined;
+      // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
+      stream.on('error', () => undefined);
       stream.once('trailers', (t: IncomingHttpHeaders) => (trailers = withoutPseudo(t)));
       stream.once('response', (h: IncomingHttpHeaders & IncomingHttpStatusHeader, flags: number) => {
         resolve({
@@ -59,7 +61,7 @@ export class Http2Client implements UpstreamClient {
           trailers: () => trailers,
         });
       });
-      stream.once('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(target, err)));
+      stream.on('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(target, err)));
       // A stream that closes without a response (RST_STREAM with NO_ERROR) is a reset as well.
       stream.once('close', () => reject(new BackendConnectError(target, new Error(`stream closed with code ${stream.rstCode ?? 0}`))));
       if (request.body) forwardBody(request.body, stream);
@@ -92,7 +94,7 @@ export class Http2Client implements UpstreamClient {
         session.unref();
         resolve(session);
       });
-      session.once('error', (err) => {
+      session.on('error', (err) => {
         clearTimeout(timer);
         forget();
         reject(new BackendConnectError(key, err));

@@ -46,9 +46,9 @@ export interface UpstreamClient {
  */
 export function forwardBody(body: Readable, upstream: Writable): void {
   body.pipe(upstream);
-  body.once('error', (err) => upstream.destroy(err));
+  body.on('error', (err) => upstream.destroy(err));
   body.once('close', () => {
     if (!body.readableEnded) upstream.destroy();
   });
-  upstream.once('error', () => body.unpipe(upstream));
+  upstream.on('error', () => body.unpipe(upstream));
 }

@@ -56,7 +56,7 @@ export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream
     ds.respond(res.statusCode ?? 502, planResponseHeaders(plan, res.headers));
     pipeline(res, ds.out, () => undefined);
   });
-  req.once('error', (err) => sendLocalResponse(ds, 502, `backend ${endpoint.address}:${endpoint.port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}\n`));
+  req.on('error', (err) => sendLocalResponse(ds, 502, `backend ${endpoint.address}:${endpoint.port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}\n`));
   req.end();
 }
 
@@ -69,7 +69,7 @@ export function bridge(stream: ServerHttp2Stream, socket: Socket): void {
   socket.setNoDelay(true);
   stream.pipe(socket);
   socket.pipe(stream);
-  socket.once('error', () => {
+  socket.on('error', () => {
     if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);
   });
   socket.once('close', () => {
@@ -78,5 +78,5 @@ export function bridge(stream: ServerHttp2Stream, socket: Socket): void {
   stream.once('close', () => {
     if (!socket.destroyed) socket.destroy();
   });
-  stream.once('error', () => socket.destroy());
+  stream.on('error', () => socket.destroy());
 }

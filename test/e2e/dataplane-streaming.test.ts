@@ -105,9 +105,11 @@ describe('data plane: streaming, big bodies and route changes', () => {
     } finally {
       clearInterval(sampler);
     }
-    // Client, tunnel, data plane and backend share this process: buffering a body anywhere
-    // would add 128 MiB; streaming with backpressure stays within window-sized buffers.
-    expect(peak - baseline).to.be.below(64 * MiB);
+    // Client, tunnel, data plane and backend share this process: buffering one body anywhere
+    // would add at least 128 MiB. Streaming keeps only window-sized buffers live; the rest of the
+    // growth is chunks already sent that the garbage collector has not yet returned (observed up
+    // to ~75 MiB on a loaded machine), hence the bound below the body size, not near zero.
+    expect(peak - baseline, `RSS grew by ${((peak - baseline) / MiB).toFixed(1)} MiB`).to.be.below(100 * MiB);
   });
 
   it('finishes 100 in-flight requests across a route change, and routes new ones by the new graph', async () => {
