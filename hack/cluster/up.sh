@@ -79,7 +79,8 @@ start kube-apiserver "$TUNA_K8S_BIN/kube-apiserver" \
   --enable-admission-plugins NodeRestriction,ValidatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
   --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" --kubelet-client-key "$d/apiserver-kubelet-client.key" \
   --kubelet-certificate-authority "$d/ca.crt" --kubelet-preferred-address-types InternalIP \
-  --allow-privileged=true --profiling=false --v=1
+  --allow-privileged=true --profiling=false --v=1 \
+  --endpoint-reconciler-type none   # it refuses a loopback address in the `kubernetes` endpoints
 
 wait_for "apiserver /readyz" 60 api_get /readyz
 log "apiserver ready ($(elapsed)s)"
@@ -97,7 +98,10 @@ start kubelet env TUNA_CLUSTER_DIR="$d" TUNA_ECHO_BIN="$TUNA_ECHO_BIN" TUNA_NODE
   TUNA_KUBELET_PORT="$TUNA_KUBELET_PORT" TUNA_K8S_VERSION="$TUNA_K8S_VERSION" \
   hack/node24.sh node --import tsx "$PWD/test/support/kubelet/main.ts"
 
-node_ready() { api_get "/api/v1/nodes/$TUNA_NODE_NAME" | grep -q '"type": "Ready",' ; }
+node_ready() {
+  [[ "$("$TUNA_K8S_BIN/kubectl" --kubeconfig "$d/admin.kubeconfig" get node "$TUNA_NODE_NAME" \
+    -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]
+}
 wait_for "node $TUNA_NODE_NAME Ready" 60 node_ready
 # Pods need the namespace's default ServiceAccount (ServiceAccount admission) and kube-root-ca.crt.
 wait_for "default ServiceAccount" 60 api_get /api/v1/namespaces/default/serviceaccounts/default

@@ -40,13 +40,17 @@ async function netnsPids(netns: string): Promise<string[]> {
 
 describe('test cluster: echo-basic Deployment', function () {
   this.timeout(180_000);
-  const config = clusterConfig();
-  const core = config.makeApiClient(CoreV1Api);
-  const apps = config.makeApiClient(AppsV1Api);
-  const discovery = config.makeApiClient(DiscoveryV1Api);
   const namespace = `echo-${process.pid}`;
+  // Clients are made in before(): KUBECONFIG comes from the root hook, which runs after loading.
+  let core: CoreV1Api;
+  let apps: AppsV1Api;
+  let discovery: DiscoveryV1Api;
 
   before(async () => {
+    const config = clusterConfig();
+    core = config.makeApiClient(CoreV1Api);
+    apps = config.makeApiClient(AppsV1Api);
+    discovery = config.makeApiClient(DiscoveryV1Api);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
   });

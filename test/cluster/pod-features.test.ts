@@ -6,11 +6,12 @@ import { clusterConfig, waitFor } from './cluster-env.js';
 
 describe('test cluster: pod features', function () {
   this.timeout(120_000);
-  const config = clusterConfig();
-  const core = config.makeApiClient(CoreV1Api);
   const namespace = `features-${process.pid}`;
+  // The client is made in before(): KUBECONFIG comes from the root hook, which runs after loading.
+  let core: CoreV1Api;
 
   before(async () => {
+    core = clusterConfig().makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
   });
