@@ -29,6 +29,9 @@ export interface PublicWindows {
 // RFC 9113 §3.4: every prior-knowledge HTTP/2 connection starts with this preface.
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const HELLO_TIMEOUT_MS = 10_000;
+// An HTTP/1.1 connection silent this long is closed (a slow-headers client cannot hold it open
+// forever); Node re-arms it after each keep-alive cycle. Upgraded WebSockets clear it.
+const HTTP_IDLE_TIMEOUT_MS = 300_000;
 
 /**
  * PublicFront accepts public connections from every listener and hands each to the right
@@ -49,6 +52,7 @@ export class PublicFront {
   constructor(ctx: FrontContext, certificates: EdgeCertificate[], windows: PublicWindows) {
     this.#ctx = ctx;
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
+    this.#h1.timeout = HTTP_IDLE_TIMEOUT_MS;
     this.#h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
       forwardHttp1(ctx, this.#infoOf(req.socket), req, res).catch(() => res.destroy());
     });

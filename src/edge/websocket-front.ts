@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { IncomingHttpHeaders } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { REPLY, findTunnel, resolveHttpBinding } from './front-context.js';
@@ -27,6 +28,8 @@ function writeSimpleResponse(ctx: FrontContext, socket: Duplex, reply: readonly 
  */
 export async function forwardWebSocket(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
   socket.on('error', noop);
+  // a WebSocket may be quiet for long stretches; the HTTP idle timeout no longer applies.
+  (socket as Partial<Socket>).setTimeout?.(0);
   const key = req.headers['sec-websocket-key'];
   if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || typeof key !== 'string' || req.method !== 'GET') {
     return writeSimpleResponse(ctx, socket, REPLY.notImplemented);
