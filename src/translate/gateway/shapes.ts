@@ -99,29 +99,52 @@ export const REFERENCE_GRANT_SPEC: Shape = {
  * absent fields count as absent), or undefined when everything fits.
  */
 export function shapeError(value: unknown, shape: Shape, path = 'spec'): string | undefined {
+  const e = check(value, shape);
+  return e === undefined ? undefined : `${path}${e}`;
+}
+
+/** FieldRule is one parsed field of a mapping shape. */
+interface FieldRule {
+  name: string;
+  required: boolean;
+  shape: Shape;
+}
+
+const parsed = new WeakMap<object, FieldRule[]>();
+
+/** fieldsOf parses a mapping shape once (the `!` suffix) so that checks allocate nothing. */
+function fieldsOf(shape: { readonly [field: string]: Shape }): FieldRule[] {
+  let rules = parsed.get(shape);
+  if (!rules) {
+    rules = Object.entries(shape).map(([key, sub]) => ({ name: key.replace(/!$/, ''), required: key.endsWith('!'), shape: sub }));
+    parsed.set(shape, rules);
+  }
+  return rules;
+}
+
+/** check returns the problem relative to `value` (`.a[2].b: expected a string`); paths are built only on failure. */
+function check(value: unknown, shape: Shape): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof shape === 'string') {
-    if (shape === 'object') return isMapping(value) ? undefined : `${path}: expected an object`;
-    return typeof value === shape && (shape !== 'number' || Number.isFinite(value)) ? undefined : `${path}: expected a ${shape}`;
+    if (shape === 'object') return isMapping(value) ? undefined : ': expected an object';
+    return typeof value === shape && (shape !== 'number' || Number.isFinite(value)) ? undefined : `: expected a ${shape}`;
   }
   if (Array.isArray(shape)) {
-    if (!Array.isArray(value)) return `${path}: expected a list`;
+    if (!Array.isArray(value)) return ': expected a list';
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      if (item === null || item === undefined) return `${path}[${i}]: empty entry`;
-      const e = shapeError(item, shape[0] as Shape, `${path}[${i}]`);
-      if (e) return e;
+      if (item === null || item === undefined) return `[${i}]: empty entry`;
+      const e = check(item, shape[0] as Shape);
+      if (e !== undefined) return `[${i}]${e}`;
     }
     return undefined;
   }
-  if (!isMapping(value)) return `${path}: expected an object`;
-  for (const [key, sub] of Object.entries(shape as Record<string, Shape>)) {
-    const required = key.endsWith('!');
-    const name = required ? key.slice(0, -1) : key;
-    const v = value[name];
-    if (required && (v === undefined || v === null)) return `${path}.${name}: required`;
-    const e = shapeError(v, sub, `${path}.${name}`);
-    if (e) return e;
+  if (!isMapping(value)) return ': expected an object';
+  for (const f of fieldsOf(shape as { readonly [field: string]: Shape })) {
+    const v = value[f.name];
+    if (f.required && (v === undefined || v === null)) return `.${f.name}: required`;
+    const e = check(v, f.shape);
+    if (e !== undefined) return `.${f.name}${e}`;
   }
   return undefined;
 }
