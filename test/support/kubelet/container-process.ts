@@ -28,7 +28,7 @@ export interface ContainerLaunch {
   readonly volumes: ReadonlyMap<string, string>;
   readonly logFile: string;
   readonly workingDir: string;
-  /** createdDirs collects mount points we had to create on the host, removed at shutdown. */
+  /** createdDirs collects mount points (and their parents) we created on the host, removed at shutdown. */
   readonly createdDirs: Set<string>;
 }
 
@@ -47,18 +47,19 @@ export function resolveArgv(container: V1Container, program: ImageProgram, env: 
   return [program.path, ...(command.length > 0 ? command.slice(1) : []), ...args];
 }
 
-/** ensureMountPoint creates a missing mount point, remembering the top directory it created. */
-function ensureMountPoint(target: string, isFile: boolean, createdDirs: Set<string>): void {
+/** ensureMountPoint creates a missing mount point on the host, remembering every directory (and
+ * file) it created so shutdown can remove them, deepest first, while they are empty. */
+function ensureMountPoint(target: string, isFile: boolean, created: Set<string>): void {
   const dir = isFile ? path.dirname(target) : target;
-  let top = dir;
-  while (!existsSync(path.dirname(top))) top = path.dirname(top);
-  if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true });
-    createdDirs.add(top);
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d); d = path.dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) {
+    mkdirSync(d);
+    created.add(d);
   }
   if (isFile && !existsSync(target)) {
     closeSync(openSync(target, 'a'));
-    createdDirs.add(target);
+    created.add(target);
   }
 }
 

@@ -1,5 +1,5 @@
 // kubelet.ts — the test kubelet: binds pending pods to its node and runs them as local processes.
-import { rm, rmdir } from 'node:fs/promises';
+import { rmdir, unlink } from 'node:fs/promises';
 import type { Server } from 'node:https';
 import path from 'node:path';
 import {
@@ -194,8 +194,9 @@ export class Kubelet {
     this.runners.clear();
     await this.sweepLeftovers();
     await removeBridge();
-    for (const dir of [...this.createdDirs].sort().reverse()) {
-      await rm(dir, { force: true }).catch(() => rmdir(dir).catch(() => undefined));
+    // Deepest first; rmdir only removes empty directories, so nothing of the host's is ever lost.
+    for (const entry of [...this.createdDirs].sort((a, b) => b.length - a.length)) {
+      await rmdir(entry).catch(() => unlink(entry).catch(() => undefined));
     }
   }
 
