@@ -42,7 +42,8 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'ReferenceGrant',
   'TCPRoute',
   'TLSRoute',
-  'TLSRouteModeTerminate',
+  // Not TLSRouteModeTerminate: the data plane terminates TLS only to serve HTTP, it does not yet
+  // forward the decrypted bytes of a TLS Terminate listener to its TLSRoutes' backends.
 ];
 
 /**
