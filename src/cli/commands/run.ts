@@ -31,9 +31,8 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (flags.once === true) return 0;
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run');
   const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates);
-  provider.watch(agent);
   try {
-    return await serveUntilStopped(agent, state.graph, io, ['Serving; watching the manifests for changes (Ctrl-C stops)']);
+    return await serveUntilStopped(agent, state.graph, io, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));
   } finally {
     await provider.close();
   }

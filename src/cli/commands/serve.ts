@@ -5,10 +5,13 @@ import type { CliIo } from '../io.js';
 /**
  * serveUntilStopped applies the graph, prints the banner and serves until SIGINT/SIGTERM, then
  * drains: tunnels send GOAWAY and in-flight requests finish before the process exits.
+ * `afterApply` runs once the first graph is served (the file provider starts watching then, so a
+ * reload never races the first apply).
  */
-export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, banner: string[]): Promise<number> {
+export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, banner: string[], afterApply?: () => void): Promise<number> {
   try {
     await agent.apply(graph);
+    afterApply?.();
   } catch (err) {
     await agent.close().catch(() => undefined);
     throw err;
