@@ -142,7 +142,7 @@ export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<
       versions: toolVersions(tools),
       seconds: (performance.now() - started) / 1000,
       load: [loadBefore, loadavg()[0] ?? 0],
-      notes: run.notes,
+      notes: [...run.notes, ...group.unexpectedExits.map((e) => `- ${e}`)],
     });
     console.log(`\n${markdown}`);
     if (o.writeReport) writeSection('tunnel', markdown);

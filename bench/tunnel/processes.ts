@@ -29,6 +29,9 @@ const killGraceMs = 2000;
 /** ProcessGroup owns the benchmark's children; `close()` (or any exit of this process) ends them all. */
 export class ProcessGroup {
   private readonly live = new Set<ChildProcess>();
+  private readonly stopping = new Set<ChildProcess>();
+  /** long-running processes that ended without being stopped: "<name> exited <code>: <output>" */
+  readonly unexpectedExits: string[] = [];
   private readonly onExit = () => this.killAllNow();
   private readonly onSignal = (signal: NodeJS.Signals) => {
     console.error(`tunnel bench: ${signal}, stopping children`);
@@ -60,9 +63,15 @@ export class ProcessGroup {
         resolve('error');
       });
       child.once('close', (code, signal) => resolve(code ?? signal ?? 'unknown'));
-    }).finally(() => {
+    }).then((code) => {
       clearTimeout(timer);
       this.live.delete(child);
+      if (!this.stopping.delete(child)) {
+        const last = tail.split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('at ')).slice(-2).join(' | ');
+        this.unexpectedExits.push(`${name} exited ${code} without being stopped: ${last.slice(0, 300)}`);
+        console.log(`  ${name} exited ${code} without being stopped`);
+      }
+      return code;
     });
     return { name, child, output: () => tail, exited };
   }
@@ -90,6 +99,7 @@ export class ProcessGroup {
     } finally {
       clearTimeout(timer);
       this.live.delete(child);
+      this.stopping.delete(child);
     }
   }
 
@@ -111,6 +121,7 @@ export class ProcessGroup {
 
   private kill(child: ChildProcess): void {
     if (child.exitCode !== null || child.signalCode !== null) return;
+    this.stopping.add(child);
     child.kill('SIGTERM');
     const force = setTimeout(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -9,8 +9,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import type { BenchContext, Contender, MemoryFigure } from '../contender.js';
 import { ContenderUnavailableError } from '../contender.js';
@@ -156,7 +157,7 @@ export class TunaContender implements Contender {
       const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
       try {
         const binding = bindingIdOf(host);
-        const ready = waitForTunnels(setup.tunnelPort, binding, count, 120_000);
+        const ready = waitForTunnels(setup, binding, count, 120_000);
         await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
         return rssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
@@ -208,15 +209,16 @@ async function makeCertificate(ctx: BenchContext, dir: string): Promise<{ certFi
 }
 
 /**
- * waitForTunnels polls the edge's `/metrics` (served on the tunnel port) until the gauge
- * `tuna_edge_tunnels{binding=...}` reaches `count`.
+ * waitForTunnels polls the edge's `/metrics` (served on the tunnel port, over TLS when the tunnel
+ * is) until the gauge `tuna_edge_tunnels{binding=...}` reaches `count`.
  */
-async function waitForTunnels(tunnelPort: number, binding: string, count: number, timeoutMs: number): Promise<void> {
+async function waitForTunnels(setup: TunaEdgeSetup, binding: string, count: number, timeoutMs: number): Promise<void> {
+  const ca = setup.certFile ? await readFile(setup.certFile, 'utf8') : undefined;
   const started = performance.now();
   const pattern = new RegExp(`^tuna_edge_tunnels\\{binding="${binding.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\} (\\d+)$`, 'm');
   let seen = 0;
   while (performance.now() - started < timeoutMs) {
-    const text = await fetchText(tunnelPort, '/metrics');
+    const text = await fetchText(setup.tunnelPort, '/metrics', ca);
     seen = Number(pattern.exec(text)?.[1] ?? 0);
     if (seen >= count) return;
     await new Promise((r) => setTimeout(r, 200));
@@ -224,10 +226,11 @@ async function waitForTunnels(tunnelPort: number, binding: string, count: number
   throw new ContenderUnavailableError('tuna', `${seen} of ${count} tunnel connections came up within ${timeoutMs} ms`);
 }
 
-/** fetchText GETs a loopback path and returns the body ('' on any error). */
-function fetchText(port: number, path: string): Promise<string> {
+/** fetchText GETs a loopback path (HTTPS trusting `ca` when given) and returns the body ('' on any error). */
+function fetchText(port: number, path: string, ca?: string): Promise<string> {
   return new Promise((resolve) => {
-    const req = request({ host: loopback, port, path, agent: false, timeout: 5000 }, (res) => {
+    const options = { host: loopback, port, path, agent: false, timeout: 5000 };
+    const req = (ca === undefined ? request : httpsRequest)(ca === undefined ? options : { ...options, ca }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (b: Buffer) => parts.push(b));
       res.once('end', () => resolve(Buffer.concat(parts).toString('utf8')));
