@@ -72,7 +72,7 @@ function send(
     if (limiter?.isExceeded === true) return replyHttp1(ctx, res, REPLY.tooLarge, true);
     // a stream the agent refused unprocessed (GOAWAY race, RFC 9113 §8.7) is safe to send again.
     if (isBodyless && attempt === 0 && stream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
-      const next = ctx.registry.pick(bindingId);
+      const next = ctx.registry.pick(bindingId, tunnel);
       if (next !== undefined) return send(ctx, next, req, res, headers, isBodyless, bindingId, 1);
     }
     replyHttp1(ctx, res, REPLY.tunnelFailed);

@@ -73,7 +73,7 @@ function send(
     if (hasResponse) return;
     if (limiter?.isExceeded === true) return replyHttp2(ctx, stream, REPLY.tooLarge);
     if (isBodyless && attempt === 0 && upstream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
-      const next = ctx.registry.pick(bindingId);
+      const next = ctx.registry.pick(bindingId, tunnel);
       if (next !== undefined) return send(ctx, next, stream, headers, isBodyless, bindingId, 1);
     }
     replyHttp2(ctx, stream, REPLY.tunnelFailed);

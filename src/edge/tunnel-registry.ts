@@ -35,13 +35,13 @@ export class TunnelRegistry {
     this.#closedBytesOut += tunnel.socket.bytesWritten;
   }
 
-  /** pick returns the available tunnel of a binding with the fewest open streams. */
-  pick(bindingId: string): EdgeTunnel | undefined {
+  /** pick returns the available tunnel of a binding with the fewest open streams, other than `except`. */
+  pick(bindingId: string, except?: EdgeTunnel): EdgeTunnel | undefined {
     const list = this.#byBinding.get(bindingId);
     if (list === undefined) return undefined;
     let best: EdgeTunnel | undefined;
     for (const tunnel of list) {
-      if (!tunnel.isAvailable) continue;
+      if (!tunnel.isAvailable || tunnel === except) continue;
       if (best === undefined || tunnel.activeStreams < best.activeStreams) best = tunnel;
     }
     return best;

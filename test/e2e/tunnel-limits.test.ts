@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
+import { constants as h2constants } from 'node:http2';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as connectTcp } from 'node:net';
 import type { TunnelSession } from '../../src/tunnel/session.js';
@@ -155,5 +156,40 @@ describe('tunnel: limits, malformed input and graceful shutdown', () => {
     } finally {
       second.destroy();
     }
+  });
+});
+
+describe('tunnel: retrying streams the agent refused unprocessed', () => {
+  let t: TestEdge;
+  let sessions: TunnelSession[];
+
+  /** RefusingHandler resets every stream with REFUSED_STREAM, as an agent does for streams past its GOAWAY. */
+  class RefusingHandler extends TestStreamHandler {
+    override handleStream(...args: Parameters<TestStreamHandler['handleStream']>): void {
+      this.seen.push(args[2]);
+      args[0].close(h2constants.NGHTTP2_REFUSED_STREAM);
+    }
+  }
+
+  beforeEach(async () => {
+    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'] }], { limits: { tunnelWaitMs: 0 } });
+    sessions = [];
+  });
+
+  afterEach(async () => {
+    for (const s of sessions) s.destroy();
+    await t.edge.close();
+  });
+
+  it('sends a bodyless request again on another connection, but not one with a body', async () => {
+    const refusing = new RefusingHandler();
+    const answering = new TestStreamHandler();
+    sessions.push(await openSession(t, APP, refusing));
+    sessions.push(await openSession(t, APP, answering));
+    await waitUntil(() => t.edge.registry.count().get(APP) === 2);
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+    expect([refusing.seen.length, answering.seen.length]).to.deep.equal([1, 1]);
+    expect((await http1(t.httpPort, 'app.test', '/echo', { method: 'POST', body: 'x' })).status).to.equal(502);
+    expect(refusing.seen.length + answering.seen.length).to.equal(3);
   });
 });
