@@ -20,7 +20,7 @@ import { MirrorSender } from './mirror.js';
 import { planRequest } from './request-plan.js';
 import { compileRouteTable, routeStream } from './router.js';
 import type { EntryPoint, RouteTable } from './router.js';
-import { proxyTcp } from './tcp-proxy.js';
+import { proxyDecrypted, proxyTcp } from './tcp-proxy.js';
 import { terminateTls } from './tls-terminator.js';
 import { Http1Client } from './upstream-http1.js';
 import type { Http1ClientOptions } from './upstream-http1.js';
@@ -153,6 +153,12 @@ export class DataPlane implements TunnelStreamHandler {
     const result = routeStream(table, entry, sni);
     if (result.kind === 'none') return void stream.respond({ ':status': 404 }, { endStream: true });
     if (result.kind === 'forward') return proxyTcp(this.deps, stream, result.backends);
+    const tlsOptions = { handshakeTimeoutMs: 10_000, http2Settings: { enableConnectProtocol: true } };
+    if (result.kind === 'terminate-forward') {
+      const refuse = (): void => undefined;
+      const onDecryptedSocket = (socket: Duplex): void => proxyDecrypted(this.deps, socket, result.backends);
+      return terminateTls(stream, result.listeners, this.contexts, { onDecryptedSocket, onHttp2Stream: refuse, onHttp1Request: refuse, onHttp1Upgrade: refuse }, tlsOptions);
+    }
     const inner: EntryPoint = { ...entry, publicProtocol: 'https' };
     const conn: ConnectionFacts = { clientAddress: context.clientAddress, scheme: 'https', entry: inner };
     terminateTls(
@@ -170,7 +176,7 @@ export class DataPlane implements TunnelStreamHandler {
         onHttp1Request: (req: IncomingMessage, res: ServerResponse) => this.serveHttp(this.table, downstreamFromHttp1(req, res), conn, context),
         onHttp1Upgrade: (req, socket, head) => this.serveHttp1Upgrade(this.table, req, socket, head, conn),
       },
-      { handshakeTimeoutMs: 10_000, http2Settings: { enableConnectProtocol: true } },
+      tlsOptions,
     );
   }
 }

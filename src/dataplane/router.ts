@@ -96,21 +96,37 @@ export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, re
 /** StreamRouteResult is what a raw CONNECT stream is for. */
 export type StreamRouteResult =
   | { kind: 'terminate'; listeners: Listener[] }
+  | { kind: 'terminate-forward'; listeners: Listener[]; route: StreamRoute; backends: Backend[] }
   | { kind: 'forward'; route: StreamRoute; backends: Backend[] }
   | { kind: 'none' };
 
 /**
  * routeStream decides what a raw byte stream (TCP port or TLS by SNI) is for: TLS to terminate here
- * (listeners with `terminate-in-cluster`), or bytes to forward to a stream route's backends. `sni`
- * is the server name when known; routes with hostnames are tried before those without.
+ * (listeners with `terminate-in-cluster`) and then either HTTP to route, or — for a `tls`
+ * listener with TLSRoutes (Gateway API TLS mode Terminate) — decrypted bytes to forward; or bytes
+ * to forward as they are (TCP, TLS passthrough). `sni` is the server name when known.
  */
 export function routeStream(table: RouteTable, entry: EntryPoint, sni: string | undefined): StreamRouteResult {
   const listeners = selectListeners(table, entry, ['tcp', 'tls', 'https']);
   const terminating = listeners.filter((l) => l.tls?.mode === 'terminate-in-cluster');
-  if (terminating.length > 0 && (entry.publicProtocol === 'tls' || entry.publicProtocol === 'https'))
+  if (terminating.length > 0 && (entry.publicProtocol === 'tls' || entry.publicProtocol === 'https')) {
+    const rawListeners = terminating.filter((l) => l.protocol === 'tls');
+    const route = selectStreamRoute(rawListeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []), sni);
+    if (route) return { kind: 'terminate-forward', listeners: rawListeners.filter((l) => l.id === route.listenerId), route, backends: route.backends };
     return { kind: 'terminate', listeners: terminating };
-  const routes = listeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []);
-  const named = sni === undefined ? undefined : routes.find((r) => r.hostnames.some((h) => h === sni || matchesWildcard(h, sni)));
-  const route = named ?? routes.find((r) => r.hostnames.length === 0) ?? (sni === undefined ? routes[0] : undefined);
+  }
+  const route = selectStreamRoute(
+    listeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []),
+    sni,
+  );
   return route ? { kind: 'forward', route, backends: route.backends } : { kind: 'none' };
+}
+
+/**
+ * selectStreamRoute picks the route whose hostnames name the SNI (exact or wildcard), else one
+ * without hostnames; without an SNI, the first route.
+ */
+function selectStreamRoute(routes: readonly StreamRoute[], sni: string | undefined): StreamRoute | undefined {
+  const named = sni === undefined ? undefined : routes.find((r) => r.hostnames.some((h) => h === sni || matchesWildcard(h, sni)));
+  return named ?? routes.find((r) => r.hostnames.length === 0) ?? (sni === undefined ? routes[0] : undefined);
 }

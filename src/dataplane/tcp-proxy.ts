@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Backend } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { ProxyDeps } from './http-proxy.js';
@@ -39,4 +40,24 @@ function refuse(stream: ServerHttp2Stream, status: number): void {
     return;
   }
   stream.respond({ ':status': status }, { endStream: true });
+}
+
+/**
+ * proxyDecrypted forwards the plaintext of TLS terminated in the cluster to a backend (Gateway
+ * API TLSRoute on a listener in Terminate mode): bytes both ways, half-closes passed on, an error
+ * on either side closes both.
+ */
+export function proxyDecrypted(deps: ProxyDeps, decrypted: Duplex, backends: readonly Backend[]): void {
+  decrypted.on('error', () => undefined);
+  const choice = chooseEndpoint(deps, backends);
+  if (choice.kind === 'local') return void decrypted.destroy();
+  const socket = net.connect({ host: choice.endpoint.address, port: choice.endpoint.port });
+  socket.on('error', () => decrypted.destroy());
+  socket.once('connect', () => {
+    socket.setNoDelay(true);
+    decrypted.pipe(socket);
+    socket.pipe(decrypted);
+  });
+  socket.once('close', () => decrypted.destroy());
+  decrypted.once('close', () => socket.destroy());
 }

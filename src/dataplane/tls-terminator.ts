@@ -9,8 +9,10 @@ import type { Listener, SecretRef } from '../model/index.js';
 import { matchesWildcard } from './host.js';
 import type { SecureContextCache } from './certificates.js';
 
-/** DecryptedHandlers receive the HTTP requests found inside a terminated TLS stream. */
+/** DecryptedHandlers receive what is inside a terminated TLS stream. */
 export interface DecryptedHandlers {
+  /** when set, the decrypted bytes are not HTTP: the socket goes here as it is (TLSRoute Terminate) */
+  onDecryptedSocket?(socket: tls.TLSSocket): void;
   onHttp2Stream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
   onHttp1Request(req: IncomingMessage, res: ServerResponse): void;
   /** an HTTP/1.1 Upgrade (WebSocket) */
@@ -45,7 +47,8 @@ export function terminateTls(
   const socket = new tls.TLSSocket(stream as unknown as Socket, {
     isServer: true,
     secureContext: defaultContext,
-    ALPNProtocols: ['h2', 'http/1.1'],
+    // Raw forwarding (TLSRoute Terminate) offers no ALPN: the bytes inside are the backend's protocol.
+    ...(handlers.onDecryptedSocket ? {} : { ALPNProtocols: ['h2', 'http/1.1'] }),
     SNICallback: (name, callback) => callback(null, contexts.select(certificatesFor(listeners, name), name) ?? defaultContext),
   });
   const timer = setTimeout(() => socket.destroy(), options.handshakeTimeoutMs);
@@ -61,6 +64,7 @@ export function terminateTls(
     // tls.Server clears `secureConnecting` when its sockets finish the handshake; a TLSSocket made
     // by hand keeps it set, and HTTP/2 would then wait for a 'secureConnect' that never comes.
     (socket as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
+    if (handlers.onDecryptedSocket) return handlers.onDecryptedSocket(socket);
     if (socket.alpnProtocol === 'h2') {
       const session = http2.performServerHandshake(socket, { settings: options.http2Settings });
       session.on('stream', (s, h) => handlers.onHttp2Stream(s, h));

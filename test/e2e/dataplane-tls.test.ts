@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import http2 from 'node:http2';
+import net from 'node:net';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
@@ -177,6 +178,65 @@ describe('data plane: TLS terminated in the cluster', () => {
       expect((JSON.parse(body) as EchoReply).url).to.equal('/over-h2');
     } finally {
       session.destroy();
+    }
+  });
+});
+
+describe('data plane: TLS terminated in the cluster, decrypted bytes to a TLSRoute backend', () => {
+  it('terminates with the listener certificate and forwards the plaintext to the backend', async () => {
+    const cert = makeSelfSigned('raw.test');
+    const seen: string[] = [];
+    const backend = net.createServer((s) =>
+      s.on('data', (c: Buffer) => {
+        seen.push(c.toString());
+        s.end(`plain:${c.toString()}`);
+      }),
+    );
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    const endpoints = new StaticEndpointResolver();
+    endpoints.set('default', 'raw', 'tcp', [{ address: '127.0.0.1', port: (backend.address() as AddressInfo).port }]);
+    const certificates = new StaticCertificateSource();
+    certificates.set({ namespace: 'default', name: 'raw' }, cert);
+    const plane = new DataPlane({ endpoints, certificates });
+    const binding = 'binding/address/default/gw';
+    const listener: Listener = {
+      id: `${binding}/listener/tls`,
+      bindingId: binding,
+      name: 'tls',
+      port: 443,
+      protocol: 'tls',
+      hostname: 'raw.test',
+      tls: { mode: 'terminate-in-cluster', certificates: [{ namespace: 'default', name: 'raw' }] },
+      source: { group: '', kind: 'T', name: 'gw' },
+    };
+    plane.update(
+      hostGraph([], {
+        listeners: [listener],
+        streamRoutes: [{ id: 'tlsroute', listenerId: listener.id, hostnames: ['raw.test'], backends: [serviceBackend('raw', { protocol: 'tcp', portName: 'tcp' })], source: { group: '', kind: 'T', name: 'r' } }],
+      }),
+    );
+    const harness = await startTunnelHarness(plane, { bindingId: binding, publicPort: 443, publicProtocol: 'tls' });
+    try {
+      const stream = harness.client.request({ ':method': 'CONNECT', ':authority': 'raw.test:443' }, { endStream: false });
+      expect(await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))))).to.equal(200);
+      const socket = tls.connect({ socket: stream as unknown as Socket, servername: 'raw.test', ca: cert.cert });
+      await new Promise<void>((resolve, reject) => {
+        socket.once('secureConnect', () => resolve());
+        socket.once('error', reject);
+      });
+      const reply = await new Promise<string>((resolve) => {
+        let data = '';
+        socket.on('data', (c: Buffer) => (data += c.toString()));
+        socket.once('end', () => resolve(data));
+        socket.write('hello');
+      });
+      expect(reply).to.equal('plain:hello');
+      expect(seen).to.deep.equal(['hello']);
+      socket.destroy();
+    } finally {
+      await harness.close();
+      plane.close();
+      await new Promise((r) => backend.close(r));
     }
   });
 });

@@ -154,6 +154,16 @@ describe('dataplane router', () => {
       expect(r.kind).to.equal('terminate');
     });
 
+    it('terminates and forwards the bytes of a tls listener that has TLSRoutes (Terminate mode)', () => {
+      const raw: Listener = { ...tls, id: 'binding/raw/l', bindingId: 'binding/raw' };
+      const t = compileRouteTable(hostGraph([], { listeners: [raw], streamRoutes: [sr('raw-route', raw.id, ['raw.example.com'])] }));
+      const at = (sni: string) => routeStream(t, { bindingId: 'binding/raw', publicPort: 443, publicProtocol: 'tls' }, sni);
+      const hit = at('raw.example.com');
+      expect(hit.kind === 'terminate-forward' ? hit.route.id : hit.kind).to.equal('raw-route');
+      // No TLSRoute for the name: terminated as HTTPS (and then answered 404 by the HTTP router).
+      expect(at('other.example.com').kind).to.equal('terminate');
+    });
+
     it('chooses a passthrough route by SNI', () => {
       const pass: Listener = { ...tls, id: 'binding/p/l', bindingId: 'binding/p', tls: { mode: 'passthrough', certificates: [] } };
       const g = hostGraph([], { listeners: [pass], streamRoutes: [sr('a', pass.id, ['a.example.com']), sr('wild', pass.id, ['*.example.com'])] });
