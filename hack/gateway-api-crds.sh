@@ -26,6 +26,13 @@ for f in "$dir/config/crd/$channel"/*.yaml; do
     *) files+=(-f "$f"); crds+=(-f "$f") ;;
   esac
 done
+# The safe-upgrades ValidatingAdmissionPolicy of either channel denies putting experimental CRDs over
+# standard ones; asking for the experimental channel is that decision, so remove the policy first, as
+# its message says (the experimental channel's own policy is applied again below).
+if [[ "$channel" == experimental ]]; then
+  "$kubectl" delete --ignore-not-found validatingadmissionpolicybinding,validatingadmissionpolicy \
+    safe-upgrades.gateway.networking.k8s.io >&2
+fi
 # Server-side apply: the CRDs are too large for the last-applied annotation of client-side apply,
 # and --force-conflicts lets the experimental channel take over fields the standard one set.
 "$kubectl" apply --server-side --force-conflicts "${files[@]}" >&2

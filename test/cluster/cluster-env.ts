@@ -8,9 +8,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** runScript runs a repository script, streaming its progress (stderr) and resolving with stdout. */
-export function runScript(script: string, timeoutMs: number): Promise<string> {
+export function runScript(script: string, timeoutMs: number, args: readonly string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(path.join(REPO_ROOT, script), [], { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout) =>
+    const child = execFile(path.join(REPO_ROOT, script), args, { cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout) =>
       error ? reject(error) : resolve(stdout),
     );
     child.stderr?.pipe(process.stderr);
