@@ -121,6 +121,25 @@ describe('tunnel: TCP, TLS, WebSocket and dedicated addresses', () => {
     expect(handler.seen.some((c) => c.bindingId === WEB && c.publicProtocol === 'http')).to.equal(true);
   });
 
+  it('relays extended CONNECT from a public HTTP/2 WebSocket client (RFC 8441)', async () => {
+    const client = connectH2(`http://127.0.0.1:${t.httpPort}`);
+    try {
+      await once(client, 'remoteSettings');
+      const stream = client.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': '/chat', ':authority': 'app.test', 'sec-websocket-version': '13' });
+      const [headers] = (await once(stream, 'response')) as [Record<string, unknown>];
+      expect(headers[':status']).to.equal(200);
+      // one masked text frame "hi" (RFC 6455 §5.2); the echo comes back unmasked
+      const mask = Buffer.from([1, 2, 3, 4]);
+      const payload = Buffer.from('hi').map((b, i) => b ^ mask[i % 4]!);
+      stream.write(Buffer.concat([Buffer.from([0x81, 0x80 | 2]), mask, payload]));
+      const [frame] = (await once(stream, 'data')) as [Buffer];
+      expect([...frame]).to.deep.equal([0x81, 2, ...Buffer.from('hi')]);
+      stream.close();
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('sends every request on a dedicated address to its binding, whatever the Host', async () => {
     const port = t.edge.address().bindings.get(GATEWAY)![0]!.port;
     const res = await http1AtAddress(ADDRESS, port, 'anything.example');
