@@ -58,6 +58,7 @@ export function resolveRequest(
     scheme: proto === 'https' || proto === 'http' ? proto : conn.scheme,
     authority: ds.authority,
     host,
+    publicPort: conn.entry.publicPort,
     path,
     search,
     headers,

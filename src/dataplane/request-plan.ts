@@ -15,6 +15,8 @@ export interface IncomingFacts {
   scheme: string;
   authority: string;
   host: string;
+  /** the port the client connected to at the edge */
+  publicPort: number;
   path: string;
   search: string;
   headers: Record<string, string | string[] | undefined>;

@@ -35,10 +35,10 @@ describe('dataplane filters (pure parts)', () => {
   });
 
   describe('redirectLocation', () => {
-    const req = { scheme: 'http', host: 'app.test', authority: 'app.test:8080', path: '/old/page', search: '?q=1' };
+    const req = { scheme: 'http', host: 'app.test', publicPort: 8080, path: '/old/page', search: '?q=1' };
     const r = (f: Partial<RequestRedirect>): RequestRedirect => ({ type: 'RequestRedirect', statusCode: 302, ...f });
     const cases: [string, Partial<RequestRedirect>, string][] = [
-      ['keeps everything but the redirect target', {}, 'http://app.test:8080/old/page?q=1'],
+      ['keeps the scheme and the listener port', {}, 'http://app.test:8080/old/page?q=1'],
       ['switches scheme and drops the port', { scheme: 'https' }, 'https://app.test/old/page?q=1'],
       ['sets hostname and port', { hostname: 'new.test', port: 9443, scheme: 'https' }, 'https://new.test:9443/old/page?q=1'],
       ['omits a well-known port', { port: 80 }, 'http://app.test/old/page?q=1'],
