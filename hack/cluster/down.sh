@@ -20,7 +20,11 @@ stop() {
   rm -f "$file"
 }
 
-for (( i=${#TUNA_COMPONENTS[@]}-1; i>=0; i-- )); do stop "${TUNA_COMPONENTS[$i]}"; done
+# The kubelet first (it stops its pods), then controller-manager and apiserver together, etcd last:
+# an apiserver whose etcd is gone waits for it instead of shutting down.
+stop kubelet
+stop kube-controller-manager & stop kube-apiserver & wait
+stop etcd
 
 # A kubelet that was killed cannot clean up: remove what it would have (its names are its own).
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep '^tuna-kubelet-'); do

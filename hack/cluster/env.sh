@@ -10,5 +10,5 @@ TUNA_KUBELET_PORT="${TUNA_KUBELET_PORT:-10250}"
 TUNA_NODE_NAME="${TUNA_NODE_NAME:-tuna-node}"
 TUNA_SERVICE_CIDR="${TUNA_SERVICE_CIDR:-198.19.0.0/16}"
 TUNA_APISERVER_URL="https://127.0.0.1:$TUNA_APISERVER_PORT"
-# The processes up.sh starts, in start order; down.sh stops them in reverse.
+# The processes up.sh starts (each has run/NAME.pid and logs/NAME.log).
 TUNA_COMPONENTS=(etcd kube-apiserver kube-controller-manager kubelet)
