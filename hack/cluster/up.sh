@@ -24,7 +24,7 @@ wait_for() {
   until "$@" >/dev/null 2>&1; do
     for c in "${TUNA_COMPONENTS[@]}"; do
       if [[ -f "$run_dir/$c.pid" ]] && ! kill -0 "$(cat "$run_dir/$c.pid")" 2>/dev/null; then
-        log "$c exited while waiting for $what; last lines of its log:"; tail -20 "$logs/$c.log" >&2; exit 1
+        log "$c exited while waiting for $what"; exit 1
       fi
     done
     if (( $(date +%s) > deadline )); then log "timed out waiting for $what"; exit 1; fi
@@ -45,6 +45,15 @@ if [[ -f "$run_dir/kubelet.pid" ]] && kill -0 "$(cat "$run_dir/kubelet.pid")" 2>
   exit 0
 fi
 hack/cluster/down.sh >/dev/null 2>&1 || true   # a half-started or crashed cluster: clean first
+
+# A start that fails half-way shows the components' last log lines, then leaves nothing running.
+is_ready=0
+on_exit() {
+  [[ $is_ready == 1 ]] && return
+  for f in "$logs"/*.log; do [[ -f "$f" ]] && { log "--- last lines of $(basename "$f")"; tail -15 "$f" >&2; }; done
+  hack/cluster/down.sh >/dev/null 2>&1 || true
+}
+trap on_exit EXIT
 
 build_started=$(date +%s)
 eval "$(hack/cluster/build.sh)"
@@ -106,5 +115,6 @@ wait_for "node $TUNA_NODE_NAME Ready" 60 node_ready
 # Pods need the namespace's default ServiceAccount (ServiceAccount admission) and kube-root-ca.crt.
 wait_for "default ServiceAccount" 60 api_get /api/v1/namespaces/default/serviceaccounts/default
 wait_for "kube-root-ca.crt" 60 api_get /api/v1/namespaces/default/configmaps/kube-root-ca.crt
+is_ready=1
 log "cluster ready: warm start $(elapsed)s (Kubernetes v$TUNA_K8S_VERSION, etcd v$TUNA_ETCD_VERSION)"
 echo "export KUBECONFIG=$d/admin.kubeconfig TUNA_CLUSTER_STARTED=1"
