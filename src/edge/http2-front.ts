@@ -85,8 +85,21 @@ function send(
   const onUploadDone = (err: Error | null | undefined): void => {
     if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   };
-  if (limiter === undefined) pipeline(stream, upstream, onUploadDone);
-  else pipeline(stream, limiter, upstream, onUploadDone);
+  if (limiter === undefined) {
+    pipeline(stream, upstream, onUploadDone);
+    return;
+  }
+  // Not pipeline(): its error handling would reset the public stream, and the client is owed a
+  // 413 (sent by the 'close' handler above). The rest of the body is read and dropped.
+  stream.pipe(limiter).pipe(upstream);
+  limiter.once('error', () => {
+    stream.unpipe(limiter);
+    stream.resume();
+    if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+  });
+  stream.once('aborted', () => {
+    if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+  });
 }
 
 function relayResponse(

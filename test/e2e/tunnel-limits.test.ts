@@ -91,6 +91,21 @@ describe('tunnel: limits, malformed input and graceful shutdown', () => {
     expect((await http1(t.httpPort, 'app.test', '/count', { method: 'POST', body: Buffer.alloc(999_999) })).body.toString()).to.equal('999999');
   });
 
+  it('answers 413 on HTTP/2 when a streamed body passes the limit, and the session continues', async () => {
+    client = h2Connect(t.httpPort);
+    const stream = client.request({ ':method': 'POST', ':path': '/count', ':authority': 'app.test' });
+    // the edge may reset the rest of the upload once it has answered (RFC 9113 §8.1)
+    stream.on('error', () => {});
+    const responded = once(stream, 'response') as Promise<[Record<string, unknown>]>;
+    for (let i = 0; i < 12; i++) stream.write(Buffer.alloc(100_000));
+    stream.end();
+    const [headers] = await responded;
+    expect(headers[':status']).to.equal(413);
+    stream.resume();
+    const ok = await h2(client, { ':method': 'POST', ':path': '/count', ':authority': 'app.test' }, Buffer.alloc(1000));
+    expect(ok.body.toString()).to.equal('1000');
+  });
+
   it('carries 1,000 concurrent streams through one tunnel connection', async () => {
     const clients = Array.from({ length: 4 }, () => h2Connect(t.httpPort));
     try {

@@ -63,6 +63,7 @@ export class TestStreamHandler implements TunnelStreamHandler {
         let n = 0;
         stream.on('data', (chunk: Buffer) => (n += chunk.length));
         stream.on('end', () => {
+          if (stream.destroyed) return;
           stream.respond({ ':status': 200, 'content-type': 'text/plain' });
           stream.end(String(n));
         });
