@@ -11,6 +11,7 @@
 # on stdout; progress goes to stderr.
 set -euo pipefail
 
+# shellcheck source=versions.sh
 source "$(dirname "$0")/versions.sh"
 
 log() { echo "build: $*" >&2; }
@@ -61,7 +62,7 @@ build_k8s() {
   (cd "$dir/src" && go_build_env go build -p 2 -ldflags "$ld" -o "$dir/bin.tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kubectl)
-  rm -rf "$dir/bin" && mv "$dir/bin.tmp" "$dir/bin"
+  rm -rf "${dir:?}/bin" && mv "$dir/bin.tmp" "$dir/bin"
 }
 
 # build_etcd writes $TUNA_ETCD_DIR/bin/etcd (the server's main package is the module root).
@@ -74,7 +75,7 @@ build_etcd() {
   printf 'package main\n' >"$dir/src/main.go"
   (cd "$dir/src" && go_build_env go build -p 2 \
     -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=v$ver" -o "$dir/bin.tmp/etcd" go.etcd.io/etcd/server/v3)
-  rm -rf "$dir/bin" && mv "$dir/bin.tmp" "$dir/bin"
+  rm -rf "${dir:?}/bin" && mv "$dir/bin.tmp" "$dir/bin"
 }
 
 # build_echo writes $TUNA_ECHO_DIR/bin/echo-basic (the Gateway API conformance echo server).
@@ -88,7 +89,7 @@ build_echo() {
   printf 'package main\n' >"$dir/src/main.go"
   (cd "$dir/src" && go_build_env go build -p 2 -ldflags "-s -w" -o "$dir/bin.tmp/echo-basic" \
     sigs.k8s.io/gateway-api/conformance/echo-basic)
-  rm -rf "$dir/bin" && mv "$dir/bin.tmp" "$dir/bin"
+  rm -rf "${dir:?}/bin" && mv "$dir/bin.tmp" "$dir/bin"
 }
 
 started=$(date +%s)

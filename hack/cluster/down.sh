@@ -2,7 +2,7 @@
 # down.sh: stops the test cluster started by up.sh and removes everything it made: processes (by
 # their pid files), the kubelet's network namespaces, veths and bridge, and the state directory.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 source hack/cluster/env.sh
 run_dir="$TUNA_CLUSTER_DIR/run"
 log() { echo "cluster: $*" >&2; }

@@ -1,5 +1,7 @@
+# shellcheck shell=bash disable=SC2034
 # env.sh: where the test cluster lives and listens (sourced by up.sh, down.sh and the mocha hook's
 # scripts). Every address is on 127.0.0.1; the state directory is outside the repository.
+# shellcheck source=versions.sh
 source "$(dirname "${BASH_SOURCE[0]}")/versions.sh"
 # The system temp directory (TMPDIR or its default), as mktemp sees it.
 TUNA_CLUSTER_DIR="${TUNA_CLUSTER_DIR:-$(dirname "$(mktemp -u)")/tuna-cluster}"

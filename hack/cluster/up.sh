@@ -56,7 +56,8 @@ on_exit() {
 trap on_exit EXIT
 
 build_started=$(date +%s)
-eval "$(hack/cluster/build.sh)"
+hack/cluster/build.sh >/dev/null
+TUNA_K8S_BIN="$TUNA_K8S_DIR/bin" TUNA_ETCD_BIN="$TUNA_ETCD_DIR/bin" TUNA_ECHO_BIN="$TUNA_ECHO_DIR/bin"
 log "binaries ready ($(( $(date +%s) - build_started ))s; cached under $TUNA_CACHE)"
 started_ms=$(( $(date +%s%N) / 1000000 ))   # warm start time counts from here
 

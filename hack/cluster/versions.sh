@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # versions.sh: the versions of the Go-built test tools and where their builds are cached (sourced).
 # Override any of them from the environment; the cache directories are keyed by version.
 TUNA_K8S_VERSION="${TUNA_K8S_VERSION:-1.37.2}"
