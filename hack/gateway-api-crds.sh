@@ -18,23 +18,25 @@ kubectl="$(command -v kubectl || true)"
 [[ -n "$kubectl" ]] || { echo "gateway-api-crds: no kubectl (run hack/cluster/build.sh)" >&2; exit 1; }
 export KUBECONFIG="${KUBECONFIG:-$TUNA_CLUSTER_DIR/admin.kubeconfig}"
 
-files=() crds=()
+policy=() crds=()
 for f in "$dir/config/crd/$channel"/*.yaml; do
   case "$(basename "$f")" in
     kustomization.yaml) ;;
-    *_vap_*) files+=(-f "$f") ;;   # the ValidatingAdmissionPolicy and its binding
-    *) files+=(-f "$f"); crds+=(-f "$f") ;;
+    *_vap_*) policy+=(-f "$f") ;;   # the ValidatingAdmissionPolicy and its binding
+    *) crds+=(-f "$f") ;;
   esac
 done
 # The safe-upgrades ValidatingAdmissionPolicy of either channel denies putting experimental CRDs over
 # standard ones; asking for the experimental channel is that decision, so remove the policy first, as
-# its message says (the experimental channel's own policy is applied again below).
+# its message says (the experimental channel's own policy is applied again after the CRDs).
 if [[ "$channel" == experimental ]]; then
   "$kubectl" delete --ignore-not-found validatingadmissionpolicybinding,validatingadmissionpolicy \
     safe-upgrades.gateway.networking.k8s.io >&2
 fi
 # Server-side apply: the CRDs are too large for the last-applied annotation of client-side apply,
 # and --force-conflicts lets the experimental channel take over fields the standard one set.
-"$kubectl" apply --server-side --force-conflicts "${files[@]}" >&2
+"$kubectl" apply --server-side --force-conflicts "${crds[@]}" >&2
+# The policy after the CRDs: applied together, it could take effect half-way through a channel switch.
+"$kubectl" apply --server-side --force-conflicts "${policy[@]}" >&2
 "$kubectl" wait --for condition=Established --timeout 60s "${crds[@]}" >&2
 echo "gateway-api-crds: v$TUNA_GATEWAY_API_VERSION $channel channel installed" >&2

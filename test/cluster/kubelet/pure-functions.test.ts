@@ -30,6 +30,10 @@ describe('test kubelet: image table', () => {
     });
   });
 
+  it('maps the image the conformance suite uses (registry.k8s.io) to the built echo-basic', () => {
+    expect(resolveImage('registry.k8s.io/gateway-api/echo-basic:v1.5.1', images)).to.include({ kind: 'binary', name: 'echo-basic' });
+  });
+
   it('maps no program to an image it does not know, so the pod reports ErrImagePull', () => {
     expect(resolveImage('docker.io/library/nginx:1.27', images)).to.equal(undefined);
   });

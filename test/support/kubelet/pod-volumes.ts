@@ -36,7 +36,8 @@ export async function writePodVolumes(
       const target = path.join(dir, relative);
       if (!target.startsWith(dir + path.sep)) continue; // a path like ../x must not escape the volume
       await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(target, file.data, { mode: file.mode ?? volume.secret?.defaultMode ?? 0o644 });
+      const defaultMode = volume.secret?.defaultMode ?? volume.configMap?.defaultMode ?? volume.projected?.defaultMode ?? volume.downwardAPI?.defaultMode;
+      await writeFile(target, file.data, { mode: file.mode ?? defaultMode ?? 0o644 });
     }
     paths.set(volume.name, dir);
   }
