@@ -67,8 +67,7 @@ export class ProcessGroup {
       clearTimeout(timer);
       this.live.delete(child);
       if (!this.stopping.delete(child)) {
-        const last = tail.split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('at ')).slice(-2).join(' | ');
-        this.unexpectedExits.push(`${name} exited ${code} without being stopped: ${last.slice(0, 300)}`);
+        this.unexpectedExits.push(`${name} exited ${code} without being stopped: ${crashSummary(tail)}`);
         console.log(`  ${name} exited ${code} without being stopped`);
       }
       return code;
@@ -148,4 +147,15 @@ export function readyOrExit<T>(proc: SpawnedProcess, ready: Promise<T>, onExit: 
       throw onExit(code);
     }),
   ]);
+}
+
+/**
+ * crashSummary picks the telling line of a dead process's output: the last error or assertion
+ * line (Node prints the source line, the error and a stack), else the last two lines.
+ */
+export function crashSummary(output: string): string {
+  const lines = output.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('at '));
+  const telling = lines.filter((l) => /(Error\b|Assertion failed|ERR_[A-Z_]+|^error:)/.test(l));
+  const picked = telling.length > 0 ? telling.slice(-1) : lines.slice(-2);
+  return picked.join(' | ').slice(0, 300);
 }

@@ -135,10 +135,39 @@ export function notesList(all: Figures[], rate: number): string[] {
   const notes: string[] = [];
   for (const f of all) {
     if (f.unavailable) notes.push(`- ${f.name}: not available (${f.unavailable})`);
-    for (const failure of f.failures) notes.push(`- ${f.name}: ${failure}`);
+    for (const failure of groupFailures(f.failures)) notes.push(`- ${f.name}: ${failure}`);
     if (f.requestErrors > 0) notes.push(`- ${f.name}: ${grouped(f.requestErrors)} failed requests during load runs (figures suspect)`);
     const achieved = medianOf(f.achievedRate);
     if (achieved !== undefined && achieved < 0.95 * rate) notes.push(`- ${f.name}: the fixed-rate run reached only ${grouped(achieved)} of ${grouped(rate)} req/s (latency figures include queueing)`);
   }
   return notes;
+}
+
+/**
+ * groupFailures folds "<figure> round <n>: <message>" lines that differ only in the round into
+ * "<figure> rounds 1, 2, 3: <message>", so a contender that died reads as one line per figure.
+ */
+export function groupFailures(failures: string[]): string[] {
+  const groups = new Map<string, string[]>();
+  const out: string[] = [];
+  for (const line of failures) {
+    const m = /^(.*) round (\d+): (.*)$/.exec(line);
+    if (!m) {
+      out.push(line);
+      continue;
+    }
+    const key = `${m[1]}\u0000${m[3]}`;
+    const rounds = groups.get(key);
+    if (rounds) rounds.push(m[2] as string);
+    else {
+      groups.set(key, [m[2] as string]);
+      out.push(key);
+    }
+  }
+  return out.map((entry) => {
+    const rounds = groups.get(entry);
+    if (!rounds) return entry;
+    const [figure, message] = entry.split('\u0000');
+    return `${figure} round${rounds.length > 1 ? 's' : ''} ${rounds.join(', ')}: ${message}`;
+  });
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ProcessGroup } from '../processes.js';
+import { ProcessGroup, crashSummary } from '../processes.js';
 
 describe('bench/tunnel process group', () => {
   let group: ProcessGroup;
@@ -36,5 +36,16 @@ describe('bench/tunnel process group', () => {
       () => expect.fail('a hanging command completed'),
       (err: { code?: string }) => expect(err.code).to.equal('TUNA_BENCH_TIMEOUT'),
     );
+  });
+});
+
+describe('bench/tunnel crash summary', () => {
+  it('picks the error line out of a Node crash, not the version footer', () => {
+    const output = 'file:///x/edge.js:10\n  throw err;\n  ^\n\nTypeError: cannot read x\n    at f (file:///x/edge.js:10:3)\n\nNode.js v24.22.3\n';
+    expect(crashSummary(output)).to.equal('TypeError: cannot read x');
+  });
+
+  it('falls back to the last two lines when nothing looks like an error', () => {
+    expect(crashSummary('one\ntwo\nthree\n')).to.equal('two | three');
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Figures } from '../table.js';
 import { redactPaths } from '../section.js';
-import { emptyFigures, formatAdded, formatRatio, memoryTable, notesList, ratiosTable } from '../table.js';
+import { emptyFigures, formatAdded, formatRatio, groupFailures, memoryTable, notesList, ratiosTable } from '../table.js';
 
 function figures(name: string, rps: number[], p99: number[], download: number[]): Figures {
   return { ...emptyFigures(name, `${name} path`), rps, p99, download };
@@ -49,5 +49,13 @@ describe('bench/tunnel report paths', () => {
   it('names no absolute path of the checkout or the temp directory', () => {
     const text = 'tuna edge exited 1: /src/x/src/cli/a.js not found; temp /t/tuna-bench-1/edge.yaml';
     expect(redactPaths(text, '/src/x', '/t')).to.equal('tuna edge exited 1: ./src/cli/a.js not found; temp $TMPDIR/tuna-bench-1/edge.yaml');
+  });
+});
+
+describe('bench/tunnel failure notes', () => {
+  it('folds the same failure over several rounds into one line, keeping different ones apart', () => {
+    expect(
+      groupFailures(['req/s round 1: wrk exited 1', 'req/s round 2: wrk exited 1', 'upload round 2: short', 'req/s round 3: other', 'idle memory: gone']),
+    ).to.deep.equal(['req/s rounds 1, 2: wrk exited 1', 'upload round 2: short', 'req/s round 3: other', 'idle memory: gone']);
   });
 });
