@@ -93,7 +93,7 @@ export class TunaContender implements Contender {
   /** describe says which path tuna's requests take. */
   describe(): string {
     if (this.tlsFailure === undefined) return 'client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend';
-    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend (the TLS tunnel failed: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
+    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
   }
 
   /**
@@ -106,7 +106,8 @@ export class TunaContender implements Contender {
     if (!existsSync(cliPath)) throw new ContenderUnavailableError(this.name, 'src/cli/main.ts does not exist yet');
     this.dir = join(ctx.tmp, 'tuna');
     await mkdir(this.dir, { recursive: true });
-    if (ctx.tools.openssl) {
+    if (process.env.TUNA_BENCH_TUNA_TUNNEL === 'tcp') this.tlsFailure = 'TUNA_BENCH_TUNA_TUNNEL=tcp asked for plaintext';
+    else if (ctx.tools.openssl) {
       this.certFiles = await makeCertificate(ctx, this.dir);
       try {
         return await this.startPair(ctx);
