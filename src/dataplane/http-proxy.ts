@@ -48,8 +48,11 @@ const clientClosed = new ClientClosedError();
 export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Downstream, plan: ForwardPlan): Promise<void> {
   const whole = new AbortController();
   let isDone = false;
+  // Only a client that left before the whole response was written aborts the upstream side: the
+  // stream's 'close' can precede the end of our pipeline, and aborting then would destroy a
+  // keep-alive socket that is about to go back to the pool.
   ds.onClose(() => {
-    if (!isDone) whole.abort(clientClosed);
+    if (!isDone && !ds.out.writableFinished) whole.abort(clientClosed);
   });
   const requestMs = route.timeouts?.requestMs;
   const requestTimer = requestMs === undefined ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);

@@ -9,7 +9,7 @@ import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './upstre
 export interface Http1ClientOptions {
   /** maximum sockets per endpoint (requests beyond it queue in the agent) */
   maxSocketsPerEndpoint: number;
-  /** idle sockets kept per endpoint */
+  /** idle sockets kept per endpoint (as many as may be busy: fewer would churn connections under load) */
   maxFreeSocketsPerEndpoint: number;
 }
 
@@ -24,7 +24,7 @@ export class Http1Client implements UpstreamClient {
     this.agent = new http.Agent({
       keepAlive: true,
       maxSockets: options.maxSocketsPerEndpoint ?? 256,
-      maxFreeSockets: options.maxFreeSocketsPerEndpoint ?? 32,
+      maxFreeSockets: options.maxFreeSocketsPerEndpoint ?? 256,
       scheduling: 'lifo',
       timeout: 60_000,
     });
