@@ -63,6 +63,17 @@ describe('data plane: HTTP/1.1 proxy', () => {
     expect(ports.size).to.equal(1);
   });
 
+  it('keeps backend connections alive across waves of concurrent requests instead of opening new ones', async () => {
+    const h = await setUp();
+    for (let wave = 0; wave < 5; wave++) {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => h.request({ ':path': '/api' })));
+      expect(answers.every((a) => a.status === 200)).to.equal(true);
+    }
+    const ports = new Set(backends[0]!.requests.map((r) => r.remotePort));
+    expect(backends[0]!.requests).to.have.length(200);
+    expect(ports.size).to.be.at.most(40);
+  });
+
   it('appends the client address to X-Forwarded-For and sets X-Forwarded-Proto and -Host', async () => {
     const h = await setUp();
     const res = await h.request({ ':path': '/api', 'x-forwarded-for': '198.51.100.1' });
