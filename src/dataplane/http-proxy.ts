@@ -48,9 +48,8 @@ const clientClosed = new ClientClosedError();
 export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Downstream, plan: ForwardPlan): Promise<void> {
   const whole = new AbortController();
   let isDone = false;
-  // Only a client that left before the whole response was written aborts the upstream side: the
-  // stream's 'close' can precede the end of our pipeline, and aborting then would destroy a
-  // keep-alive socket that is about to go back to the pool.
+  // Only a client that left before the whole response was written aborts the upstream side (the
+  // stream's 'close' can come before our pipeline's end; a finished exchange has nothing to cancel).
   ds.onClose(() => {
     if (!isDone && !ds.out.writableFinished) whole.abort(clientClosed);
   });
