@@ -35,7 +35,12 @@ if [[ "$channel" == experimental ]]; then
 fi
 # Server-side apply: the CRDs are too large for the last-applied annotation of client-side apply,
 # and --force-conflicts lets the experimental channel take over fields the standard one set.
-"$kubectl" apply --server-side --force-conflicts "${crds[@]}" >&2
+# Retried (bounded): admission learns of the deleted policy through an informer, a moment later.
+for attempt in $(seq 1 20); do
+  "$kubectl" apply --server-side --force-conflicts "${crds[@]}" >&2 && break
+  (( attempt < 20 )) || exit 1
+  sleep 1
+done
 # The policy after the CRDs: applied together, it could take effect half-way through a channel switch.
 "$kubectl" apply --server-side --force-conflicts "${policy[@]}" >&2
 "$kubectl" wait --for condition=Established --timeout 60s "${crds[@]}" >&2
