@@ -8,6 +8,9 @@ import type { CompiledVirtualHost, EntryPoint, RouteTable } from './router.js';
 import type { Downstream } from './exchange.js';
 import type { HttpRoute } from '../model/index.js';
 
+// Most requests carry no query: one shared empty set (matchers only read it).
+const noQuery = new URLSearchParams();
+
 /** RoutedRequest is a parsed request and the route it takes. */
 export interface RoutedRequest {
   facts: IncomingFacts;
@@ -48,7 +51,7 @@ export function resolveRequest(
   if (host === undefined) return { status: 400, body: 'missing or malformed Host\n' };
   const { path, search } = splitPathAndQuery(ds.target);
   const headers = ds.headers as Record<string, string | string[] | undefined>;
-  const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: new URLSearchParams(search) };
+  const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: search === '' ? noQuery : new URLSearchParams(search) };
   const result = routeHttp(table, conn.entry, host, matchFacts);
   if (result.kind === 'no-host') return { status: 404, body: `no route for host ${host}\n` };
   if (result.kind === 'no-route') return { status: 404, body: `no route for ${path} on ${host}\n` };
