@@ -1,5 +1,5 @@
 import { canonicalize, compareStrings, emptyGraph, refKey } from '../model/index.js';
-import type { ObjectStatus, RouteGraph } from '../model/index.js';
+import type { Condition, ObjectStatus, RouteGraph } from '../model/index.js';
 import type { Fragment, HostClaim, TranslateResult } from './types.js';
 import { condition, warning } from './common/meta.js';
 
@@ -67,18 +67,36 @@ function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winne
   status.events.push(warning('HostnameConflict', message));
   // One condition per type (metav1.Condition semantics): the conflict replaces a translator's
   // `Published` condition, or joins an earlier conflict's message.
-  const prior = status.conditions.findIndex((c) => c.type === 'Published');
-  const earlier = prior >= 0 && status.conditions[prior]?.reason === 'HostnameConflict' ? status.conditions[prior] : undefined;
-  const next = condition('Published', false, 'HostnameConflict', earlier ? `${earlier.message}; ${message}` : message, status.observedGeneration);
-  if (prior >= 0) status.conditions[prior] = next;
-  else status.conditions.push(next);
-  dropLoadBalancerHostname(status, loser.hostname);
+  const earlier = status.conditions.find((c) => c.type === 'Published' && c.reason === 'HostnameConflict');
+  const text = earlier ? `${earlier.message}; ${message}` : message;
+  const published = condition('Published', false, 'HostnameConflict', text, status.observedGeneration);
+  upsertCondition(status.conditions, published);
+  // Kinds whose status body carries conditions (the tuna.dev CRDs) show the loss there too, and an
+  // object that was waiting to become Ready will not: it has nothing left to serve that name with.
+  const body = status.status?.conditions as Condition[] | undefined;
+  if (Array.isArray(body)) upsertCondition(body, published);
+  for (const list of Array.isArray(body) ? [status.conditions, body] : [status.conditions]) {
+    if (list.some((c) => c.type === 'Ready')) upsertCondition(list, { ...published, type: 'Ready' });
+  }
+  dropLostHostname(status, loser.hostname);
 }
 
-/** dropLoadBalancerHostname removes a lost hostname from `status.loadBalancer.ingress`, if listed. */
-function dropLoadBalancerHostname(status: ObjectStatus, hostname: string): void {
+/** upsertCondition replaces the condition of the same type, or appends it (one condition per type). */
+function upsertCondition(list: Condition[], next: Condition): void {
+  const at = list.findIndex((c) => c.type === next.type);
+  if (at >= 0) list[at] = next;
+  else list.push(next);
+}
+
+/**
+ * dropLostHostname removes a lost hostname from what the status body says is served:
+ * `status.loadBalancer.ingress` entries and a `url` on that host.
+ */
+function dropLostHostname(status: ObjectStatus, hostname: string): void {
   const lb = status.status?.loadBalancer as { ingress?: { hostname?: string }[] } | undefined;
   if (lb?.ingress) lb.ingress = lb.ingress.filter((entry) => entry.hostname !== hostname);
+  const url = status.status?.url;
+  if (typeof url === 'string' && URL.canParse(url) && new URL(url).hostname === hostname) delete status.status?.url;
 }
 
 /** dropLost removes lost hostnames and the host bindings (with their subtree) left without any. */

@@ -42,6 +42,24 @@ describe('mergeFragments', () => {
     expect(statuses[0]!.status).to.deep.equal({ loadBalancer: { ingress: [{ hostname: 'b.example.com' }] } });
   });
 
+  it('marks a losing Tunnel not Ready in its status body and drops its url on the lost host', () => {
+    const ingress = hostFragment('ingress', 'a.example.com', owner('Ingress', 'web'), '2025-01-01T00:00:00Z', 'ingress-route');
+    const tunnel = hostFragment('tunnel/default/t', 'a.example.com', owner('Tunnel', 't'), '2026-01-01T00:00:00Z', 'tunnel-route');
+    const pending = { type: 'Ready', status: 'Unknown' as const, reason: 'Pending', message: 'waiting' };
+    const prior = {
+      ref: owner('Tunnel', 't'),
+      conditions: [pending],
+      status: { conditions: [pending], hostname: 'a.example.com', url: 'https://a.example.com' },
+      events: [],
+    };
+    const { statuses } = mergeFragments([tunnel, ingress], [prior]);
+    const body = statuses[0]!.status as { conditions: { type: string; status: string; reason: string }[]; url?: string; hostname: string };
+    for (const list of [statuses[0]!.conditions, body.conditions])
+      expect(list.map((c) => `${c.type}=${c.status}/${c.reason}`)).to.deep.equal(['Ready=False/HostnameConflict', 'Published=False/HostnameConflict']);
+    expect(body.url).to.equal(undefined);
+    expect(body.hostname).to.equal('a.example.com');
+  });
+
   it('breaks a timestamp tie by the claiming object, not by fragment order', () => {
     const a = hostFragment('g1', 'a.example.com', owner('Ingress', 'b-web'), '2026-01-01T00:00:00Z', 'b-route');
     const b = hostFragment('g2', 'a.example.com', owner('Ingress', 'a-web'), '2026-01-01T00:00:00Z', 'a-route');
