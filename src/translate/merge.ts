@@ -74,7 +74,7 @@ function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winne
   // Kinds whose status body carries conditions (the tuna.dev CRDs) show the loss there too, and an
   // object that was waiting to become Ready will not: it has nothing left to serve that name with.
   const body = status.status?.conditions as Condition[] | undefined;
-  if (Array.isArray(body)) upsertCondition(body, published);
+  if (Array.isArray(body)) upsertCondition(body, { ...published });
   for (const list of Array.isArray(body) ? [status.conditions, body] : [status.conditions]) {
     if (list.some((c) => c.type === 'Ready')) upsertCondition(list, { ...published, type: 'Ready' });
   }

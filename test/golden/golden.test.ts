@@ -30,7 +30,7 @@ export function renderGolden(objects: unknown[]): string {
   const result = translateSnapshot(snapshot, options);
   const problems = validate(result.graph);
   if (problems.length > 0) throw new Error(`translator produced an invalid graph:\n${problems.join('\n')}`);
-  return stringify(result, { sortMapEntries: true, lineWidth: 0 });
+  return stringify(result, { sortMapEntries: true, lineWidth: 0, aliasDuplicateObjects: false });
 }
 
 function loadObjects(file: string): unknown[] {
