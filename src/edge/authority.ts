@@ -16,6 +16,10 @@ export interface Grant {
   keyId: string;
   /** how many connections this key may hold at once (HA replicas); absent means no cap */
   maxConnections?: number;
+  /** store mode: the key's account (re-checks look the key up by it) */
+  accountId?: string;
+  /** epoch ms after which the connection must close (the key's expiry); absent means none */
+  expiresAt?: number;
 }
 
 /**
@@ -25,7 +29,7 @@ export interface Grant {
 export interface Refusal {
   ok: false;
   status: 401 | 403;
-  reason: 'malformed' | 'unknown-key' | 'wrong-binding' | 'expired' | 'revoked';
+  reason: 'malformed' | 'unknown-key' | 'wrong-binding' | 'wrong-protocol' | 'expired' | 'revoked';
 }
 
 /**
@@ -79,6 +83,7 @@ export class StaticTunnelAuthority implements TunnelAuthority {
     }
     const grant: Grant = { ok: true, bindingId: found.bindingId, keyId: found.id };
     if (found.maxConnections !== undefined) grant.maxConnections = found.maxConnections;
+    if (found.expiresAt !== undefined) grant.expiresAt = found.expiresAt;
     return Promise.resolve(grant);
   }
 }

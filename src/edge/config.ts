@@ -47,6 +47,19 @@ const Limits = t.partial({
   maxConcurrentStreams: t.number,
 });
 
+// Store mode (docs/edge.md): accounts, keys and reservations live in a database and the control
+// API is served at /v1 on the tunnel listener; bindings come from reservations, not from `bindings`.
+const StoreSection = t.intersection([
+  t.type({ url: t.string, baseDomain: t.string }),
+  t.partial({
+    portPool: t.type({ first: t.number, last: t.number }),
+    addressPool: t.string,
+    addressPorts: t.array(PortSpec),
+    pollMs: t.number,
+    dnsServers: t.array(t.string),
+  }),
+]);
+
 /** EdgeConfigCodec is the io-ts codec of the edge configuration file. */
 export const EdgeConfigCodec = t.intersection([
   t.type({
@@ -55,8 +68,11 @@ export const EdgeConfigCodec = t.intersection([
       t.partial({ http: Endpoint, https: Endpoint, addressPool: t.string }),
     ]),
   }),
-  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits }),
+  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection }),
 ]);
+
+/** EdgeStoreConfig is the `store` section: where the state lives and what the control API hands out. */
+export type EdgeStoreConfig = t.TypeOf<typeof StoreSection>;
 
 /** EdgeConfigFile is the decoded file, before PEM files are read. */
 export type EdgeConfigFile = t.TypeOf<typeof EdgeConfigCodec>;
@@ -80,6 +96,9 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
         throw new EdgeConfigError(`invalid edge config: binding ${binding.id}: sha256 must be 64 lowercase hex digits`);
       }
     }
+  }
+  if (result.right.store !== undefined && (result.right.bindings ?? []).length > 0) {
+    throw new EdgeConfigError('invalid edge config: store mode takes its bindings from reservations; remove `bindings`');
   }
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {

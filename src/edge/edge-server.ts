@@ -5,8 +5,9 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
+import type { CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './authority.js';
-import type { KeyRecord, TunnelAuthority } from './authority.js';
+import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './directory.js';
 import type { BindingDirectory, EdgeBinding } from './directory.js';
@@ -16,6 +17,10 @@ import type { EdgeLimits, FrontContext } from './front-context.js';
 import { EdgeMetrics } from './metrics.js';
 import { PublicFront } from './public-front.js';
 import type { EdgeCertificate } from './public-front.js';
+import { FailureRateLimiter } from './control/rate-limiter.js';
+import type { RateLimitOptions } from './control/rate-limiter.js';
+import type { Store } from './store/index.js';
+import { openStoreMode } from './store-mode.js';
 import { acceptTunnel } from './tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnel-registry.js';
 
@@ -30,6 +35,14 @@ export interface EdgeServerOptions {
   log?: (line: string) => void;
   /** graceful close waits this long for in-flight streams (default 10 s) */
   drainTimeoutMs?: number;
+  /** certificates beyond the config's static ones: stored and ACME-issued (docs/acme.md) */
+  certificateProvider?: CertificateProvider;
+  /** failed tunnel handshakes allowed per client address (default 100, refilling 1 per second) */
+  tunnelRateLimit?: RateLimitOptions;
+  /** called with the grant of every registered tunnel */
+  onTunnelGranted?: (grant: Grant) => void;
+  /** store mode: an open store to use instead of opening `config.store.url` (startEdge; not closed by the edge) */
+  store?: Store;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */
@@ -106,6 +119,9 @@ export class EdgeServer {
   readonly #bindingServers = new Map<string, { bindingId: string; server: NetServer }>();
   #unsubscribe: (() => void) | undefined;
   #isClosing = false;
+  readonly #limiter: FailureRateLimiter;
+  readonly #closeHooks: (() => Promise<void>)[] = [];
+  #hooksDone: Promise<void> | undefined;
 
   constructor(options: EdgeServerOptions) {
     this.#options = options;
@@ -113,6 +129,7 @@ export class EdgeServer {
     this.#log = options.log ?? (() => {});
     this.directory = options.directory ?? new StaticBindingDirectory(bindingsFromConfig(config));
     this.#authority = options.authority ?? new StaticTunnelAuthority(keysFromConfig(config));
+    this.#limiter = new FailureRateLimiter(options.tunnelRateLimit ?? { capacity: 100, refillPerSecond: 1 }, { now: Date.now });
     const limits = config.limits ?? {};
     this.#tunnelLimits = {
       ...DEFAULT_TUNNEL_LIMITS,
@@ -133,7 +150,7 @@ export class EdgeServer {
     const certificates = (config.certificates ?? []).flatMap((c): EdgeCertificate[] =>
       c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : [],
     );
-    this.#front = new PublicFront(ctx, certificates, this.#tunnelLimits);
+    this.#front = new PublicFront(ctx, certificates, this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
   }
 
@@ -153,6 +170,8 @@ export class EdgeServer {
           limits: this.#tunnelLimits,
           pingIntervalMs: this.#options.config.limits?.pingIntervalMs ?? 10_000,
           log: this.#log,
+          limiter: this.#limiter,
+          ...(this.#options.onTunnelGranted !== undefined ? { onGranted: this.#options.onTunnelGranted } : {}),
         },
         req,
         socket,
@@ -261,6 +280,19 @@ export class EdgeServer {
     await Promise.all(this.registry.all().filter(match).map((t) => t.close()));
   }
 
+  /** onClose registers work to run when the edge closes (store mode: stop polling, close the store). */
+  onClose(hook: () => Promise<void>): void {
+    this.#closeHooks.push(hook);
+  }
+
+  // Runs the hooks once; close() and destroy() share the one promise.
+  #runCloseHooks(): Promise<void> {
+    this.#hooksDone ??= Promise.all(
+      this.#closeHooks.map((hook) => hook().catch((err: Error) => this.#log(`edge close: ${err.name}`))),
+    ).then(() => undefined);
+    return this.#hooksDone;
+  }
+
   /** close shuts down gracefully; in-flight streams get drainTimeoutMs to finish. */
   async close(): Promise<void> {
     if (this.#isClosing) return;
@@ -277,12 +309,14 @@ export class EdgeServer {
     await Promise.race([drained, timeout]);
     clearTimeout(timer);
     this.destroy();
-    await Promise.all(closing);
+    await Promise.all([...closing, this.#runCloseHooks()]);
   }
 
   /** destroy drops every connection now. */
   destroy(): void {
     this.#isClosing = true;
+    this.#unsubscribe?.();
+    void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
     this.#front.destroy();
     this.#tunnelServer.closeAllConnections();
@@ -292,9 +326,37 @@ export class EdgeServer {
   }
 }
 
-/** startEdge creates an edge from a decoded config and starts listening. */
+/**
+ * startEdge creates an edge from a decoded config and starts listening. With a `store` section in
+ * the config (or `options.store`) the edge runs in store mode (docs/edge.md): keys, reservations
+ * and the control API at `/v1` come from the store; otherwise from the config file.
+ */
 export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServerOptions, 'config'> = {}): Promise<EdgeServer> {
-  const edge = new EdgeServer({ ...options, config });
+  if (config.store === undefined && options.store === undefined) return listenOrDestroy(new EdgeServer({ ...options, config }));
+  const mode = await openStoreMode(config, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.log !== undefined ? { log: options.log } : {}) });
+  const edge = new EdgeServer({
+    ...options,
+    config,
+    authority: mode.authority,
+    directory: mode.directory,
+    requestHandler: (req, res) => mode.requestHandler(req, res) || options.requestHandler?.(req, res) === true,
+    onTunnelGranted: (grant) => {
+      mode.onGranted(grant);
+      options.onTunnelGranted?.(grant);
+    },
+  });
+  edge.onClose(() => mode.close());
+  await listenOrDestroy(edge);
+  try {
+    await mode.start(edge.registry);
+  } catch (err) {
+    await edge.close();
+    throw err;
+  }
+  return edge;
+}
+
+async function listenOrDestroy(edge: EdgeServer): Promise<EdgeServer> {
   try {
     await edge.listen();
   } catch (err) {

@@ -31,3 +31,10 @@ export class NoTunnelError extends EdgeError {
     super('TUNA_EDGE_NO_TUNNEL', `no tunnel connected for ${bindingId}`);
   }
 }
+
+/** EdgeAlreadyInitializedError: `initEdge` found accounts in the store (it creates the first one only). */
+export class EdgeAlreadyInitializedError extends EdgeError {
+  constructor() {
+    super('TUNA_EDGE_ALREADY_INITIALIZED', 'the edge store already has accounts; create keys with an admin key instead');
+  }
+}

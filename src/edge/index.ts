@@ -1,13 +1,22 @@
-/** The edge relay: public listeners, the tunnel acceptor, routing to tunnels, metrics. */
+/** The edge relay: public listeners, the tunnel acceptor, routing to tunnels, metrics, and store mode. */
 export { EdgeServer, startEdge, bindingsFromConfig, keysFromConfig } from './edge-server.js';
 export type { EdgeServerOptions, EdgeAddresses } from './edge-server.js';
 export { EdgeConfigCodec, decodeEdgeConfig, loadEdgeConfig } from './config.js';
-export type { EdgeConfigFile } from './config.js';
+export type { EdgeConfigFile, EdgeStoreConfig } from './config.js';
 export { StaticTunnelAuthority, hashTunnelKey } from './authority.js';
 export type { TunnelAuthority, TunnelRequestInfo, Grant, Refusal, KeyRecord } from './authority.js';
 export { StaticBindingDirectory } from './directory.js';
 export type { BindingDirectory, EdgeBinding, AddressPort } from './directory.js';
-export { EdgeError, EdgeConfigError, EdgeListenError, NoTunnelError } from './errors.js';
+export { EdgeError, EdgeConfigError, EdgeListenError, NoTunnelError, EdgeAlreadyInitializedError } from './errors.js';
 export { EdgeMetrics } from './metrics.js';
 export { TunnelRegistry } from './tunnel-registry.js';
 export { parseClientHello } from './sni.js';
+export { StoreTunnelAuthority } from './store-authority.js';
+export { StoreBindingDirectory } from './store-directory.js';
+export type { StoreBindingDirectoryOptions } from './store-directory.js';
+export { TunnelKeyEnforcer } from './key-enforcer.js';
+export { openStoreMode } from './store-mode.js';
+export type { StoreMode, StoreModeOptions } from './store-mode.js';
+export { bindingIdForReservation, bindingFromReservation, DEFAULT_ADDRESS_PORTS } from './reservation-bindings.js';
+export { initEdge } from './init-edge.js';
+export type { InitEdgeResult } from './init-edge.js';

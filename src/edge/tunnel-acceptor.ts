@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
-import type { TunnelAuthority } from './authority.js';
+import type { Grant, TunnelAuthority } from './authority.js';
+import type { FailureRateLimiter } from './control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
 import { EdgeTunnel } from './edge-tunnel.js';
 import type { EdgeMetrics } from './metrics.js';
@@ -18,22 +19,29 @@ export interface TunnelAcceptorOptions {
   limits: TunnelLimits;
   pingIntervalMs: number;
   log: (line: string) => void;
+  /** failed handshakes per client address; an empty bucket refuses every attempt with 429 */
+  limiter?: FailureRateLimiter;
+  /** called with the grant of each registered tunnel (store mode tracks expiry and revocation) */
+  onGranted?: (grant: Grant) => void;
 }
 
 // One body for every credential problem so a refusal tells an attacker nothing about which part
 // (key, binding, expiry) was wrong (docs/protocol.md §2.3).
-const REFUSALS: Record<number, [string, string]> = {
-  400: ['Bad Request', 'tunnel refused: malformed upgrade request\n'],
-  401: ['Unauthorized', 'tunnel refused: missing or malformed credentials\n'],
-  403: ['Forbidden', 'tunnel refused: the key is not valid for this binding\n'],
-  429: ['Too Many Requests', 'tunnel refused: connection limit of this key reached\n'],
-};
+const REFUSALS = {
+  'malformed': [400, 'Bad Request', 'tunnel refused: malformed upgrade request\n'],
+  'credentials': [401, 'Unauthorized', 'tunnel refused: missing or malformed credentials\n'],
+  'forbidden': [403, 'Forbidden', 'tunnel refused: the key is not valid for this binding\n'],
+  'connection-limit': [429, 'Too Many Requests', 'tunnel refused: connection limit of this key reached\n'],
+  'rate-limited': [429, 'Too Many Requests', 'tunnel refused: too many failed attempts, retry later\n'],
+} as const;
 
-function refuse(socket: Duplex, status: 400 | 401 | 403 | 429): void {
-  const [text, body] = REFUSALS[status]!;
-  const challenge = status === 401 ? 'WWW-Authenticate: Bearer realm="tuna"\r\n' : '';
+type RefusalKind = keyof typeof REFUSALS;
+
+function refuse(socket: Duplex, kind: RefusalKind, retryAfter = 0): void {
+  const [status, text, body] = REFUSALS[kind];
+  const extra = (status === 401 ? 'WWW-Authenticate: Bearer realm="tuna"\r\n' : '') + (retryAfter > 0 ? `Retry-After: ${retryAfter}\r\n` : '');
   socket.end(
-    `HTTP/1.1 ${status} ${text}\r\n${challenge}Content-Type: text/plain; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${text}\r\n${extra}Content-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -50,36 +58,63 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   const rawBinding = req.headers[HEADER_BINDING];
   if (req.url !== TUNNEL_PATH || upgrade !== TUNNEL_UPGRADE_TOKEN || typeof rawBinding !== 'string') {
     metrics.countHandshake('malformed');
-    return refuse(socket, 400);
+    return refuse(socket, 'malformed');
   }
   let bindingId: string;
   try {
     bindingId = decodeURIComponent(rawBinding);
   } catch {
     metrics.countHandshake('malformed');
-    return refuse(socket, 400);
+    return refuse(socket, 'malformed');
   }
   const match = /^Bearer ([\x21-\x7e]+)$/.exec(req.headers.authorization ?? '');
   if (match === null) {
     metrics.countHandshake('malformed');
-    return refuse(socket, 401);
+    return refuse(socket, 'credentials');
   }
   const connectionId = String(req.headers[HEADER_CONNECTION_ID] ?? '').slice(0, 64);
   const remoteAddress = req.socket.remoteAddress ?? '';
+  // Brute force (issue 4): refused before the key is looked at, so a right guess looks like a wrong one.
+  const retryAfter = options.limiter?.retryAfter(remoteAddress) ?? 0;
+  if (retryAfter > 0) {
+    metrics.countHandshake('rate-limited');
+    return refuse(socket, 'rate-limited', retryAfter);
+  }
   const verdict = await options.authority.authorize(match[1]!, { bindingId, remoteAddress, connectionId });
   if (socket.destroyed) return;
   if (!verdict.ok || options.directory.byId(bindingId) === undefined) {
     const reason = verdict.ok ? 'unknown-binding' : verdict.reason;
     metrics.countHandshake(reason);
+    options.limiter?.recordFailure(remoteAddress);
     options.log(`tunnel refused from ${remoteAddress}: ${reason}`);
-    return refuse(socket, verdict.ok ? 403 : verdict.status);
+    return refuse(socket, !verdict.ok && verdict.status === 401 ? 'credentials' : 'forbidden');
   }
-  if (verdict.maxConnections !== undefined && options.registry.countForKey(verdict.keyId) >= verdict.maxConnections) {
+  const release = verdict.maxConnections === undefined ? noop : options.registry.claim(verdict.keyId, verdict.maxConnections);
+  if (release === undefined) {
     metrics.countHandshake('connection-limit');
-    return refuse(socket, 429);
+    return refuse(socket, 'connection-limit');
   }
-  metrics.countHandshake('granted');
-  const tcp = socket as Socket;
+  try {
+    await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress);
+  } finally {
+    release();
+  }
+}
+
+function tcpOf(socket: Duplex): Socket {
+  return socket as Socket;
+}
+
+async function upgradeGranted(
+  options: TunnelAcceptorOptions,
+  verdict: Grant,
+  tcp: Socket,
+  head: Buffer,
+  connectionId: string,
+  remoteAddress: string,
+): Promise<void> {
+  const { bindingId } = verdict;
+  options.metrics.countHandshake('granted');
   // HTTP servers accept half-open sockets; a tunnel is not one: when the agent's FIN arrives
   // after a graceful HTTP/2 close, the socket must end and close, or the session never reports
   // 'close' (Node waits for the socket to close after GOAWAY).
@@ -109,6 +144,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   });
   if (await tunnel.ready()) {
     options.registry.add(tunnel);
+    options.onGranted?.(verdict);
     options.log(`tunnel ${connectionId} up for ${bindingId} (key ${verdict.keyId}) from ${remoteAddress}`);
     tunnel.onClose(() => options.log(`tunnel ${connectionId} down for ${bindingId}`));
   } else tunnel.destroy();

@@ -8,6 +8,7 @@ import type { EdgeTunnel } from './edge-tunnel.js';
 export class TunnelRegistry {
   readonly #byBinding = new Map<string, EdgeTunnel[]>();
   readonly #waiters = new Map<string, Set<(tunnel: EdgeTunnel | undefined) => void>>();
+  readonly #pending = new Map<string, number>();
   #closedBytesIn = 0;
   #closedBytesOut = 0;
 
@@ -69,6 +70,27 @@ export class TunnelRegistry {
     let n = 0;
     for (const list of this.#byBinding.values()) for (const t of list) if (t.keyId === keyId && t.isAvailable) n++;
     return n;
+  }
+
+  /**
+   * claim takes one of a key's `max` connection slots, counting live connections and handshakes
+   * still in progress, or returns undefined when none is left. Check and take happen in one
+   * synchronous step, so concurrent handshakes in this process cannot both pass the cap. The
+   * returned function gives the slot back; call it once the tunnel is registered (then it counts
+   * as live) or has failed.
+   */
+  claim(keyId: string, max: number): (() => void) | undefined {
+    const pending = this.#pending.get(keyId) ?? 0;
+    if (this.countForKey(keyId) + pending >= max) return undefined;
+    this.#pending.set(keyId, pending + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#pending.get(keyId) ?? 1) - 1;
+      if (left > 0) this.#pending.set(keyId, left);
+      else this.#pending.delete(keyId);
+    };
   }
 
   /** all lists every registered tunnel. */

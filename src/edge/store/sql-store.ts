@@ -11,7 +11,7 @@ import { API_KEY_SCOPES, systemClock } from './store.js';
 import type {
   Account, Actor, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, Certificate, Clock, CreateReservationInput,
   CreateReservationResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
-  ReservationKind, RotateTunnelKeyInput, Store, TunnelKey, TunnelKeyCheck,
+  ReservationKind, RotateTunnelKeyInput, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
 } from './store.js';
 import { checkText, matchesSelector, normalizeHostname } from './validate.js';
 
@@ -137,6 +137,20 @@ export class SqlStore implements Store {
 
   findReservation(kind: ReservationKind, value: string): Promise<Reservation | undefined> {
     return heldByValue(this.db, kind, kind === 'domain' ? value.toLowerCase() : value);
+  }
+
+  async listServedReservations(): Promise<ServedReservation[]> {
+    const rows = await this.db.query('SELECT * FROM reservations WHERE released_at IS NULL ORDER BY kind, port, value');
+    const keys = await this.db.query(
+      'SELECT DISTINCT reservation_id, protocol FROM tunnel_keys WHERE revoked_at IS NULL AND expires_at > ? ORDER BY reservation_id, protocol',
+      [this.clock.now()],
+    );
+    const protocols = new Map<string, TunnelProtocol[]>();
+    for (const row of keys) {
+      const id = String(row['reservation_id']);
+      protocols.set(id, [...(protocols.get(id) ?? []), String(row['protocol']) as TunnelProtocol]);
+    }
+    return rows.map(toReservation).map((reservation) => ({ reservation, protocols: protocols.get(reservation.id) ?? [] }));
   }
 
   async listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]> {

@@ -186,6 +186,12 @@ export interface ReleaseResult {
   readonly revokedTunnelKeyIds: readonly string[];
 }
 
+/** ServedReservation is a held reservation with the protocols of its live, unexpired tunnel keys (routing). */
+export interface ServedReservation {
+  readonly reservation: Reservation;
+  readonly protocols: readonly TunnelProtocol[];
+}
+
 /** Store is the edge's persistent state. */
 export interface Store {
   /** dialect names the backend, for logs and docs */
@@ -207,6 +213,8 @@ export interface Store {
   /** findReservation looks an address up across accounts, for routing public traffic */
   findReservation(kind: ReservationKind, value: string): Promise<Reservation | undefined>;
   listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]>;
+  /** listServedReservations returns every held reservation of every account, for the edge's binding directory */
+  listServedReservations(): Promise<ServedReservation[]>;
   markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation>;
   releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult>;
 

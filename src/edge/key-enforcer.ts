@@ -1,0 +1,118 @@
+import type { Store } from './store/index.js';
+import type { Grant } from './authority.js';
+import { API_KEY_GRANT_PREFIX } from './store-authority.js';
+import type { TunnelRegistry } from './tunnel-registry.js';
+
+/** TunnelKeyEnforcerOptions configures the enforcer. */
+export interface TunnelKeyEnforcerOptions {
+  store: Store;
+  registry: TunnelRegistry;
+  now?: () => number;
+  /** how often live connections are checked against their keys' expiry (default 250 ms, no I/O) */
+  sweepMs?: number;
+  /** how often each live key is re-read from the store (default 10 s): catches revocations missed while LISTEN was down, and rotations */
+  recheckMs?: number;
+  log?: (line: string) => void;
+}
+
+interface Tracked {
+  accountId: string;
+  expiresAt: number | undefined;
+}
+
+/**
+ * TunnelKeyEnforcer keeps live tunnels within what their keys allow after accept (issue 4):
+ * - a revoked key's connections close as soon as the store announces it (`watchTunnelKeyRevocations`:
+ *   PostgreSQL NOTIFY reaches every node, so a key revoked through node A closes on node B too);
+ * - an expired key's connections close on the next sweep after its expiry (`sweepMs`);
+ * - every `recheckMs` each live key is read again, because notifications sent while this node's
+ *   LISTEN connection was down are lost, and a rotation moves the expiry.
+ * Closing is immediate (`destroy`), not a drain: a revoked key may belong to an attacker.
+ */
+export class TunnelKeyEnforcer {
+  readonly #options: TunnelKeyEnforcerOptions;
+  readonly #now: () => number;
+  readonly #tracked = new Map<string, Tracked>();
+  #timers: NodeJS.Timeout[] = [];
+  #unwatch: (() => Promise<void>) | undefined;
+  #rechecking = false;
+
+  constructor(options: TunnelKeyEnforcerOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** start subscribes to revocations and starts the sweeps. */
+  async start(): Promise<void> {
+    this.#unwatch = await this.#options.store.watchTunnelKeyRevocations((ids) => this.closeKeys(ids, 'revoked'));
+    const sweep = setInterval(() => this.#sweepExpired(), this.#options.sweepMs ?? 250);
+    const recheck = setInterval(() => void this.#recheck(), this.#options.recheckMs ?? 10_000);
+    sweep.unref();
+    recheck.unref();
+    this.#timers = [sweep, recheck];
+  }
+
+  /** stop ends the sweeps and the subscription. */
+  async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    await this.#unwatch?.();
+    this.#unwatch = undefined;
+  }
+
+  /** track records the account and expiry of a granted key (the acceptor calls it for each tunnel). */
+  track(grant: Grant): void {
+    if (grant.accountId === undefined) return;
+    this.#tracked.set(grant.keyId, { accountId: grant.accountId, expiresAt: grant.expiresAt });
+  }
+
+  /** closeKeys drops every live connection of the keys now. */
+  closeKeys(keyIds: readonly string[], why: string): void {
+    const ids = new Set(keyIds);
+    let closed = 0;
+    for (const tunnel of this.#options.registry.all()) {
+      if (!ids.has(tunnel.keyId)) continue;
+      tunnel.destroy();
+      closed++;
+    }
+    for (const id of ids) this.#tracked.delete(id);
+    if (closed > 0) this.#options.log?.(`closed ${closed} tunnel connection(s) of ${ids.size} ${why} key(s)`);
+  }
+
+  #sweepExpired(): void {
+    const now = this.#now();
+    const expired = [...this.#tracked].filter(([, t]) => t.expiresAt !== undefined && t.expiresAt <= now).map(([id]) => id);
+    if (expired.length > 0) this.closeKeys(expired, 'expired');
+  }
+
+  async #recheck(): Promise<void> {
+    if (this.#rechecking) return;
+    this.#rechecking = true;
+    try {
+      const live = new Set(this.#options.registry.all().map((t) => t.keyId));
+      for (const id of this.#tracked.keys()) if (!live.has(id)) this.#tracked.delete(id);
+      const dead: string[] = [];
+      await Promise.all([...this.#tracked].map(async ([id, tracked]) => {
+        if (!(await this.#isStillValid(id, tracked))) dead.push(id);
+      }));
+      if (dead.length > 0) this.closeKeys(dead, 'revoked or expired');
+    } catch (err) {
+      this.#options.log?.(`key re-check failed: ${(err as Error).name} ${(err as { code?: string }).code ?? ''}`.trim());
+    } finally {
+      this.#rechecking = false;
+    }
+  }
+
+  async #isStillValid(id: string, tracked: Tracked): Promise<boolean> {
+    const { store } = this.#options;
+    if (id.startsWith(API_KEY_GRANT_PREFIX)) {
+      const apiKeyId = id.slice(API_KEY_GRANT_PREFIX.length);
+      const keys = await store.listApiKeys(tracked.accountId);
+      return keys.some((k) => k.id === apiKeyId && k.scopes.includes('tunnels'));
+    }
+    const key = await store.getTunnelKey(tracked.accountId, id);
+    if (key === undefined || key.revokedAt !== null || key.expiresAt <= this.#now()) return false;
+    tracked.expiresAt = key.expiresAt;
+    return true;
+  }
+}

@@ -1,0 +1,61 @@
+import type { Reservation, ServedReservation, TunnelProtocol } from './store/index.js';
+import type { AddressPort, EdgeBinding } from './directory.js';
+
+/**
+ * How reservations become edge bindings in store mode (docs/edge.md "Bindings from reservations").
+ * The binding id an agent names in `tuna-binding` is derived from the reservation alone, so every
+ * edge node computes the same id and an operator can compute it without asking the edge:
+ *
+ * - domain `app.tuna.example` → `binding/host/app.tuna.example` (the shared HTTP/HTTPS listeners);
+ * - tcp-port `20022`          → `binding/tcp-port/20022` (a listener on that port);
+ * - address `127.77.0.5`      → `binding/address/127.77.0.5` (listeners on that IP's ports).
+ */
+
+/** DEFAULT_ADDRESS_PORTS are the ports opened on each dedicated address unless the config says otherwise. */
+export const DEFAULT_ADDRESS_PORTS: readonly AddressPort[] = [
+  { port: 80, protocol: 'http' },
+  { port: 443, protocol: 'tls' },
+];
+
+/** bindingIdForReservation returns the binding id that serves a reservation. */
+export function bindingIdForReservation(reservation: Pick<Reservation, 'kind' | 'value'>): string {
+  switch (reservation.kind) {
+    case 'domain':
+      return `binding/host/${reservation.value}`;
+    case 'tcp-port':
+      return `binding/tcp-port/${reservation.value}`;
+    case 'address':
+      return `binding/address/${reservation.value}`;
+  }
+}
+
+/**
+ * bindingFromReservation builds the directory entry of a reservation, or undefined while it cannot
+ * be served: a custom domain before its DNS TXT check passed (issue 4: verified domains only).
+ * A domain whose live keys all carry `tls` is routed by SNI as raw TLS (the cluster terminates,
+ * DESIGN "TLS modes"); any `http`/`https` key makes the edge terminate.
+ */
+export function bindingFromReservation(served: ServedReservation, addressPorts: readonly AddressPort[]): EdgeBinding | undefined {
+  const { reservation, protocols } = served;
+  const id = bindingIdForReservation(reservation);
+  switch (reservation.kind) {
+    case 'domain':
+      if (!reservation.verified) return undefined;
+      return { id, kind: 'host', hostnames: [reservation.value], tls: isRawTlsOnly(protocols) ? 'terminate-in-cluster' : 'edge' };
+    case 'tcp-port':
+      return { id, kind: 'tcp-port', hostnames: [], tls: 'edge', port: Number(reservation.value) };
+    case 'address':
+      return { id, kind: 'address', hostnames: [], tls: 'edge', address: reservation.value, ports: [...addressPorts] };
+  }
+}
+
+function isRawTlsOnly(protocols: readonly TunnelProtocol[]): boolean {
+  return protocols.length > 0 && protocols.every((p) => p === 'tls');
+}
+
+/** protocolFitsBinding says whether a key's protocol can be served on a binding of that kind (tcp only on ports). */
+export function protocolFitsBinding(protocol: TunnelProtocol, binding: Pick<EdgeBinding, 'kind'>): boolean {
+  if (binding.kind === 'host') return protocol === 'http' || protocol === 'https' || protocol === 'tls';
+  if (binding.kind === 'tcp-port') return protocol === 'tcp';
+  return true;
+}

@@ -1,0 +1,98 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createControlApi } from './control/index.js';
+import type { ControlApi } from './control/index.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/index.js';
+import type { Grant } from './authority.js';
+import type { EdgeConfigFile } from './config.js';
+import { EdgeConfigError } from './errors.js';
+import { TunnelKeyEnforcer } from './key-enforcer.js';
+import { DEFAULT_ADDRESS_PORTS } from './reservation-bindings.js';
+import { StoreTunnelAuthority } from './store-authority.js';
+import { StoreBindingDirectory } from './store-directory.js';
+import type { TunnelRegistry } from './tunnel-registry.js';
+
+/** StoreModeOptions lets a caller hand in a store it opened (the CLI) instead of the config's URL. */
+export interface StoreModeOptions {
+  /** an open store; the edge does not close it */
+  store?: Store;
+  log?: (line: string) => void;
+}
+
+/** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
+export interface StoreMode {
+  readonly store: Store;
+  readonly authority: StoreTunnelAuthority;
+  readonly directory: StoreBindingDirectory;
+  /** serves `/v1` (the control API) on the tunnel listener */
+  readonly requestHandler: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** the acceptor reports each registered tunnel's grant */
+  readonly onGranted: (grant: Grant) => void;
+  /** start begins enforcing revocation and expiry on the edge's registry */
+  start(registry: TunnelRegistry): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * openStoreMode opens the store named by `config.store.url` (or takes `options.store`), loads the
+ * binding directory from the reservations, and builds the control API. The caller passes the
+ * pieces to EdgeServer and calls `start(edge.registry)` once it listens.
+ */
+export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOptions = {}): Promise<StoreMode> {
+  const settings = config.store;
+  if (settings === undefined && options.store === undefined) throw new EdgeConfigError('store mode needs `store.url` in the edge config');
+  const log = options.log ?? (() => undefined);
+  const store = options.store ?? (await openStore(settings!.url));
+  const ownsStore = options.store === undefined;
+  const directory = new StoreBindingDirectory({
+    store,
+    addressPorts: settings?.addressPorts ?? DEFAULT_ADDRESS_PORTS,
+    ...(settings?.pollMs !== undefined ? { pollMs: settings.pollMs } : {}),
+    log,
+  });
+  try {
+    await directory.start();
+  } catch (err) {
+    directory.stop();
+    if (ownsStore) await store.close();
+    throw err;
+  }
+  let enforcer: TunnelKeyEnforcer | undefined;
+  const control = createControlApi({
+    store,
+    baseDomain: settings?.baseDomain ?? 'localhost',
+    ...(settings?.portPool !== undefined ? { portPool: settings.portPool } : {}),
+    ...(settings?.addressPool !== undefined ? { addressPool: settings.addressPool } : {}),
+    ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
+    onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
+    log,
+  });
+  return {
+    store,
+    authority: new StoreTunnelAuthority(store, directory),
+    directory,
+    requestHandler: (req, res) => mountControlApi(control, directory, req, res),
+    onGranted: (grant) => enforcer?.track(grant),
+    async start(registry) {
+      enforcer = new TunnelKeyEnforcer({ store, registry, log });
+      await enforcer.start();
+    },
+    async close() {
+      directory.stop();
+      await enforcer?.stop();
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+// `/v1` and below go to the control API. After a change (any method but GET) the directory is
+// re-read at once, so a reservation made on this node is served here without waiting for a poll.
+function mountControlApi(control: ControlApi, directory: StoreBindingDirectory, req: IncomingMessage, res: ServerResponse): boolean {
+  const path = (req.url ?? '').split('?')[0] ?? '';
+  if (path !== '/v1' && !path.startsWith('/v1/')) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.once('finish', () => void directory.refresh().catch(() => undefined));
+  }
+  control(req, res);
+  return true;
+}
