@@ -58,6 +58,29 @@ describe('tuna http, tcp and run against a real edge', function () {
     expect(await run.exit).to.equal(0);
   });
 
+  it('lets an in-flight request finish when tuna http is stopped', async () => {
+    let arrived: () => void = () => undefined;
+    const isArrived = new Promise<void>((r) => (arrived = r));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((r) => (release = r));
+    const slow = await startHttpBackend('slow', (_req, res) => {
+      arrived();
+      void released.then(() => res.end('finished'));
+    });
+    backends.push(slow);
+    const ports = await edgeWith([hostBinding('app.test')]);
+    const run = cli(['http', String(slow.port), '--host', 'app.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await run.waitForOut('Forwarding app.test');
+    const pending = getVia(ports.http, 'app.test', '/slow');
+    await isArrived;
+    run.stop();
+    // The agent is draining (GOAWAY sent); the request already on the tunnel must still complete.
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    expect(await pending).to.deep.equal({ status: 200, body: 'finished' });
+    expect(await run.exit).to.equal(0);
+  });
+
   it('exits with a clear message when the edge refuses the key', async () => {
     const ports = await edgeWith([hostBinding('app.test')]);
     const run = cli(['http', '1', '--no-check', '--host', 'app.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', 'not-the-key']);
