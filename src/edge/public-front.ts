@@ -5,6 +5,8 @@ import type { Http2Server, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
+import { ACME_TLS_ALPN_PROTOCOL, peekAlpnOffer } from './acme/index.js';
+import type { CertificateProvider } from './acme/index.js';
 import type { EdgeBinding } from './directory.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { forwardHttp1 } from './http1-front.js';
@@ -44,13 +46,17 @@ export class PublicFront {
   readonly #h1: Http1Server;
   readonly #h2: Http2Server;
   readonly #tls: TlsServer | undefined;
+  readonly #provider: CertificateProvider | undefined;
+  readonly #acmeTls: TlsServer | undefined;
   readonly #info = new WeakMap<object, ConnectionInfo>();
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
   #pendingInfo: ConnectionInfo | undefined;
 
-  constructor(ctx: FrontContext, certificates: EdgeCertificate[], windows: PublicWindows) {
+  /** `provider` (ACME and stored certificates) is asked after an exact static name, before a static wildcard. */
+  constructor(ctx: FrontContext, certificates: EdgeCertificate[], windows: PublicWindows, provider?: CertificateProvider) {
     this.#ctx = ctx;
+    this.#provider = provider;
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
     this.#h1.timeout = HTTP_IDLE_TIMEOUT_MS;
     this.#h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -78,7 +84,23 @@ export class PublicFront {
     this.#h2.on('stream', (stream, headers) => {
       forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
     });
-    this.#tls = certificates.length === 0 ? undefined : this.#createTls(certificates);
+    this.#tls = certificates.length === 0 && provider === undefined ? undefined : this.#createTls(certificates);
+    this.#acmeTls = provider?.challenge === undefined ? undefined : this.#createAcmeTls(provider);
+  }
+
+  // RFC 8737 §3: a TLS-ALPN-01 validator offers only `acme-tls/1` and closes after the handshake;
+  // it gets the challenge certificate of its SNI name and no application data.
+  #createAcmeTls(provider: CertificateProvider): TlsServer {
+    const server = createTlsServer({
+      ALPNProtocols: [ACME_TLS_ALPN_PROTOCOL],
+      SNICallback: (servername, callback) => callback(null, provider.challenge?.(servername)),
+    });
+    server.on('tlsClientError', noop);
+    server.on('secureConnection', (socket: TLSSocket) => {
+      socket.on('error', noop);
+      socket.end();
+    });
+    return server;
   }
 
   #createTls(certificates: EdgeCertificate[]): TlsServer {
@@ -87,15 +109,21 @@ export class PublicFront {
       const context = createSecureContext({ cert: c.cert, key: c.key });
       for (const name of c.hostnames) contexts.set(name.toLowerCase(), context);
     }
-    const first = certificates[0]!;
+    const first = certificates[0];
+    const provider = this.#provider;
     const server = createTlsServer({
-      cert: first.cert,
-      key: first.key,
+      ...(first !== undefined ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ['h2', 'http/1.1'],
       SNICallback: (servername, callback) => {
         const name = servername.toLowerCase();
         const dot = name.indexOf('.');
-        callback(null, contexts.get(name) ?? (dot > 0 ? contexts.get(`*${name.slice(dot)}`) : undefined));
+        const wildcard = (): SecureContext | undefined => (dot > 0 ? contexts.get(`*${name.slice(dot)}`) : undefined);
+        const exact = contexts.get(name);
+        if (exact !== undefined || provider === undefined) return callback(null, exact ?? wildcard());
+        provider.resolve(name).then(
+          (context) => callback(null, context ?? wildcard()),
+          () => callback(null, wildcard()),
+        );
       },
     });
     server.on('tlsClientError', noop);
@@ -176,6 +204,11 @@ export class PublicFront {
     const port = socket.localPort ?? 0;
     if (target !== undefined && target.kind !== 'tcp-port' && target.tls !== 'edge') {
       return forwardRaw(this.#ctx, socket, { bindingId: target.id, publicProtocol: 'tls', port, serverName: name });
+    }
+    if (this.#acmeTls !== undefined && this.#provider?.challenge?.(name) !== undefined) {
+      const offer = await peekAlpnOffer(socket, HELLO_TIMEOUT_MS);
+      if (offer === undefined || socket.destroyed) return void socket.destroy();
+      if (offer.includes(ACME_TLS_ALPN_PROTOCOL)) return void this.#acmeTls.emit('connection', socket);
     }
     if (this.#tls === undefined) return void socket.destroy();
     this.#info.set(socket, this.#baseInfo(socket, binding));
