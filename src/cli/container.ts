@@ -16,6 +16,7 @@ import {
   TUNNEL_STREAM_HANDLER,
   TunnelManager,
 } from '../tunnel/index.js';
+import type { TunnelStreamContext } from '../tunnel/index.js';
 import { Agent } from './agent.js';
 import type { TunnelControl } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
@@ -46,8 +47,10 @@ export class AgentFactory {
   constructor(@inject(TUNNEL_CONTROL_FACTORY) private readonly tunnels: TunnelControlFactory) {}
 
   /** create builds an agent over the given endpoints and certificates. */
-  create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource): Agent {
-    const dataPlane = new DataPlane(certificates === undefined ? { endpoints } : { endpoints, certificates });
+  create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void): Agent {
+    const onError = (err: unknown, context: TunnelStreamContext): void =>
+      log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
+    const dataPlane = new DataPlane(certificates === undefined ? { endpoints, onError } : { endpoints, certificates, onError });
     return new Agent(dataPlane, this.tunnels(options, dataPlane));
   }
 }
@@ -83,7 +86,7 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
   const starter = c.resolve(EDGE_STARTER);
   const noLog = (): void => undefined;
   return {
-    createAgent: (options, endpoints, certificates) => agents.create(options, endpoints, certificates),
+    createAgent: (options, endpoints, certificates, log) => agents.create(options, endpoints, certificates, log),
     startEdge: (config, log = noLog) => starter(decodeEdgeConfig(config), log),
     startEdgeFromFile: async (path, log = noLog) => starter(await loadEdgeConfig(path), log),
   };

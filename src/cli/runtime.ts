@@ -7,8 +7,8 @@ import type { AgentOptions } from './agent-options.js';
  * the long-lived services, so commands stay free of wiring and tests can pass fakes.
  */
 export interface CliRuntime {
-  /** createAgent builds a data plane and the tunnels to the edge for it */
-  createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource): Agent;
+  /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors */
+  createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */
   startEdge(config: unknown, log?: (line: string) => void): Promise<RunningEdge>;
   /** startEdgeFromFile runs an edge from a configuration file */

@@ -68,7 +68,7 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
     const provider = new FileProvider([demoManifests, generated], io);
     const state = await provider.read();
     provider.report(state);
-    const agent: Agent = runtime.createAgent({ edge: { host: '127.0.0.1', port: edge.tunnelPort, tls: false }, key, connections: 1 }, provider.endpoints, provider.certificates);
+    const agent: Agent = runtime.createAgent({ edge: { host: '127.0.0.1', port: edge.tunnelPort, tls: false }, key, connections: 1 }, provider.endpoints, provider.certificates, (line) => io.err(line));
     stack.push(() => agent.close());
     // Stopping: the edge drains first (public requests in flight finish, then it sends GOAWAY on
     // the tunnel), so the agent finds its tunnel already closed; backends stop last.

@@ -60,7 +60,7 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  const agent = runtime.createAgent(agentOptions, endpoints);
+  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => io.err(line));
   return serveUntilStopped(agent, quick.graph, io, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`]);
 }
 

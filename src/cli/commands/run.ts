@@ -30,7 +30,7 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   provider.report(state);
   if (flags.once === true) return 0;
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run');
-  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates);
+  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => io.err(line));
   try {
     return await serveUntilStopped(agent, state.graph, io, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));
   } finally {

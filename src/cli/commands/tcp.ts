@@ -27,6 +27,6 @@ export async function tcpCommand(args: string[], io: CliIo, runtime: CliRuntime)
   const quick = tcpTarget({ address: '127.0.0.1', port: flags.port }, flags['remote-port'] ?? 0, flags.binding);
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  const agent = runtime.createAgent(agentOptions, endpoints);
+  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => io.err(line));
   return serveUntilStopped(agent, quick.graph, io, [`Forwarding edge TCP binding ${quick.graph.bindings[0]!.id} → 127.0.0.1:${flags.port}`]);
 }
