@@ -14,6 +14,7 @@ import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.j
 import { startTunnelHarness } from '../support/backend-harness.js';
 import type { TunnelHarness } from '../support/backend-harness.js';
 import { maskedTextFrame, readFrames } from '../support/backend-ws.js';
+import { makeSelfSigned } from '../support/backend-tls.js';
 
 const echoProto = `
 syntax = "proto3";
@@ -64,6 +65,22 @@ describe('data plane: h2c, gRPC, WebSocket and TCP', () => {
     const answers = await Promise.all([1, 2, 3, 4].map((i) => h.request({ ':path': `/n/${i}` })));
     expect(answers.map((a) => a.body)).to.deep.equal([1, 2, 3, 4].map((i) => `h2 /n/${i} app.test`));
     expect(sessions).to.have.length(1);
+  });
+
+  it('proxies to an h2 backend over TLS with ALPN', async () => {
+    const cert = makeSelfSigned('backend.test');
+    const server = http2.createSecureServer({ key: cert.key, cert: cert.cert });
+    server.on('stream', (stream, headers) => {
+      stream.respond({ ':status': 200 });
+      stream.end(`tls h2 ${String(headers[':path'])} ${String(headers[':scheme'])}`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    endpoints.set('default', 'svc', 'http', [{ address: '127.0.0.1', port: (server.address() as AddressInfo).port }]);
+    plane.update(hostGraph([{ hostname: 'app.test', routes: [httpRoute('svc', [serviceBackend('svc', { protocol: 'h2' })])] }]));
+    const h = await startTunnelHarness(plane);
+    cleanups.push(() => h.close());
+    expect((await h.request({ ':path': '/secure' })).body).to.equal('tls h2 /secure https');
   });
 
   it('carries gRPC unary and bidirectional streaming calls through h2c with their trailers', async () => {
