@@ -92,7 +92,13 @@ start kube-apiserver "$TUNA_K8S_BIN/kube-apiserver" \
   --allow-privileged=true --profiling=false --v=1 \
   --endpoint-reconciler-type none   # it refuses a loopback address in the `kubernetes` endpoints
 
-wait_for "apiserver /readyz" 60 api_get /readyz
+# The kubelet starts beside the apiserver (it retries until the apiserver answers): Node.js and
+# the TypeScript loader start in the seconds the apiserver needs anyway.
+start kubelet env TUNA_CLUSTER_DIR="$d" TUNA_ECHO_BIN="$TUNA_ECHO_BIN" TUNA_NODE_NAME="$TUNA_NODE_NAME" \
+  TUNA_KUBELET_PORT="$TUNA_KUBELET_PORT" TUNA_K8S_VERSION="$TUNA_K8S_VERSION" \
+  hack/node24.sh node --import tsx "$PWD/test/support/kubelet/main.ts"
+
+wait_for "apiserver /readyz" 90 api_get /readyz
 log "apiserver ready ($(elapsed)s)"
 
 start kube-controller-manager "$TUNA_K8S_BIN/kube-controller-manager" \
@@ -103,10 +109,6 @@ start kube-controller-manager "$TUNA_K8S_BIN/kube-controller-manager" \
   --use-service-account-credentials=true \
   --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
   --service-cluster-ip-range "$TUNA_SERVICE_CIDR" --profiling=false --v=1
-
-start kubelet env TUNA_CLUSTER_DIR="$d" TUNA_ECHO_BIN="$TUNA_ECHO_BIN" TUNA_NODE_NAME="$TUNA_NODE_NAME" \
-  TUNA_KUBELET_PORT="$TUNA_KUBELET_PORT" TUNA_K8S_VERSION="$TUNA_K8S_VERSION" \
-  hack/node24.sh node --import tsx "$PWD/test/support/kubelet/main.ts"
 
 node_ready() {
   [[ "$("$TUNA_K8S_BIN/kubectl" --kubeconfig "$d/admin.kubeconfig" get node "$TUNA_NODE_NAME" \

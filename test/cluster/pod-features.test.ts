@@ -80,9 +80,11 @@ describe('test cluster: pod features', function () {
       namespace,
       body: { metadata: { name: 'unknown-image' }, spec: { containers: [{ name: 'main', image: 'docker.io/library/nginx:1.27' }] } },
     });
-    const waiting = await waitFor('a waiting container status', 60_000, async () => {
+    // ContainerCreating comes first (the pod's network is being made); then the image verdict.
+    const waiting = await waitFor('a waiting reason past ContainerCreating', 60_000, async () => {
       const current = await core.readNamespacedPod({ name: 'unknown-image', namespace });
-      return current.status?.containerStatuses?.[0]?.state?.waiting;
+      const state = current.status?.containerStatuses?.[0]?.state?.waiting;
+      return state && state.reason !== 'ContainerCreating' ? state : undefined;
     });
     expect(waiting.reason).to.equal('ErrImagePull');
     const pod = await core.readNamespacedPod({ name: 'unknown-image', namespace });

@@ -33,6 +33,7 @@ export interface KubeletOptions {
 
 const HEARTBEAT_MS = 10_000;
 const STATUS_RETRY_MS = 500;
+const START_TIMEOUT_MS = 120_000;
 
 /** Kubelet watches pods, binds unscheduled ones to its node and runs those bound to it. */
 export class Kubelet {
@@ -61,7 +62,7 @@ export class Kubelet {
     this.server = await startLogServer({ ...this.options.logServer, port: identity.kubeletPort }, (ns, pod, container) =>
       this.findRunner(ns, pod)?.findLogFile(container),
     );
-    await registerNode(this.core, identity);
+    await this.retryUntilReachable(() => registerNode(this.core, identity));
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     const informer = makeInformer(this.options.binderConfig, '/api/v1/pods', () => this.binder.listPodForAllNamespaces());
@@ -71,6 +72,20 @@ export class Kubelet {
     informer.on('error', () => setTimeout(() => void informer.start().catch(() => undefined), 1000));
     this.informer = informer;
     await informer.start();
+  }
+
+  /** retryUntilReachable retries a first call while the apiserver is still starting (up.sh starts
+   * the kubelet beside it, to overlap their start-up); bounded in time. */
+  private async retryUntilReachable(call: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return await call();
+      } catch (error) {
+        if (Date.now() > deadline || this.isShuttingDown) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
   }
 
   private async beat(): Promise<void> {
