@@ -1,0 +1,209 @@
+import { expect } from 'chai';
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import type { Socket as UdpSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { AcmeClient, AcmeIssuer, CertificateManager, TlsAlpnChallenges, createHttpsTransport, isReservedHostname } from '../../src/edge/acme/index.js';
+import type { AcmeTransport } from '../../src/edge/acme/index.js';
+import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
+import type { EdgeServer } from '../../src/edge/index.js';
+import { openSqliteStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
+
+const SCRIPT = fileURLToPath(new URL('../../hack/pebble.sh', import.meta.url));
+const RESERVED = 'app.edge.test';
+const UNRESERVED = 'stranger.edge.test';
+
+/**
+ * startLoopbackDns answers A queries under edge.test with 127.0.0.1 and AAAA with no records
+ * (RFC 1035 §4.1): pebble validates a challenge by connecting to the address of the name.
+ */
+async function startLoopbackDns(): Promise<UdpSocket> {
+  const socket = createSocket('udp4');
+  socket.on('message', (query, peer) => {
+    let offset = 12;
+    const labels: string[] = [];
+    while (offset < query.length && query[offset] !== 0) {
+      labels.push(query.subarray(offset + 1, offset + 1 + query[offset]!).toString('ascii'));
+      offset += query[offset]! + 1;
+    }
+    const qtype = query.readUInt16BE(offset + 1);
+    const questionEnd = offset + 5;
+    const isOurs = labels.join('.').toLowerCase().endsWith('edge.test');
+    const answer = isOurs && qtype === 1 ? [Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1])] : [];
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2);
+    header.writeUInt16BE(isOurs ? 0x8180 : 0x8183, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(answer.length, 6);
+    socket.send(Buffer.concat([header, query.subarray(12, questionEnd), ...answer]), peer.port, peer.address);
+  });
+  socket.bind(0, '127.0.0.1');
+  await once(socket, 'listening');
+  return socket;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+// Polls pebble's directory until it answers (bounded: 100 tries, 100 ms apart).
+async function waitForPebble(transport: AcmeTransport, url: string, pebble: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (pebble.exitCode !== null) throw new Error(`pebble exited with ${pebble.exitCode}`);
+    const ok = await transport({ method: 'GET', url }).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('pebble did not start');
+}
+
+async function getText(transport: AcmeTransport, url: string): Promise<string> {
+  const res = await transport({ method: 'GET', url });
+  expect(res.status, url).to.equal(200);
+  return res.body.toString('utf8');
+}
+
+/** handshake connects with SNI and full verification against `ca`, resolving to the peer chain. */
+function handshake(port: number, servername: string, ca: string): Promise<PeerCertificate> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername, ca, ALPNProtocols: ['http/1.1'] }, () => {
+      const peer = socket.getPeerCertificate(true);
+      socket.end();
+      resolve(peer);
+    });
+    socket.once('error', reject);
+  });
+}
+
+describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let dns: UdpSocket;
+  let pebble: ChildProcess;
+  let store: Store;
+  let manager: CertificateManager;
+  let edge: EdgeServer;
+  let transport: AcmeTransport;
+  let managementUrl: string;
+  const logs: string[] = [];
+
+  before(async function () {
+    this.timeout(600_000);
+    await promisify(execFile)(SCRIPT, ['install'], { timeout: 590_000 });
+  });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tuna-pebble-'));
+    dns = await startLoopbackDns();
+    const [acmePort, managementPort, unusedHttpPort] = [await freePort(), await freePort(), await freePort()];
+    managementUrl = `https://127.0.0.1:${managementPort}`;
+    store = await openSqliteStore(':memory:');
+    const account = await store.createAccount({ name: 'acme-test' }, 'test');
+    await store.createReservation({ accountId: account.id, spec: { kind: 'domain', hostname: RESERVED, domainType: 'subdomain' } }, 'test');
+    const challenges = new TlsAlpnChallenges();
+    // The CA file exists once pebble.sh has run; the transport reads it lazily below.
+    let ca: string | undefined;
+    transport = (req) => {
+      if (ca === undefined) throw new Error('pebble CA not loaded');
+      return createHttpsTransport({ ca })(req);
+    };
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const client = new AcmeClient({ directoryUrl: `https://127.0.0.1:${acmePort}/dir`, accountKey: privateKey, transport, pollIntervalMs: 100 });
+    manager = new CertificateManager({
+      store,
+      issuer: new AcmeIssuer(client, challenges),
+      challenges,
+      isIssuable: isReservedHostname(store),
+      log: (line) => logs.push(line),
+    });
+    await manager.start();
+    edge = await startEdge(
+      decodeEdgeConfig({
+        listen: { tunnel: { host: '127.0.0.1', port: 0 }, https: { host: '127.0.0.1', port: 0 } },
+        bindings: [{ id: 'binding/host/app', kind: 'host', hostnames: [RESERVED], tls: 'edge' }],
+      }),
+      { certificateProvider: manager },
+    );
+    const httpsPort = edge.address().https!.port;
+    const dnsAddress = `127.0.0.1:${(dns.address() as AddressInfo).port}`;
+    const args = ['start', dir, String(acmePort), String(managementPort), String(httpsPort), String(unusedHttpPort), dnsAddress];
+    pebble = spawn(SCRIPT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const output: Buffer[] = [];
+    pebble.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
+    pebble.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
+    for (let i = 0; i < 100 && ca === undefined; i++) {
+      ca = await readFile(join(dir, 'cert.pem'), 'utf8').then(() => readFile(join(dir, 'ca.pem'), 'utf8')).catch(() => undefined);
+      if (ca === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await waitForPebble(transport, `https://127.0.0.1:${acmePort}/dir`, pebble).catch((err: Error) => {
+      throw new Error(`${err.message}: ${Buffer.concat(output).toString('utf8')}`);
+    });
+  });
+
+  afterEach(async () => {
+    manager.close();
+    edge.destroy();
+    if (pebble.exitCode === null) {
+      pebble.kill('SIGTERM');
+      await once(pebble, 'exit');
+    }
+    dns.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('issues a certificate for a reserved host on its first HTTPS request and serves it, chained to pebble\'s root', async () => {
+    const root = await getText(transport, `${managementUrl}/roots/0`);
+    const intermediate = new X509Certificate(await getText(transport, `${managementUrl}/intermediates/0`));
+    const port = edge.address().https!.port;
+
+    // Full verification against pebble's root only: the chain and the name must both check out.
+    const peer = await handshake(port, RESERVED, root);
+    const leaf = new X509Certificate(peer.raw);
+    expect(leaf.subjectAltName).to.equal(`DNS:${RESERVED}`);
+    expect(leaf.checkIssued(intermediate)).to.equal(true);
+    expect(leaf.verify(intermediate.publicKey)).to.equal(true);
+
+    const stored = await store.getCertificate(RESERVED);
+    expect(stored?.notAfter).to.equal(Date.parse(leaf.validTo));
+    expect(new X509Certificate(stored!.chainPem).fingerprint256).to.equal(leaf.fingerprint256);
+
+    // An HTTPS request over the same listener answers (no tunnel is connected: an edge error page).
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, servername: RESERVED, ca: root, headers: { host: RESERVED }, path: '/' }, (res) => {
+        expect(new X509Certificate((res.socket as TLSSocket).getPeerCertificate().raw).fingerprint256).to.equal(leaf.fingerprint256);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    expect(status).to.be.within(400, 599);
+  });
+
+  it('starts no order for a hostname nobody reserved, so its handshake fails', async () => {
+    const root = await getText(transport, `${managementUrl}/roots/0`);
+    const port = edge.address().https!.port;
+    const failure = await handshake(port, UNRESERVED, root).then(() => undefined, (err: Error) => err);
+    expect(failure).to.be.instanceOf(Error);
+    expect(await store.getCertificate(UNRESERVED)).to.equal(undefined);
+    expect(logs.filter((l) => l.includes(UNRESERVED))).to.deep.equal([]);
+  });
+});
