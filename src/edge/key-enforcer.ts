@@ -15,6 +15,8 @@ export interface TunnelKeyEnforcerOptions {
   log?: (line: string) => void;
 }
 
+const REMEMBER_REVOKED_MS = 60_000;
+
 interface Tracked {
   accountId: string;
   expiresAt: number | undefined;
@@ -33,6 +35,7 @@ export class TunnelKeyEnforcer {
   readonly #options: TunnelKeyEnforcerOptions;
   readonly #now: () => number;
   readonly #tracked = new Map<string, Tracked>();
+  readonly #recentlyRevoked = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
   #unwatch: (() => Promise<void>) | undefined;
   #rechecking = false;
@@ -60,8 +63,13 @@ export class TunnelKeyEnforcer {
     this.#unwatch = undefined;
   }
 
-  /** track records the account and expiry of a granted key (the acceptor calls it for each tunnel). */
+  /**
+   * track records the account and expiry of a granted key; the acceptor calls it once the tunnel is
+   * registered. A key revoked between its check and this moment (the handshake is still running)
+   * is closed here, so the revocation cannot slip past a connection being set up.
+   */
   track(grant: Grant): void {
+    if (this.#recentlyRevoked.has(grant.keyId)) return this.closeKeys([grant.keyId], 'revoked');
     if (grant.accountId === undefined) return;
     this.#tracked.set(grant.keyId, { accountId: grant.accountId, expiresAt: grant.expiresAt });
   }
@@ -69,6 +77,7 @@ export class TunnelKeyEnforcer {
   /** closeKeys drops every live connection of the keys now. */
   closeKeys(keyIds: readonly string[], why: string): void {
     const ids = new Set(keyIds);
+    if (why === 'revoked') this.#rememberRevoked(ids);
     let closed = 0;
     for (const tunnel of this.#options.registry.all()) {
       if (!ids.has(tunnel.keyId)) continue;
@@ -77,6 +86,13 @@ export class TunnelKeyEnforcer {
     }
     for (const id of ids) this.#tracked.delete(id);
     if (closed > 0) this.#options.log?.(`closed ${closed} tunnel connection(s) of ${ids.size} ${why} key(s)`);
+  }
+
+  // Handshakes finish within the agent's handshake timeout (seconds), so a minute is plenty.
+  #rememberRevoked(ids: Set<string>): void {
+    const now = this.#now();
+    for (const [id, at] of this.#recentlyRevoked) if (at < now - REMEMBER_REVOKED_MS) this.#recentlyRevoked.delete(id);
+    for (const id of ids) this.#recentlyRevoked.set(id, now);
   }
 
   #sweepExpired(): void {

@@ -88,19 +88,21 @@ export function api(port: number, method: string, path: string, token: string | 
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: Record<string, unknown> = {};
-        try {
-          parsed = text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : {};
-        } catch {
-          parsed = { text };
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseBody(text) });
       });
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+function parseBody(text: string): Record<string, unknown> {
+  try {
+    return text.length > 0 ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    return { text };
+  }
 }
 
 /** Minted is a reservation and a tunnel key for it, made through the control API. */
