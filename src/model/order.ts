@@ -6,7 +6,7 @@ import type { HttpRoute, PathMatch, RouteGraph } from './types.js';
  * tie-breakers (source key, rule and match index) make the order total.
  */
 
-const pathKindRank: Record<PathMatch['type'], number> = { Exact: 0, Prefix: 1, RegularExpression: 2 };
+const pathKindRank: Record<PathMatch['type'], number> = { Exact: 0, RegularExpression: 1, Prefix: 2 };
 
 /** compareStrings orders by UTF-16 code units, independent of locale. */
 export function compareStrings(a: string, b: string): number {
@@ -17,8 +17,9 @@ export function compareStrings(a: string, b: string): number {
  * compareRoutes orders two HTTP routes of one virtual host, most specific first, per the Gateway
  * API HTTPRoute "Matching precedence": Exact path, then the longest Prefix, then method match,
  * most header matches, most query matches; ties go to the oldest route, then `namespace/name`
- * alphabetically, then rule and match order. RegularExpression paths rank after prefixes (their
- * precedence is implementation-specific), longest pattern first.
+ * alphabetically, then rule and match order. RegularExpression paths, whose precedence the spec
+ * leaves to implementations, rank between Exact and Prefix (longest pattern first), as in Envoy
+ * Gateway: after every prefix, a regex on a host that also has `/` could never match.
  */
 export function compareRoutes(a: HttpRoute, b: HttpRoute): number {
   const pa = a.match.path;

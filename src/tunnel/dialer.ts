@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { createHash } from 'node:crypto';
 import { connect as connectTcp } from 'node:net';
 import type { Socket } from 'node:net';
@@ -53,7 +54,8 @@ export class NetEdgeDialer implements EdgeDialer {
         ? connectTls({
             host: edge.host,
             port: edge.port,
-            servername: edge.servername ?? edge.host,
+            // RFC 6066 §3: SNI carries a DNS name, never an IP literal.
+            ...(edge.servername !== undefined || isIP(edge.host) === 0 ? { servername: edge.servername ?? edge.host } : {}),
             // the upgrade is HTTP/1.1; HTTP/2 starts only after 101 (docs/protocol.md §2).
             ALPNProtocols: ['http/1.1'],
             ...(edge.ca !== undefined ? { ca: edge.ca } : {}),

@@ -78,8 +78,9 @@ describe('dataplane router', () => {
       ['a header match (case-insensitive name)', facts('/api/x', { headers: { 'x-canary': 'yes' } }), 'test/api-canary'],
       ['a header value that differs', facts('/api/x', { headers: { 'x-canary': 'no' } }), 'test/api'],
       ['a query match by regular expression', facts('/api/x', { query: 'debug=true' }), 'test/api-debug'],
-      // RegularExpression ranks after every prefix (src/model/order.ts), so `/` takes it here.
-      ['a path a regular expression would match behind a prefix', facts('/img/42.png'), 'test/root'],
+      // RegularExpression ranks between Exact and Prefix (src/model/order.ts), so it wins over `/`.
+      ['a path a regular expression matches beside a / prefix', facts('/img/42.png'), 'test/regex-img'],
+      ['a path the regular expression does not match', facts('/img/x.png'), 'test/root'],
     ];
     for (const [what, req, id] of cases) {
       it(`picks ${id} for ${what}`, () => {

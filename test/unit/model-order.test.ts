@@ -17,8 +17,13 @@ describe('compareRoutes (Gateway API matching precedence)', () => {
     expect(ids([route('short', { type: 'Prefix', value: '/' }), route('long', { type: 'Prefix', value: '/api' })])).to.deep.equal(['long', 'short']);
   });
 
-  it('puts RegularExpression paths after prefixes', () => {
-    expect(ids([route('re', { type: 'RegularExpression', value: '/x.*' }), route('p', { type: 'Prefix', value: '/' })])).to.deep.equal(['p', 're']);
+  it('puts RegularExpression paths after Exact and before every Prefix, so a regex is reachable beside /', () => {
+    const order = ids([
+      route('p', { type: 'Prefix', value: '/a/very/long/prefix' }),
+      route('re', { type: 'RegularExpression', value: '/x.*' }),
+      route('exact', { type: 'Exact', value: '/' }),
+    ]);
+    expect(order).to.deep.equal(['exact', 're', 'p']);
   });
 
   const tieBreakers: [string, Partial<HttpRoute>, Partial<HttpRoute>][] = [

@@ -42,8 +42,9 @@ export const SUPPORTED_FEATURES: readonly string[] = [
   'ReferenceGrant',
   'TCPRoute',
   'TLSRoute',
-  // Not TLSRouteModeTerminate: the data plane terminates TLS only to serve HTTP, it does not yet
-  // forward the decrypted bytes of a TLS Terminate listener to its TLSRoutes' backends.
+  // The data plane forwards the decrypted bytes of a TLS Terminate listener to its TLSRoutes'
+  // backends (test/e2e/dataplane-tls.test.ts).
+  'TLSRouteModeTerminate',
 ];
 
 /**
