@@ -3,9 +3,11 @@
  * sections of docs/benchmarks.md.
  */
 import { runTranslateBench } from './translate.js';
+import { runTunnelBench } from './tunnel/index.js';
 
 const parts: Record<string, () => void | Promise<void>> = {
   translate: () => runTranslateBench(),
+  tunnel: () => runTunnelBench(),
 };
 
 const wanted = process.argv.slice(2);

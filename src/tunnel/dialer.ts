@@ -1,6 +1,5 @@
-import { isIP } from 'node:net';
 import { createHash } from 'node:crypto';
-import { connect as connectTcp } from 'node:net';
+import { connect as connectTcp, isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
