@@ -57,6 +57,8 @@ const StoreSection = t.intersection([
     addressPorts: t.array(PortSpec),
     pollMs: t.number,
     dnsServers: t.array(t.string),
+    /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
+    schema: t.string,
   }),
 ]);
 

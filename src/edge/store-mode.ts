@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createControlApi } from './control/index.js';
 import type { ControlApi } from './control/index.js';
-import { openStore } from './store/index.js';
+import { openPostgresStore, openStore } from './store/index.js';
 import type { Store } from './store/index.js';
 import type { Grant } from './authority.js';
 import type { EdgeConfigFile } from './config.js';
@@ -42,7 +42,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const settings = config.store;
   if (settings === undefined && options.store === undefined) throw new EdgeConfigError('store mode needs `store.url` in the edge config');
   const log = options.log ?? (() => undefined);
-  const store = options.store ?? (await openStore(settings!.url));
+  const store = options.store ?? (await openConfiguredStore(settings!.url, settings!.schema));
   const ownsStore = options.store === undefined;
   const directory = new StoreBindingDirectory({
     store,
@@ -83,6 +83,12 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
       if (ownsStore) await store.close();
     },
   };
+}
+
+function openConfiguredStore(url: string, schema: string | undefined): Promise<Store> {
+  if (schema === undefined) return openStore(url);
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new EdgeConfigError('store.schema applies to a postgres:// store only');
+  return openPostgresStore({ connectionString: url, schema });
 }
 
 // `/v1` and below go to the control API. After a change (any method but GET) the directory is
