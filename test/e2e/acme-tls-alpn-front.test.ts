@@ -10,7 +10,7 @@ import type { Store } from '../../src/edge/store/index.js';
 const HOST = 'app.example.test';
 const KEY_AUTHORIZATION = 'tok.thumb';
 
-function connect(port: number, alpn: string[]): Promise<{ raw: Buffer; alpn: string | false }> {
+function connect(port: number, alpn: string[]): Promise<{ raw: Buffer; alpn: string | false | null }> {
   return new Promise((resolve, reject) => {
     // No verification on purpose: the challenge certificate is self-signed (RFC 8737 §3); we compare bytes.
     const socket = tlsConnect({ host: '127.0.0.1', port, servername: HOST, ALPNProtocols: alpn, rejectUnauthorized: false }, () => {

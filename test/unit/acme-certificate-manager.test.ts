@@ -95,6 +95,28 @@ describe('acme certificate manager', () => {
     expect(issuer.calls).to.deep.equal([]);
   });
 
+  it('asks the policy about a refused name once per negativeCacheMs, and afresh on an explicit ensure', async () => {
+    const asked: string[] = [];
+    const late = new Set<string>();
+    const policed = new CertificateManager({
+      store,
+      issuer,
+      isIssuable: (name) => {
+        asked.push(name);
+        return Promise.resolve(late.has(name));
+      },
+      now: () => time.now,
+      scheduler: time,
+    });
+    for (let i = 0; i < 5; i++) expect(await policed.resolve('late.example.test')).to.equal(undefined);
+    expect(asked).to.deep.equal(['late.example.test']);
+    late.add('late.example.test'); // reserved just now
+    await policed.ensure('late.example.test');
+    expect(asked).to.have.length(2);
+    expect(issuer.calls).to.deep.equal(['late.example.test']);
+    policed.close();
+  });
+
   it('runs one order for concurrent requests of the same name', async () => {
     let open!: () => void;
     issuer.gate = new Promise((resolve) => (open = resolve));

@@ -57,6 +57,8 @@ interface Entry {
 const ACTOR = 'system:acme';
 // setTimeout holds at most 2^31-1 ms; and other edge nodes may renew first, so look again hourly.
 const MAX_TIMER_MS = 3_600_000;
+// SNI names come from strangers: the "known absent" maps are bounded, dropped whole when full.
+const MAX_REMEMBERED_MISSES = 10_000;
 
 /**
  * CertificateManager is the edge's CertificateProvider: certificates from the store (exact name,
@@ -72,6 +74,7 @@ export class CertificateManager implements CertificateProvider {
   readonly #static = new Map<string, SecureContext>();
   readonly #inFlight = new Map<string, Promise<Entry>>();
   readonly #failedAt = new Map<string, number>();
+  readonly #notIssuable = new Map<string, number>();
   #timer: unknown;
   #isClosed = false;
 
@@ -121,6 +124,8 @@ export class CertificateManager implements CertificateProvider {
   /** ensure returns a valid certificate for the name, issuing one if needed; concurrent callers share one order. */
   async ensure(hostname: string): Promise<SecureContext> {
     const name = hostname.toLowerCase();
+    // An explicit ask (e.g. right after the reservation was made) checks the policy afresh.
+    this.#notIssuable.delete(name);
     const current = await this.#lookup(name);
     if (current !== undefined) return current;
     return (await this.#issueOnce(name)).context;
@@ -173,7 +178,13 @@ export class CertificateManager implements CertificateProvider {
   async #mayIssue(name: string): Promise<boolean> {
     const failed = this.#failedAt.get(name);
     if (failed !== undefined && this.#now() - failed < this.#retryMs()) return false;
-    return (await this.#o.isIssuable?.(name)) ?? false;
+    // A refused name is not asked again for negativeCacheMs: a flood of made-up SNI names costs no queries.
+    const refusedAt = this.#notIssuable.get(name);
+    if (refusedAt !== undefined && this.#now() - refusedAt < this.#negativeMs()) return false;
+    const isIssuable = (await this.#o.isIssuable?.(name)) ?? false;
+    if (isIssuable) this.#notIssuable.delete(name);
+    else remember(this.#notIssuable, name, this.#now());
+    return isIssuable;
   }
 
   // Cached (and unexpired) first; a miss asks the store, which another edge node may have filled.
@@ -181,11 +192,11 @@ export class CertificateManager implements CertificateProvider {
     const cached = this.#cache.get(name);
     if (cached !== undefined && cached.notAfter > this.#now()) return cached.context;
     const missedAt = this.#missing.get(name);
-    if (missedAt !== undefined && this.#now() - missedAt < (this.#o.negativeCacheMs ?? 30_000)) return undefined;
+    if (missedAt !== undefined && this.#now() - missedAt < this.#negativeMs()) return undefined;
     const stored = await this.#o.store.getCertificate(name);
     const entry = stored === undefined ? undefined : this.#remember(name, stored);
     if (entry === undefined || entry.notAfter <= this.#now()) {
-      this.#missing.set(name, this.#now());
+      remember(this.#missing, name, this.#now());
       return undefined;
     }
     this.#missing.delete(name);
@@ -212,6 +223,10 @@ export class CertificateManager implements CertificateProvider {
     return entry.notBefore + (entry.notAfter - entry.notBefore) * (this.#o.renewAtFraction ?? 2 / 3);
   }
 
+  #negativeMs(): number {
+    return this.#o.negativeCacheMs ?? 30_000;
+  }
+
   #retryMs(): number {
     return this.#o.retryAfterFailureMs ?? 600_000;
   }
@@ -235,4 +250,9 @@ export class CertificateManager implements CertificateProvider {
         .finally(() => this.#arm(this.#retryMs()));
     }, delay);
   }
+}
+
+function remember(map: Map<string, number>, name: string, at: number): void {
+  if (map.size >= MAX_REMEMBERED_MISSES) map.clear();
+  map.set(name, at);
 }
