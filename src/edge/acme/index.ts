@@ -15,3 +15,5 @@ export { isReservedHostname } from './reserved-hostnames.js';
 export type { ReservationLookup } from './reserved-hostnames.js';
 export { ACME_TLS_ALPN_PROTOCOL, TlsAlpnChallenges } from './tls-alpn-challenges.js';
 export { createCsr, createSelfSignedCertificate, createTlsAlpnCertificate, derToPem } from './x509.js';
+export { createCertificateManager, loadOrCreateAccountKey } from './acme-setup.js';
+export type { AcmeSettings, CertificateSetupOptions } from './acme-setup.js';
