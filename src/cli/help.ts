@@ -1,4 +1,5 @@
 import { agentFlagsHelp } from './agent-options.js';
+import { edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
 
 /** Help texts of every command (`tuna <command> --help`). */
 
@@ -12,7 +13,13 @@ Commands:
   tcp <port>             publish a local TCP port on a port of the edge
   run --manifests DIR    publish what Ingress/HTTPRoute/Gateway/Service/EndpointSlice files describe
   edge --config FILE     run an edge relay
+  edge init --store URL  create an edge store's first account and admin API key
   demo                   run an edge, two sample backends and an Ingress on loopback
+
+Control plane (the edge's control API, --edge URL and --api-key):
+  keys create|list|revoke                 account API keys and tunnel keys (--tunnel)
+  reserve domain|tcp|address|list         reserve a hostname, a TCP port or an IP address
+  release <domain|tcp|address> <id|value> release a reservation (its tunnel keys are revoked)
 
 Run tuna <command> --help for a command's options.`;
 
@@ -59,7 +66,13 @@ Run an edge relay: public HTTP/HTTPS/TCP listeners and the tunnel acceptor, conf
 YAML or JSON file (see docs/cli.md and the edge documentation).
 
 Options:
-  --config FILE      the edge configuration file`,
+  --config FILE      the edge configuration file
+
+tuna edge init --store URL creates the first account and admin key (tuna edge init --help).`,
+  'edge init': edgeInitHelp,
+  keys: keysHelp,
+  reserve: reserveHelp,
+  release: releaseHelp,
   demo: `Usage: tuna demo [--port N]
 
 Start, on loopback only: an edge with a key generated now, two sample backends, and an agent

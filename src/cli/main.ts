@@ -8,6 +8,10 @@ import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
 import { demoCommand } from './commands/demo.js';
 import { edgeCommand } from './commands/edge.js';
+import { edgeInitCommand } from './commands/edge-init.js';
+import { keysCommand } from './commands/keys.js';
+import { releaseCommand } from './commands/release.js';
+import { reserveCommand } from './commands/reserve.js';
 import { httpCommand } from './commands/http.js';
 import { runCommand } from './commands/run.js';
 import { tcpCommand } from './commands/tcp.js';
@@ -16,7 +20,17 @@ import { explainError } from './explain.js';
 /** Command is one `tuna <command>`. */
 type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<number>;
 
-const commands: Record<string, Command> = { http: httpCommand, tcp: tcpCommand, run: runCommand, edge: edgeCommand, demo: demoCommand };
+const commands: Record<string, Command> = {
+  http: httpCommand,
+  tcp: tcpCommand,
+  run: runCommand,
+  // `tuna edge init` works on the edge's store; `tuna edge --config` runs the edge.
+  edge: (args, io, runtime) => (args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : edgeCommand(args, io, runtime)),
+  demo: demoCommand,
+  keys: keysCommand,
+  reserve: reserveCommand,
+  release: releaseCommand,
+};
 
 /**
  * runCli runs one command line and returns the exit status. Failures the user can act on are

@@ -1,0 +1,65 @@
+import * as t from 'io-ts';
+import type { ReservationRequest } from '../control-client.js';
+import { controlFlagOptions, LabelString, labelsFrom, resolveControlContext } from '../control-options.js';
+import { printResult, reservationTable } from '../control-output.js';
+import type { Reservation } from '../control-codecs.js';
+import { reserveHelp } from '../control-help.js';
+import { UsageError } from '../errors.js';
+import { HostnameString, PortString, decodeFlags, parseFlags } from '../flags.js';
+import type { CliIo } from '../io.js';
+import { pick } from './http.js';
+
+const options = { ...controlFlagOptions, name: { type: 'string' }, label: { type: 'string', multiple: true } } as const;
+
+const ReserveFlags = t.partial({ name: t.string, label: t.array(LabelString) });
+
+/** KIND_ALIASES maps the words the CLI takes to the control API's reservation kinds. */
+export const KIND_ALIASES: Record<string, Reservation['kind']> = { domain: 'domain', tcp: 'tcp-port', 'tcp-port': 'tcp-port', address: 'address' };
+
+/** reserveCommand is `tuna reserve domain <host>`, `tuna reserve tcp [port]`, `tuna reserve address [ip]` and `tuna reserve list`. */
+export async function reserveCommand(args: string[], io: CliIo): Promise<number> {
+  const parsed = parseFlags(args, options, 'reserve');
+  if (parsed.values.help === true) return (io.out(reserveHelp), 0);
+  const [word, value, ...extra] = parsed.positionals;
+  if (extra.length > 0) throw new UsageError(`tuna reserve: unexpected argument ${JSON.stringify(extra[0])}`);
+  const flags = decodeFlags(ReserveFlags, pick(parsed.values, ['name', 'label']), 'reserve');
+  const controlValues = pick(parsed.values, Object.keys(controlFlagOptions));
+  if (word === 'list') {
+    if (value !== undefined || flags.name !== undefined) throw new UsageError('tuna reserve list: takes only --label filters');
+    const ctx = await resolveControlContext(controlValues, io.env, 'reserve list');
+    const { reservations } = await ctx.client.listReservations(labelsFrom(flags.label));
+    printResult(io, ctx.isJson, reservations, () => reservationTable(reservations));
+    return 0;
+  }
+  const request = {
+    ...toRequest(word, value),
+    ...(flags.name !== undefined ? { name: flags.name } : {}),
+    ...(flags.label !== undefined ? { labels: labelsFrom(flags.label) } : {}),
+  } as ReservationRequest;
+  const ctx = await resolveControlContext(controlValues, io.env, 'reserve');
+  const answer = await ctx.client.reserve(request);
+  printResult(io, ctx.isJson, answer, () => reservationTable([answer.reservation], { header: 'RESULT', cell: () => (answer.created ? 'created' : 'adopted') }));
+  const { reservation } = answer;
+  if (reservation.kind === 'domain' && !reservation.verified && reservation.verificationToken !== null && !ctx.isJson) {
+    // The token is public by design (it goes into DNS), so printing it is safe (docs/edge-store.md).
+    io.err(`to verify ${reservation.value}, publish a DNS TXT record _tuna-challenge.${reservation.value} = "${reservation.verificationToken}"`);
+  }
+  return 0;
+}
+
+/** toRequest reads `<kind> [value]` into a reservation request, validated here (a usage error, exit 2). */
+function toRequest(word: string | undefined, value: string | undefined): ReservationRequest {
+  const kind = word === undefined ? undefined : KIND_ALIASES[word];
+  switch (kind) {
+    case 'domain':
+      if (value === undefined) throw new UsageError('tuna reserve domain: the hostname is required, e.g. app.<base domain> or www.example.com');
+      return { kind, hostname: decodeFlags(t.type({ hostname: HostnameString }), { hostname: value }, 'reserve domain').hostname };
+    case 'tcp-port':
+      return value === undefined ? { kind } : { kind, port: decodeFlags(t.type({ port: PortString }), { port: value }, 'reserve tcp').port };
+    case 'address':
+      if (value !== undefined && !/^[0-9a-fA-F:.]+$/.test(value)) throw new UsageError(`tuna reserve address: ${JSON.stringify(value)} is not an IP address`);
+      return value === undefined ? { kind } : { kind, address: value };
+    default:
+      throw new UsageError(`tuna reserve: expected domain <host>, tcp [port], address [ip] or list${word === undefined ? '' : `, not ${JSON.stringify(word)}`} (see tuna reserve --help)`);
+  }
+}

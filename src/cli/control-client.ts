@@ -1,0 +1,165 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isLeft } from 'fp-ts/lib/Either.js';
+import type * as t from 'io-ts';
+import {
+  ApiKeyAnswer,
+  ApiKeysAnswer,
+  CreatedReservationAnswer,
+  ErrorAnswer,
+  MintedApiKeyAnswer,
+  MintedTunnelKeyAnswer,
+  ReleasedAnswer,
+  ReservationsAnswer,
+  TunnelKeyAnswer,
+  TunnelKeysAnswer,
+} from './control-codecs.js';
+import { ControlServerError, ControlUnreachableError, errorForStatus } from './control-errors.js';
+
+/**
+ * ControlClient is a small typed client of the edge's control API (`/v1` on the edge's tunnel
+ * listener; docs/edge-store.md). Every answer is checked with io-ts; every error answer becomes
+ * one CliError (src/cli/control-errors.ts). The API key goes in the Authorization header only:
+ * it is never part of a URL, an error message or a log line.
+ */
+
+/** ControlEndpoint is where the control API listens and what to trust. */
+export interface ControlEndpoint {
+  /** the edge's base URL, `http://` or `https://`, without a path */
+  readonly url: URL;
+  /** a CA (PEM) to trust for an https:// edge with a self-signed certificate */
+  readonly ca?: string;
+}
+
+/** ReservationRequest is the body of POST /v1/reservations. */
+export type ReservationRequest = ({ kind: 'domain'; hostname: string } | { kind: 'tcp-port'; port?: number } | { kind: 'address'; address?: string }) & {
+  name?: string;
+  labels?: Record<string, string>;
+};
+
+/** TunnelKeyRequest is the body of POST /v1/tunnel-keys. */
+export interface TunnelKeyRequest {
+  reservationId: string;
+  protocol: string;
+  maxConnections?: number;
+  ttlSeconds?: number;
+  labels?: Record<string, string>;
+}
+
+const TIMEOUT_MS = 30_000;
+
+/** ControlClient talks to one edge with one API key. */
+export class ControlClient {
+  readonly #endpoint: ControlEndpoint;
+  readonly #apiKey: string;
+
+  constructor(endpoint: ControlEndpoint, apiKey: string) {
+    this.#endpoint = endpoint;
+    this.#apiKey = apiKey;
+  }
+
+  /** createApiKey mints an account API key (admin scope); the token is in the answer once. */
+  createApiKey(body: { name: string; scopes: string[]; accountId?: string }) {
+    return this.#call('POST', '/v1/api-keys', MintedApiKeyAnswer, 'admin', body);
+  }
+
+  /** listApiKeys lists the live API keys of the caller's account, or of `accountId` (admin). */
+  listApiKeys(accountId?: string) {
+    return this.#call('GET', `/v1/api-keys${query({ accountId })}`, ApiKeysAnswer, 'admin');
+  }
+
+  /** revokeApiKey revokes an API key (admin scope). */
+  revokeApiKey(id: string, accountId?: string) {
+    return this.#call('DELETE', `/v1/api-keys/${encodeURIComponent(id)}${query({ accountId })}`, ApiKeyAnswer, 'admin');
+  }
+
+  /** mintTunnelKey mints a tunnel key for one reservation and protocol; the token is in the answer once. */
+  mintTunnelKey(body: TunnelKeyRequest) {
+    return this.#call('POST', '/v1/tunnel-keys', MintedTunnelKeyAnswer, 'reservations', body);
+  }
+
+  /** listTunnelKeys lists live tunnel keys, filtered by labels (every pair must match). */
+  listTunnelKeys(labels?: Record<string, string>) {
+    return this.#call('GET', `/v1/tunnel-keys${labelQuery(labels)}`, TunnelKeysAnswer, 'reservations');
+  }
+
+  /** revokeTunnelKey revokes a tunnel key; the edge closes its live connections. */
+  revokeTunnelKey(id: string) {
+    return this.#call('DELETE', `/v1/tunnel-keys/${encodeURIComponent(id)}`, TunnelKeyAnswer, 'reservations');
+  }
+
+  /** reserve creates a reservation, or adopts one the account already holds (`created: false`). */
+  reserve(body: ReservationRequest) {
+    return this.#call('POST', '/v1/reservations', CreatedReservationAnswer, 'reservations', body);
+  }
+
+  /** listReservations lists held reservations, filtered by labels. */
+  listReservations(labels?: Record<string, string>) {
+    return this.#call('GET', `/v1/reservations${labelQuery(labels)}`, ReservationsAnswer, 'reservations');
+  }
+
+  /** release releases a reservation; the tunnel keys bound to it are revoked with it. */
+  release(id: string) {
+    return this.#call('DELETE', `/v1/reservations/${encodeURIComponent(id)}`, ReleasedAnswer, 'reservations');
+  }
+
+  async #call<A>(method: string, path: string, codec: t.Decoder<unknown, A>, scope: string, body?: unknown): Promise<A> {
+    const answer = await this.#send(method, path, body);
+    let json: unknown;
+    try {
+      json = JSON.parse(answer.text);
+    } catch {
+      throw new ControlUnreachableError(`${this.#endpoint.url.origin} answered ${answer.status} without JSON; it is not a tuna control API`);
+    }
+    if (answer.status >= 400) {
+      const error = ErrorAnswer.decode(json);
+      throw errorForStatus(answer.status, isLeft(error) ? {} : error.right.error, scope, answer.retryAfter);
+    }
+    const decoded = codec.decode(json);
+    if (isLeft(decoded)) throw new ControlServerError(`the edge's answer to ${method} ${path.split('?')[0] ?? path} has an unexpected shape`);
+    return decoded.right;
+  }
+
+  #send(method: string, path: string, body: unknown): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+    const { url, ca } = this.#endpoint;
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
+    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
+    const target = new URL(path, url);
+    const options: https.RequestOptions = { method, headers, agent: false, timeout: TIMEOUT_MS, ...(ca !== undefined ? { ca } : {}) };
+    return new Promise((resolve, reject) => {
+      const req = (target.protocol === 'https:' ? https : http).request(target, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: header(res.headers['retry-after']) }));
+        res.on('error', (err) => reject(unreachable(url, err)));
+      });
+      req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })));
+      req.on('error', (err) => reject(unreachable(url, err)));
+      req.end(payload);
+    });
+  }
+}
+
+function unreachable(url: URL, err: Error): ControlUnreachableError {
+  // The error's code (ECONNREFUSED, ENOTFOUND, CERT_…) says enough; the request itself (and its
+  // Authorization header) is never part of the message.
+  const code = (err as NodeJS.ErrnoException).code;
+  return new ControlUnreachableError(`cannot reach ${url.origin}: ${code ?? err.message}`, { cause: err });
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, value);
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** labelQuery encodes a selector as `label.<key>=<value>` terms, each part percent-encoded on its own. */
+function labelQuery(labels: Record<string, string> | undefined): string {
+  return query(Object.fromEntries(Object.entries(labels ?? {}).map(([k, v]) => [`label.${k}`, v])));
+}
