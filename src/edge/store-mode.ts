@@ -58,6 +58,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     throw err;
   }
   let enforcer: TunnelKeyEnforcer | undefined;
+  let unsubscribe: (() => void) | undefined;
   const control = createControlApi({
     store,
     baseDomain: settings?.baseDomain ?? 'localhost',
@@ -76,13 +77,23 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     async start(registry) {
       enforcer = new TunnelKeyEnforcer({ store, registry, log });
       await enforcer.start();
+      // A released reservation revokes its tunnel keys (closing their tunnels), but tunnels opened
+      // with a `tunnels` API key have no key to revoke: they go when their binding does.
+      unsubscribe = directory.subscribe(() => closeOrphans(registry, directory, log));
     },
     async close() {
+      unsubscribe?.();
       directory.stop();
       await enforcer?.stop();
       if (ownsStore) await store.close();
     },
   };
+}
+
+function closeOrphans(registry: TunnelRegistry, directory: StoreBindingDirectory, log: (line: string) => void): void {
+  const orphans = registry.all().filter((t) => directory.byId(t.bindingId) === undefined);
+  for (const tunnel of orphans) tunnel.destroy();
+  if (orphans.length > 0) log(`closed ${orphans.length} tunnel connection(s) of released reservations`);
 }
 
 function openConfiguredStore(url: string, schema: string | undefined): Promise<Store> {

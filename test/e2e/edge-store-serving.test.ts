@@ -105,4 +105,16 @@ describe('edge store mode: serving reservations', () => {
     expect(await refusalStatus(running.endpoint, mine.bindingId, token)).to.equal(101);
     expect(await refusalStatus(running.endpoint, theirs.bindingId, token)).to.equal(403);
   });
+
+  it('closes a tunnel opened with a tunnels API key once its reservation is released', async () => {
+    const a = await seedAccount(store, 'a');
+    const cli = await api(running.controlPort, 'POST', '/v1/api-keys', a.adminToken, { name: 'laptop', scopes: ['tunnels'] });
+    const reserved = await api(running.controlPort, 'POST', '/v1/reservations', a.reservationsToken, { kind: 'domain', hostname: `gone.${BASE_DOMAIN}` });
+    const id = (reserved.body['reservation'] as { id: string }).id;
+    const session = await connectAgent(running.endpoint, `binding/host/gone.${BASE_DOMAIN}`, cli.body['token'] as string);
+    sessions.push(session);
+    expect((await api(running.controlPort, 'DELETE', `/v1/reservations/${id}`, a.reservationsToken)).status).to.equal(200);
+    await session.closed();
+    expect(running.edge.registry.all()).to.have.length(0);
+  });
 });
