@@ -1,6 +1,6 @@
-import { pipeline } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { relay } from '../tunnel/relay.js';
 import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Random } from './balancer.js';
@@ -171,7 +171,7 @@ function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse
       res.body.destroy(signal.reason instanceof Error ? signal.reason : undefined);
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    pipeline(res.body, ds.out, () => {
+    relay([res.body, ds.out], () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { pipeline } from 'node:stream';
+import { relay } from '../tunnel/relay.js';
 import type { HttpRoute } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Downstream } from './exchange.js';
@@ -54,7 +54,7 @@ export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream
   req.once('response', (res) => {
     if (ds.isClosed) return res.destroy();
     ds.respond(res.statusCode ?? 502, planResponseHeaders(plan, res.headers));
-    pipeline(res, ds.out, () => undefined);
+    relay([res, ds.out], () => undefined);
   });
   req.on('error', (err) => sendLocalResponse(ds, 502, `backend ${endpoint.address}:${endpoint.port} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}\n`));
   req.end();

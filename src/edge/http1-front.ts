@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { pipeline } from 'node:stream';
+import { relay } from '../tunnel/relay.js';
 import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
 import { REPLY, findTunnel, replyHttp1, resolveHttpBinding } from './front-context.js';
@@ -84,11 +84,16 @@ function send(
   const onUploadDone = (err: Error | null | undefined): void => {
     if (err !== undefined && err !== null && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
   };
-  if (limiter === undefined) pipeline(req, stream, onUploadDone);
-  else pipeline(req, limiter, stream, onUploadDone);
+  relay(limiter === undefined ? [req, stream] : [req, limiter, stream], onUploadDone);
 }
 
 function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {
+  // the client may have left while this answer was queued (the 'response' event is emitted on a
+  // later tick than its frame): nothing to relay to, so free the stream.
+  if (res.destroyed) {
+    if (!stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+    return;
+  }
   const status = Number(headers[':status']);
   // while the edge drains, let keep-alive clients go after this response (RFC 9112 §9.6).
   if (ctx.isClosing()) res.shouldKeepAlive = false;
@@ -101,7 +106,7 @@ function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: Server
   }
   ctx.metrics.countRequest(status);
   stream.on('trailers', (trailers: IncomingHttpHeaders) => res.addTrailers(trailers));
-  pipeline(stream, res, (err) => {
+  relay([stream, res], (err) => {
     if (err !== undefined && err !== null && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
   });
 }

@@ -1,6 +1,6 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { pipeline } from 'node:stream';
+import { relay } from '../tunnel/relay.js';
 import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
 import { REPLY, findTunnel, replyHttp2, resolveHttpBinding } from './front-context.js';
@@ -86,7 +86,7 @@ function send(
     if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   };
   if (limiter === undefined) {
-    pipeline(stream, upstream, onUploadDone);
+    relay([stream, upstream], onUploadDone);
     return;
   }
   // Not pipeline(): its error handling would reset the public stream, and the client is owed a
@@ -121,7 +121,7 @@ function relayResponse(
   // wait for trailers so gRPC status (grpc-status in trailers) reaches the client.
   stream.respond(http2ResponseHeaders(headers), { waitForTrailers: true });
   stream.once('wantTrailers', () => stream.sendTrailers(trailers === undefined ? {} : http2ResponseHeaders(trailers)));
-  pipeline(upstream, stream, (err) => {
+  relay([upstream, stream], (err) => {
     if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   });
 }

@@ -1,7 +1,7 @@
 import { constants as h2c } from 'node:http2';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
-import { pipeline } from 'node:stream';
+import { relay } from '../tunnel/relay.js';
 import { TCP_AUTHORITY_HOST, writeStreamMeta } from '../tunnel/protocol.js';
 import type { PublicProtocol } from '../tunnel/protocol.js';
 import { findTunnel } from './front-context.js';
@@ -60,8 +60,8 @@ export async function forwardRaw(ctx: FrontContext, socket: Socket, target: RawT
       stream.close(h2c.NGHTTP2_CANCEL);
       return;
     }
-    pipeline(socket, stream, noop);
-    pipeline(stream, socket, noop);
+    relay([socket, stream], noop);
+    relay([stream, socket], noop);
   });
 }
 

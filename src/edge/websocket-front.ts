@@ -4,7 +4,7 @@ import { constants as h2c } from 'node:http2';
 import type { IncomingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { relay } from '../tunnel/relay.js';
 import { REPLY, findTunnel, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
@@ -76,14 +76,14 @@ export async function forwardWebSocket(ctx: FrontContext, info: ConnectionInfo, 
     if (status < 200 || status > 299) {
       // the service refused the upgrade: pass its answer on as a plain response, then close.
       socket.write(`HTTP/1.1 ${status} Upgrade Refused\r\n${text}Connection: close\r\n\r\n`);
-      pipeline(stream, socket, noop);
+      relay([stream, socket], noop);
       return;
     }
     const accept = createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n${text}\r\n`);
     if (head.length > 0) stream.write(head);
-    pipeline(socket, stream, noop);
-    pipeline(stream, socket, noop);
+    relay([socket, stream], noop);
+    relay([stream, socket], noop);
   });
 }
 

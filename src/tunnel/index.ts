@@ -2,6 +2,7 @@
 export * from './stream-handler.js';
 export * from './protocol.js';
 export * from './errors.js';
+export * from './relay.js';
 export * from './clock.js';
 export * from './dialer.js';
 export * from './backoff.js';
