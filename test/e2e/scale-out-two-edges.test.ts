@@ -28,12 +28,12 @@ interface EdgeNode {
 }
 
 /** startNode runs `tuna edge --config FILE` on a store-mode config and waits for its ports. */
-async function startNode(dir: string, name: string, target: PostgresTarget): Promise<EdgeNode> {
+async function startNode(dir: string, name: string, target: PostgresTarget, ports = { tunnel: 0, http: 0 }): Promise<EdgeNode> {
   const config = join(dir, `${name}.json`);
   writeFileSync(
     config,
     JSON.stringify({
-      listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } },
+      listen: { tunnel: { host: '127.0.0.1', port: ports.tunnel }, http: { host: '127.0.0.1', port: ports.http } },
       store: { url: target.connectionString, schema: target.schema, baseDomain: BASE_DOMAIN, pollMs: 200 },
       limits: { tunnelWaitMs: 3000 },
     }),
@@ -93,7 +93,7 @@ describe('scale-out: two edge processes sharing PostgreSQL', function () {
 
   const endpoint = (node: EdgeNode) => ({ host: '127.0.0.1', port: node.tunnelPort, tls: false });
 
-  it('serves through node B a reservation and key made through node A, and loses no request when A stops', async () => {
+  it('serves through node B a reservation and key made through node A, loses no request when A dies, and serves through A again after the agent reconnects', async () => {
     const host = `shop.${BASE_DOMAIN}`;
     const t = await reserveAndMint(a!.tunnelPort, seeded.reservationsToken, { kind: 'domain', hostname: host }, { protocol: 'http', maxConnections: 1 });
     manager = newTestManager(new TestStreamHandler(), new Map([['shop', t.token]]), { backoff: { baseMs: 100, maxMs: 500 } });
@@ -110,6 +110,12 @@ describe('scale-out: two edge processes sharing PostgreSQL', function () {
     expect(await Promise.all(statuses)).to.deep.equal(new Array(60).fill(200));
     await waitUntil(() => manager!.sessions(t.bindingId).length === 1, 10_000);
     expect((await http1(b!.httpPort, host, '/still')).status).to.equal(200);
+
+    // A comes back on its ports; after the agent's next retry it serves every request again.
+    a = await startNode(dir, 'a', target, { tunnel: a!.tunnelPort, http: a!.httpPort });
+    await waitUntil(() => manager!.sessions(t.bindingId).length === 2, 15_000);
+    const again = await Promise.all(Array.from({ length: 20 }, (_, i) => http1(a!.httpPort, host, `/back-${i}`).then((r) => r.status)));
+    expect(again).to.deep.equal(new Array(20).fill(200));
   });
 
   it('closes within 1 s the tunnels on node A of a key revoked through node B', async () => {
