@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -15,7 +15,8 @@ import { connect as tlsConnect } from 'node:tls';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { AcmeClient, AcmeIssuer, CertificateManager, TlsAlpnChallenges, createHttpsTransport, isReservedHostname } from '../../src/edge/acme/index.js';
+import { createCertificateManager, createHttpsTransport } from '../../src/edge/acme/index.js';
+import type { CertificateManager } from '../../src/edge/acme/index.js';
 import type { AcmeTransport } from '../../src/edge/acme/index.js';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
@@ -97,9 +98,9 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
   let dir: string;
   let dns: UdpSocket;
   let pebble: ChildProcess;
-  let store: Store;
-  let manager: CertificateManager;
-  let edge: EdgeServer;
+  let store: Store | undefined;
+  let manager: CertificateManager | undefined;
+  let edge: EdgeServer | undefined;
   let transport: AcmeTransport;
   let managementUrl: string;
   const logs: string[] = [];
@@ -110,69 +111,65 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
   });
 
   beforeEach(async () => {
+    [store, manager, edge] = [undefined, undefined, undefined];
     dir = await mkdtemp(join(tmpdir(), 'tuna-pebble-'));
     dns = await startLoopbackDns();
-    const [acmePort, managementPort, unusedHttpPort] = [await freePort(), await freePort(), await freePort()];
+    // Pebble must know the edge's HTTPS port before it starts, and the edge's ACME client must
+    // trust pebble's generated CA: so pick the edge's port first, start pebble, then the edge.
+    const [acmePort, managementPort, unusedHttpPort, httpsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     managementUrl = `https://127.0.0.1:${managementPort}`;
-    store = await openSqliteStore(':memory:');
-    const account = await store.createAccount({ name: 'acme-test' }, 'test');
-    await store.createReservation({ accountId: account.id, spec: { kind: 'domain', hostname: RESERVED, domainType: 'subdomain' } }, 'test');
-    const challenges = new TlsAlpnChallenges();
-    // The CA file exists once pebble.sh has run; the transport reads it lazily below.
-    let ca: string | undefined;
-    transport = (req) => {
-      if (ca === undefined) throw new Error('pebble CA not loaded');
-      return createHttpsTransport({ ca })(req);
-    };
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    const client = new AcmeClient({ directoryUrl: `https://127.0.0.1:${acmePort}/dir`, accountKey: privateKey, transport, pollIntervalMs: 100 });
-    manager = new CertificateManager({
-      store,
-      issuer: new AcmeIssuer(client, challenges),
-      challenges,
-      isIssuable: isReservedHostname(store),
-      log: (line) => logs.push(line),
-    });
-    await manager.start();
-    edge = await startEdge(
-      decodeEdgeConfig({
-        listen: { tunnel: { host: '127.0.0.1', port: 0 }, https: { host: '127.0.0.1', port: 0 } },
-        bindings: [{ id: 'binding/host/app', kind: 'host', hostnames: [RESERVED], tls: 'edge' }],
-      }),
-      { certificateProvider: manager },
-    );
-    const httpsPort = edge.address().https!.port;
     const dnsAddress = `127.0.0.1:${(dns.address() as AddressInfo).port}`;
     const args = ['start', dir, String(acmePort), String(managementPort), String(httpsPort), String(unusedHttpPort), dnsAddress];
     pebble = spawn(SCRIPT, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const output: Buffer[] = [];
     pebble.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
     pebble.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
+    let ca: string | undefined;
     for (let i = 0; i < 100 && ca === undefined; i++) {
+      // ca.pem is written before cert.pem: once cert.pem exists, ca.pem is complete.
       ca = await readFile(join(dir, 'cert.pem'), 'utf8').then(() => readFile(join(dir, 'ca.pem'), 'utf8')).catch(() => undefined);
       if (ca === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await waitForPebble(transport, `https://127.0.0.1:${acmePort}/dir`, pebble).catch((err: Error) => {
+    if (ca === undefined) throw new Error(`pebble.sh wrote no CA: ${Buffer.concat(output).toString('utf8')}`);
+    transport = createHttpsTransport({ ca });
+    const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
+    await waitForPebble(transport, directoryUrl, pebble).catch((err: Error) => {
       throw new Error(`${err.message}: ${Buffer.concat(output).toString('utf8')}`);
     });
+
+    store = await openSqliteStore(':memory:');
+    const account = await store.createAccount({ name: 'acme-test' }, 'test');
+    await store.createReservation({ accountId: account.id, spec: { kind: 'domain', hostname: RESERVED, domainType: 'subdomain' } }, 'test');
+    manager = await createCertificateManager({
+      store,
+      acme: { directoryUrl, accountKeyFile: join(dir, 'account.pem'), caPem: ca },
+      log: (line) => logs.push(line),
+    });
+    edge = await startEdge(
+      decodeEdgeConfig({
+        listen: { tunnel: { host: '127.0.0.1', port: 0 }, https: { host: '127.0.0.1', port: httpsPort } },
+        bindings: [{ id: 'binding/host/app', kind: 'host', hostnames: [RESERVED], tls: 'edge' }],
+      }),
+      { certificateProvider: manager },
+    );
   });
 
   afterEach(async () => {
-    manager.close();
-    edge.destroy();
+    manager?.close();
+    edge?.destroy();
     if (pebble.exitCode === null) {
       pebble.kill('SIGTERM');
       await once(pebble, 'exit');
     }
     dns.close();
-    await store.close();
+    await store?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('issues a certificate for a reserved host on its first HTTPS request and serves it, chained to pebble\'s root', async () => {
     const root = await getText(transport, `${managementUrl}/roots/0`);
     const intermediate = new X509Certificate(await getText(transport, `${managementUrl}/intermediates/0`));
-    const port = edge.address().https!.port;
+    const port = edge!.address().https!.port;
 
     // Full verification against pebble's root only: the chain and the name must both check out.
     const peer = await handshake(port, RESERVED, root);
@@ -181,7 +178,7 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
     expect(leaf.checkIssued(intermediate)).to.equal(true);
     expect(leaf.verify(intermediate.publicKey)).to.equal(true);
 
-    const stored = await store.getCertificate(RESERVED);
+    const stored = await store!.getCertificate(RESERVED);
     expect(stored?.notAfter).to.equal(Date.parse(leaf.validTo));
     expect(new X509Certificate(stored!.chainPem).fingerprint256).to.equal(leaf.fingerprint256);
 
@@ -200,10 +197,10 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
 
   it('starts no order for a hostname nobody reserved, so its handshake fails', async () => {
     const root = await getText(transport, `${managementUrl}/roots/0`);
-    const port = edge.address().https!.port;
+    const port = edge!.address().https!.port;
     const failure = await handshake(port, UNRESERVED, root).then(() => undefined, (err: Error) => err);
     expect(failure).to.be.instanceOf(Error);
-    expect(await store.getCertificate(UNRESERVED)).to.equal(undefined);
+    expect(await store!.getCertificate(UNRESERVED)).to.equal(undefined);
     expect(logs.filter((l) => l.includes(UNRESERVED))).to.deep.equal([]);
   });
 });

@@ -164,6 +164,8 @@ export class CertificateManager implements CertificateProvider {
       issued = await issuer.issue(name);
     } catch (err) {
       this.#failedAt.set(name, this.#now());
+      const code = (err as { code?: unknown }).code;
+      this.#o.log?.(`certificate order for ${name} failed${typeof code === 'string' ? ` (${code})` : ''}: ${(err as Error).message}`);
       throw err;
     }
     this.#failedAt.delete(name);
