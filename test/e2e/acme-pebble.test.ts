@@ -16,7 +16,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createCertificateManager, createHttpsTransport } from '../../src/edge/acme/index.js';
-import type { CertificateManager } from '../../src/edge/acme/index.js';
+import type { AcmeError, CertificateManager } from '../../src/edge/acme/index.js';
 import type { AcmeTransport } from '../../src/edge/acme/index.js';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
@@ -26,6 +26,8 @@ import type { Store } from '../../src/edge/store/index.js';
 const SCRIPT = fileURLToPath(new URL('../../hack/pebble.sh', import.meta.url));
 const RESERVED = 'app.edge.test';
 const UNRESERVED = 'stranger.edge.test';
+// Reserved, but our loopback DNS answers NXDOMAIN for it: pebble cannot validate.
+const UNRESOLVABLE = 'app.nowhere.test';
 
 /**
  * startLoopbackDns answers A queries under edge.test with 127.0.0.1 and AAAA with no records
@@ -112,6 +114,7 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
 
   beforeEach(async () => {
     [store, manager, edge] = [undefined, undefined, undefined];
+    logs.length = 0;
     dir = await mkdtemp(join(tmpdir(), 'tuna-pebble-'));
     dns = await startLoopbackDns();
     // Pebble must know the edge's HTTPS port before it starts, and the edge's ACME client must
@@ -139,7 +142,9 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
 
     store = await openSqliteStore(':memory:');
     const account = await store.createAccount({ name: 'acme-test' }, 'test');
-    await store.createReservation({ accountId: account.id, spec: { kind: 'domain', hostname: RESERVED, domainType: 'subdomain' } }, 'test');
+    for (const hostname of [RESERVED, UNRESOLVABLE]) {
+      await store.createReservation({ accountId: account.id, spec: { kind: 'domain', hostname, domainType: 'subdomain' } }, 'test');
+    }
     manager = await createCertificateManager({
       store,
       acme: { directoryUrl, accountKeyFile: join(dir, 'account.pem'), caPem: ca },
@@ -202,5 +207,13 @@ describe('ACME issuance against pebble (TLS-ALPN-01)', function () {
     expect(failure).to.be.instanceOf(Error);
     expect(await store!.getCertificate(UNRESERVED)).to.equal(undefined);
     expect(logs.filter((l) => l.includes(UNRESERVED))).to.deep.equal([]);
+  });
+
+  it('fails an order whose name does not resolve with TUNA_ACME_CHALLENGE_FAILED and pebble\'s problem type', async () => {
+    const err = (await manager!.ensure(UNRESOLVABLE).catch((e: unknown) => e)) as AcmeError;
+    expect(err.code).to.equal('TUNA_ACME_CHALLENGE_FAILED');
+    expect(err.problem?.type).to.match(/^urn:ietf:params:acme:error:/);
+    expect(await store!.getCertificate(UNRESOLVABLE)).to.equal(undefined);
+    expect(logs.some((l) => l.includes(UNRESOLVABLE) && l.includes('TUNA_ACME_CHALLENGE_FAILED'))).to.equal(true);
   });
 });
