@@ -1,7 +1,9 @@
 /**
  * tuna: client → `tuna edge` (public HTTP listener, routes by Host) → the HTTP/2 tunnel the agent
  * dialed (TLS) → `tuna http <port>` (data plane) → backend. Both run as real processes through the
- * CLI (`node --import tsx src/cli/main.ts`), the way users run them.
+ * built CLI (`node dist/cli/main.js`, compiled by `tsc -p tsconfig.build.json` when the run starts),
+ * the way users run them: running `src/` through tsx would time tsx's start-up and its transpiling,
+ * not tuna. If the build fails, the run falls back to tsx and says so.
  *
  * The CLI is built by another part of issue 3 at the same time as this benchmark: when it is not
  * there yet, or a command fails, the contender reports "not available (reason)" and the other
@@ -35,6 +37,16 @@ export interface TunaEdgeSetup {
 }
 
 const cliPath = join(repoRoot, 'src', 'cli', 'main.ts');
+const builtCliPath = join(repoRoot, 'dist', 'cli', 'main.js');
+const tscPath = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** NodeCommand is how the CLI runs: node's arguments before the CLI's own. */
+interface NodeCommand {
+  /** node flags and the CLI script */
+  prefix: string[];
+  /** what the row says about it */
+  label: string;
+}
 
 /** maxConnections is the most `tuna http --connections` accepts. */
 const maxConnections = 999;
@@ -61,12 +73,12 @@ export function edgeConfig(setup: TunaEdgeSetup): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** tunaCommands are the argument vectors after `node --import tsx` for the edge and the agents. */
+/** tunaCommands are the argument vectors after the CLI script (`node dist/cli/main.js`) for the edge and the agents. */
 export function tunaCommands(setup: TunaEdgeSetup, configFile: string): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
   const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
-    edge: [cliPath, 'edge', '--config', configFile],
-    http: (backendPort, host, connections = 1) => [cliPath, 'http', String(backendPort), '--host', host, '--connections', String(connections), ...edgeFlags],
+    edge: ['edge', '--config', configFile],
+    http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...edgeFlags],
   };
 }
 
@@ -80,6 +92,7 @@ export class TunaContender implements Contender {
   private certFiles: { certFile: string; keyFile: string } | undefined;
   /** why the TLS tunnel could not be used (the row then runs a plaintext tunnel) */
   private tlsFailure: string | undefined;
+  private node: NodeCommand = { prefix: ['--import', 'tsx', cliPath], label: 'tsx' };
   // Random keys, one per host, made for this run; agents get theirs through the environment (not
   // argv, so not in `ps`), the edge only their SHA-256; never printed (no secret in a log line).
   private readonly keys = new Map<string, string>();
@@ -92,8 +105,9 @@ export class TunaContender implements Contender {
 
   /** describe says which path tuna's requests take. */
   describe(): string {
-    if (this.tlsFailure === undefined) return 'client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend';
-    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
+    const how = ` (${this.node.label})`;
+    if (this.tlsFailure === undefined) return `client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend${how}`;
+    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend${how} (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
   }
 
   /**
@@ -106,6 +120,7 @@ export class TunaContender implements Contender {
     if (!existsSync(cliPath)) throw new ContenderUnavailableError(this.name, 'src/cli/main.ts does not exist yet');
     this.dir = join(ctx.tmp, 'tuna');
     await mkdir(this.dir, { recursive: true });
+    this.node = await buildCli(ctx);
     if (process.env.TUNA_BENCH_TUNA_TUNNEL === 'tcp') this.tlsFailure = 'TUNA_BENCH_TUNA_TUNNEL=tcp asked for plaintext';
     else if (ctx.tools.openssl) {
       this.certFiles = await makeCertificate(ctx, this.dir);
@@ -155,7 +170,7 @@ export class TunaContender implements Contender {
       const host = `idle-${count}.bench.tuna.test`;
       const { edge, setup } = await this.startEdge(ctx, `mem-${count}`, [host]);
       const args = tunaCommands(setup, '').http(ctx.backendPort, host, count);
-      const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
+      const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
       try {
         const binding = bindingIdOf(host);
         const ready = waitForTunnels(setup, binding, count, 120_000);
@@ -185,18 +200,26 @@ export class TunaContender implements Contender {
     const configFile = join(this.dir, `edge-${label}.yaml`);
     await writeFile(configFile, edgeConfig(setup), { mode: 0o600 });
     const args = tunaCommands(setup, configFile).edge;
-    const edge = ctx.group.start(`tuna-edge-${label}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot });
+    const edge = ctx.group.start(`tuna-edge-${label}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot });
     await readyOrExit(edge, waitForListening({ port: setup.httpPort }, 20_000), (code) => new ContenderUnavailableError(this.name, `tuna edge exited ${code}: ${lastLines(edge.output())}`));
     return { edge, setup };
   }
 
   private async startAgent(ctx: BenchContext, setup: TunaEdgeSetup, host: string, pollMs: number): Promise<{ proc: SpawnedProcess; target: Target }> {
     const args = tunaCommands(setup, '').http(ctx.backendPort, host);
-    const proc = ctx.group.start(`tuna-http-${host}`, process.execPath, ['--import', 'tsx', ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
+    const proc = ctx.group.start(`tuna-http-${host}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
     const target: Target = { port: setup.httpPort, host };
     await readyOrExit(proc, waitForStatus(target, '/1k', 20_000, pollMs), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
     return { proc, target };
   }
+}
+
+/** buildCli compiles src/ to dist/ (tsconfig.build.json) and runs that; tsx when the build fails. */
+async function buildCli(ctx: BenchContext): Promise<NodeCommand> {
+  const res = await ctx.group.run('tsc', process.execPath, [tscPath, '-p', join(repoRoot, 'tsconfig.build.json')], 180_000);
+  if (res.code === 0 && existsSync(builtCliPath)) return { prefix: [builtCliPath], label: 'built: node dist/cli/main.js' };
+  console.log(`  tuna: the build failed (${`${res.stdout}${res.stderr}`.trim().split('\n')[0] ?? ''}); running src/ through tsx`);
+  return { prefix: ['--import', 'tsx', cliPath], label: '**tsx**: the build failed, start-up and first requests include transpiling' };
 }
 
 /** makeCertificate makes a throw-away self-signed P-256 certificate for 127.0.0.1 with openssl. */
