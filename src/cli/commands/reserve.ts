@@ -1,3 +1,4 @@
+import { isLeft } from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { ReservationRequest } from '../control-client.js';
 import { controlFlagOptions, LabelString, labelsFrom, resolveControlContext } from '../control-options.js';
@@ -5,7 +6,7 @@ import { printResult, reservationTable } from '../control-output.js';
 import type { Reservation } from '../control-codecs.js';
 import { reserveHelp } from '../control-help.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, PortString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, PortOrZeroString, decodeFlags, parseFlags } from '../flags.js';
 import type { CliIo } from '../io.js';
 import { pick } from './http.js';
 
@@ -53,13 +54,21 @@ function toRequest(word: string | undefined, value: string | undefined): Reserva
   switch (kind) {
     case 'domain':
       if (value === undefined) throw new UsageError('tuna reserve domain: the hostname is required, e.g. app.<base domain> or www.example.com');
-      return { kind, hostname: decodeFlags(t.type({ hostname: HostnameString }), { hostname: value }, 'reserve domain').hostname };
-    case 'tcp-port':
-      return value === undefined ? { kind } : { kind, port: decodeFlags(t.type({ port: PortString }), { port: value }, 'reserve tcp').port };
+      return { kind, hostname: decodePositional(HostnameString, value, 'reserve domain', 'is not a DNS name such as app.example.com') };
+    case 'tcp-port': {
+      const port = value === undefined ? 0 : decodePositional(PortOrZeroString, value, 'reserve tcp', 'is not a port (1-65535, or 0 for any port of the pool)');
+      return port === 0 ? { kind } : { kind, port };
+    }
     case 'address':
       if (value !== undefined && !/^[0-9a-fA-F:.]+$/.test(value)) throw new UsageError(`tuna reserve address: ${JSON.stringify(value)} is not an IP address`);
       return value === undefined ? { kind } : { kind, address: value };
     default:
       throw new UsageError(`tuna reserve: expected domain <host>, tcp [port], address [ip] or list${word === undefined ? '' : `, not ${JSON.stringify(word)}`} (see tuna reserve --help)`);
   }
+}
+
+function decodePositional<A>(codec: t.Decoder<unknown, A>, value: string, command: string, why: string): A {
+  const result = codec.decode(value);
+  if (isLeft(result)) throw new UsageError(`tuna ${command}: ${JSON.stringify(value)} ${why}`);
+  return result.right;
 }
