@@ -10,6 +10,7 @@ import {
   MintedApiKeyAnswer,
   MintedTunnelKeyAnswer,
   ReleasedAnswer,
+  ReservationAnswer,
   ReservationsAnswer,
   TunnelKeyAnswer,
   TunnelKeysAnswer,
@@ -96,6 +97,11 @@ export class ControlClient {
   /** listReservations lists held reservations, filtered by labels. */
   listReservations(labels?: Record<string, string>) {
     return this.#call('GET', `/v1/reservations${labelQuery(labels)}`, ReservationsAnswer, 'reservations');
+  }
+
+  /** verifyDomain asks the edge to look for a custom domain's DNS TXT record (409 while it is missing). */
+  verifyDomain(id: string) {
+    return this.#call('POST', `/v1/reservations/${encodeURIComponent(id)}/verify`, ReservationAnswer, 'reservations', {});
   }
 
   /** release releases a reservation; the tunnel keys bound to it are revoked with it. */

@@ -62,8 +62,10 @@ export const MintedTunnelKeyAnswer = t.type({ tunnelKey: TunnelKeyCodec, token: 
 export const TunnelKeysAnswer = t.type({ tunnelKeys: t.array(TunnelKeyCodec) });
 /** TunnelKeyAnswer is DELETE /v1/tunnel-keys/{id}. */
 export const TunnelKeyAnswer = t.type({ tunnelKey: TunnelKeyCodec });
-/** ReservationAnswer is POST /v1/reservations (201 new, 200 adopted). */
+/** CreatedReservationAnswer is POST /v1/reservations (201 new, 200 adopted). */
 export const CreatedReservationAnswer = t.type({ reservation: ReservationCodec, created: t.boolean });
+/** ReservationAnswer is POST /v1/reservations/{id}/verify. */
+export const ReservationAnswer = t.type({ reservation: ReservationCodec });
 /** ReservationsAnswer is GET /v1/reservations. */
 export const ReservationsAnswer = t.type({ reservations: t.array(ReservationCodec) });
 /** ReleasedAnswer is DELETE /v1/reservations/{id}. */

@@ -49,10 +49,11 @@ export const reserveHelp = `Usage: tuna reserve domain HOSTNAME [--name NAME] [-
        tuna reserve tcp [PORT] [--name NAME] [--label KEY=VALUE …]
        tuna reserve address [IP] [--name NAME] [--label KEY=VALUE …]
        tuna reserve list [--label KEY=VALUE …]
+       tuna reserve verify HOSTNAME|ID
 
 Reserve a public address on the edge for this account (needs the reservations scope): a
 subdomain of the edge's base domain (<name>.<base>, ready at once) or a custom domain (proved by a
-DNS TXT record _tuna-challenge.<host>; the value is printed), a TCP port (a given one, or any free
+DNS TXT record _tuna-challenge.<host>; the value is printed; then tuna reserve verify), a TCP port (a given one, or any free
 port of the edge's pool), or a dedicated IP address (given, or from the pool). Reserving what the
 account already holds adopts it (RESULT adopted); --name makes pool allocations idempotent.
 

@@ -48,7 +48,7 @@ describe('cli control usage', () => {
     [['keys', 'create', '--tunnel', '--scope', 'admin'], '--scope does not apply here'],
     [['keys', 'list', '--reservation', 'r'], '--reservation does not apply here'],
     [['keys', 'revoke'], 'the key id is required'],
-    [['reserve'], 'expected domain <host>, tcp [port], address [ip] or list'],
+    [['reserve'], 'expected domain <host>, tcp [port], address [ip], list or verify <host>'],
     [['reserve', 'domain'], 'the hostname is required'],
     [['reserve', 'domain', 'a_b.example.com'], '"a_b.example.com" is not a DNS name'],
     [['reserve', 'tcp', '70000'], '"70000" is not a port'],

@@ -1,17 +1,16 @@
 import { controlFlagOptions, resolveControlContext } from '../control-options.js';
 import { printResult, reservationTable } from '../control-output.js';
-import { ControlNotFoundError } from '../control-errors.js';
 import { releaseHelp } from '../control-help.js';
 import { UsageError } from '../errors.js';
 import { parseFlags } from '../flags.js';
 import type { CliIo } from '../io.js';
+import { findHeldReservation } from '../reservation-lookup.js';
 import { pick } from './http.js';
 import { KIND_ALIASES } from './reserve.js';
 
 /**
- * releaseCommand is `tuna release <domain|tcp|address> <id|value>`. The control API releases by
- * id; a value (`app.example.com`, `30001`, `127.77.0.3`) is looked up among the account's held
- * reservations of that kind first, so scripts can release what they reserved without keeping ids.
+ * releaseCommand is `tuna release <domain|tcp|address> <id|value>`: the reservation is found by id
+ * or value among the account's held ones of that kind, then released by id.
  */
 export async function releaseCommand(args: string[], io: CliIo): Promise<number> {
   const parsed = parseFlags(args, controlFlagOptions, 'release');
@@ -21,11 +20,7 @@ export async function releaseCommand(args: string[], io: CliIo): Promise<number>
   if (kind === undefined || target === undefined) throw new UsageError('tuna release: expected <domain|tcp|address> <id|value> (see tuna release --help)');
   if (extra.length > 0) throw new UsageError(`tuna release: unexpected argument ${JSON.stringify(extra[0])}`);
   const ctx = await resolveControlContext(pick(parsed.values, Object.keys(controlFlagOptions)), io.env, 'release');
-  const { reservations } = await ctx.client.listReservations();
-  const ofKind = reservations.filter((r) => r.kind === kind);
-  const wanted = target.toLowerCase().replace(/\.$/, '');
-  const match = ofKind.find((r) => r.id === target) ?? ofKind.find((r) => r.value === wanted);
-  if (!match) throw new ControlNotFoundError(`no ${kind} reservation ${JSON.stringify(target)} held by this account (see tuna reserve list)`);
+  const match = await findHeldReservation(ctx.client, kind, target);
   const released = await ctx.client.release(match.id);
   printResult(io, ctx.isJson, released, () =>
     reservationTable([released.reservation], { header: 'REVOKED-KEYS', cell: () => released.revokedTunnelKeyIds.join(',') }),

@@ -8,6 +8,7 @@ import { reserveHelp } from '../control-help.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, PortOrZeroString, decodeFlags, parseFlags } from '../flags.js';
 import type { CliIo } from '../io.js';
+import { findHeldReservation } from '../reservation-lookup.js';
 import { pick } from './http.js';
 
 const options = { ...controlFlagOptions, name: { type: 'string' }, label: { type: 'string', multiple: true } } as const;
@@ -17,7 +18,10 @@ const ReserveFlags = t.partial({ name: t.string, label: t.array(LabelString) });
 /** KIND_ALIASES maps the words the CLI takes to the control API's reservation kinds. */
 export const KIND_ALIASES: Record<string, Reservation['kind']> = { domain: 'domain', tcp: 'tcp-port', 'tcp-port': 'tcp-port', address: 'address' };
 
-/** reserveCommand is `tuna reserve domain <host>`, `tuna reserve tcp [port]`, `tuna reserve address [ip]` and `tuna reserve list`. */
+/**
+ * reserveCommand is `tuna reserve domain <host>`, `tuna reserve tcp [port]`, `tuna reserve address [ip]`,
+ * `tuna reserve list` and `tuna reserve verify <host|id>` (a custom domain's DNS TXT proof).
+ */
 export async function reserveCommand(args: string[], io: CliIo): Promise<number> {
   const parsed = parseFlags(args, options, 'reserve');
   if (parsed.values.help === true) return (io.out(reserveHelp), 0);
@@ -32,6 +36,14 @@ export async function reserveCommand(args: string[], io: CliIo): Promise<number>
     printResult(io, ctx.isJson, reservations, () => reservationTable(reservations));
     return 0;
   }
+  if (word === 'verify') {
+    if (value === undefined || flags.name !== undefined || flags.label !== undefined) throw new UsageError('tuna reserve verify: expected one <hostname|id> and no --name/--label');
+    const ctx = await resolveControlContext(controlValues, io.env, 'reserve verify');
+    const held = await findHeldReservation(ctx.client, 'domain', value);
+    const { reservation } = await ctx.client.verifyDomain(held.id);
+    printResult(io, ctx.isJson, reservation, () => reservationTable([reservation]));
+    return 0;
+  }
   const request = {
     ...toRequest(word, value),
     ...(flags.name !== undefined ? { name: flags.name } : {}),
@@ -43,7 +55,7 @@ export async function reserveCommand(args: string[], io: CliIo): Promise<number>
   const { reservation } = answer;
   if (reservation.kind === 'domain' && !reservation.verified && reservation.verificationToken !== null && !ctx.isJson) {
     // The token is public by design (it goes into DNS), so printing it is safe (docs/edge-store.md).
-    io.err(`to verify ${reservation.value}, publish a DNS TXT record _tuna-challenge.${reservation.value} = "${reservation.verificationToken}"`);
+    io.err(`to verify ${reservation.value}, publish a DNS TXT record _tuna-challenge.${reservation.value} = "${reservation.verificationToken}", then run tuna reserve verify ${reservation.value}`);
   }
   return 0;
 }
@@ -63,7 +75,7 @@ function toRequest(word: string | undefined, value: string | undefined): Reserva
       if (value !== undefined && !/^[0-9a-fA-F:.]+$/.test(value)) throw new UsageError(`tuna reserve address: ${JSON.stringify(value)} is not an IP address`);
       return value === undefined ? { kind } : { kind, address: value };
     default:
-      throw new UsageError(`tuna reserve: expected domain <host>, tcp [port], address [ip] or list${word === undefined ? '' : `, not ${JSON.stringify(word)}`} (see tuna reserve --help)`);
+      throw new UsageError(`tuna reserve: expected domain <host>, tcp [port], address [ip], list or verify <host>${word === undefined ? '' : `, not ${JSON.stringify(word)}`} (see tuna reserve --help)`);
   }
 }
 
