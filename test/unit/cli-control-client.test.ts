@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ControlClient } from '../../src/cli/control-client.js';
 import {
@@ -17,6 +18,7 @@ import { createControlApi } from '../../src/edge/control/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { FakeClock } from '../support/postgres.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 
 /** ControlClient against the real control API (createControlApi, SQLite in memory) on 127.0.0.1. */
 describe('cli control client', function () {
@@ -133,5 +135,19 @@ describe('cli control client', function () {
     const err = await failure(new ControlClient({ url }, token).listReservations());
     expect(err).to.be.instanceOf(ControlServerError);
     expect(err.message).to.contain('unexpected shape');
+  });
+
+  it('trusts an https edge with a self-signed certificate only when given its CA', async () => {
+    token = 'tuna_ak_0123456789abcdef_secret';
+    const { cert, key } = selfSignedCertificate(['localhost']);
+    const server = createHttpsServer({ cert, key }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reservations":[]}'));
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = new URL(`https://localhost:${(server.address() as AddressInfo).port}`);
+    expect(await new ControlClient({ url, ca: cert }, token).listReservations()).to.deep.equal({ reservations: [] });
+    const untrusted = await failure(new ControlClient({ url }, token).listReservations());
+    expect(untrusted).to.be.instanceOf(ControlUnreachableError);
+    expect(untrusted.message).to.match(/SELF_SIGNED/);
   });
 });
