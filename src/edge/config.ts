@@ -62,6 +62,13 @@ const StoreSection = t.intersection([
   }),
 ]);
 
+// ACME (docs/acme.md): certificates for reserved hostnames, issued through TLS-ALPN-01 on the HTTPS
+// listener. `caFile`/`ca` trust an extra root for the ACME server only (a test CA such as pebble's).
+const AcmeSection = t.intersection([
+  t.type({ directoryUrl: t.string, accountKeyFile: t.string }),
+  t.partial({ contact: t.array(t.string), caFile: t.string, ca: t.string }),
+]);
+
 /** EdgeConfigCodec is the io-ts codec of the edge configuration file. */
 export const EdgeConfigCodec = t.intersection([
   t.type({
@@ -70,11 +77,14 @@ export const EdgeConfigCodec = t.intersection([
       t.partial({ http: Endpoint, https: Endpoint, addressPool: t.string }),
     ]),
   }),
-  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection }),
+  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection }),
 ]);
 
 /** EdgeStoreConfig is the `store` section: where the state lives and what the control API hands out. */
 export type EdgeStoreConfig = t.TypeOf<typeof StoreSection>;
+
+/** EdgeAcmeConfig is the `acme` section: where certificates for reserved hostnames come from. */
+export type EdgeAcmeConfig = t.TypeOf<typeof AcmeSection>;
 
 /** EdgeConfigFile is the decoded file, before PEM files are read. */
 export type EdgeConfigFile = t.TypeOf<typeof EdgeConfigCodec>;
@@ -102,6 +112,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.store !== undefined && (result.right.bindings ?? []).length > 0) {
     throw new EdgeConfigError('invalid edge config: store mode takes its bindings from reservations; remove `bindings`');
   }
+  if (result.right.acme !== undefined) checkAcme(result.right);
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -112,6 +123,34 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
     }
   }
   return result.right;
+}
+
+// The codec checks shapes; these are the rules it cannot say. Each message names the field.
+function checkAcme(config: EdgeConfigFile): void {
+  const acme = config.acme!;
+  const fail = (field: string, why: string): never => {
+    throw new EdgeConfigError(`invalid edge config: ${field}: ${why}`);
+  };
+  // Issued certificates and the issuance policy (held, verified reservations) live in the store.
+  if (config.store === undefined) fail('acme', 'ACME needs store mode (a `store` section)');
+  // TLS-ALPN-01 (RFC 8737) is answered on the shared HTTPS listener.
+  if (config.listen.https === undefined) fail('acme', 'ACME needs the HTTPS listener (`listen.https`)');
+  // RFC 8555 §6.1: ACME runs over HTTPS only.
+  if (parseUrl(acme.directoryUrl)?.protocol !== 'https:') fail('acme.directoryUrl', `${JSON.stringify(acme.directoryUrl)} is not an https:// URL`);
+  if (acme.accountKeyFile.trim() === '') fail('acme.accountKeyFile', 'must name a file');
+  // RFC 8555 §7.3: contacts are URLs (Let's Encrypt takes `mailto:` only).
+  for (const [i, contact] of (acme.contact ?? []).entries()) {
+    if (parseUrl(contact) === undefined) fail(`acme.contact.${i}`, `${JSON.stringify(contact)} is not a URL such as mailto:ops@example.com`);
+  }
+  if (acme.ca !== undefined && acme.caFile !== undefined) fail('acme.caFile', 'give `ca` or `caFile`, not both');
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function ipv4ToNumber(text: string): number | undefined {
@@ -136,7 +175,10 @@ function parseCidr(cidr: string): (address: string) => boolean {
   };
 }
 
-/** loadEdgeConfig reads a YAML or JSON file and reads the PEM files it names (relative to the file). */
+/**
+ * loadEdgeConfig reads a YAML or JSON file and reads the PEM files it names (relative to the file);
+ * `acme.accountKeyFile` becomes an absolute path (relative to the file) and `acme.caFile` is read into `acme.ca`.
+ */
 export async function loadEdgeConfig(path: string): Promise<EdgeConfigFile> {
   let text: string;
   try {
@@ -158,5 +200,17 @@ export async function loadEdgeConfig(path: string): Promise<EdgeConfigFile> {
   };
   if (config.listen.tunnel.tls !== undefined) await inline(config.listen.tunnel.tls);
   for (const cert of config.certificates ?? []) await inline(cert);
+  if (config.acme !== undefined) {
+    config.acme.accountKeyFile = resolve(base, config.acme.accountKeyFile);
+    if (config.acme.caFile !== undefined) config.acme.ca = await readPem(resolve(base, config.acme.caFile), 'acme.caFile');
+  }
   return config;
+}
+
+async function readPem(path: string, field: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new EdgeConfigError(`invalid edge config: ${field}: cannot read ${path}`, { cause: err });
+  }
 }

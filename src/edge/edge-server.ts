@@ -5,7 +5,8 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
-import type { CertificateProvider } from './acme/index.js';
+import { createCertificateManager } from './acme/index.js';
+import type { CertificateManager, CertificateProvider, StaticCertificate } from './acme/index.js';
 import { StaticTunnelAuthority } from './authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';
 import type { EdgeConfigFile } from './config.js';
@@ -21,6 +22,7 @@ import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
 import { openStoreMode } from './store-mode.js';
+import type { StoreMode } from './store-mode.js';
 import { acceptTunnel } from './tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnel-registry.js';
 
@@ -147,10 +149,7 @@ export class EdgeServer {
       requestId: newRequestIdGenerator(),
       isClosing: () => this.#isClosing,
     };
-    const certificates = (config.certificates ?? []).flatMap((c): EdgeCertificate[] =>
-      c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : [],
-    );
-    this.#front = new PublicFront(ctx, certificates, this.#tunnelLimits, options.certificateProvider);
+    this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
   }
 
@@ -329,21 +328,42 @@ export class EdgeServer {
 /**
  * startEdge creates an edge from a decoded config and starts listening. With a `store` section in
  * the config (or `options.store`) the edge runs in store mode (docs/edge.md): keys, reservations
- * and the control API at `/v1` come from the store; otherwise from the config file.
+ * and the control API at `/v1` come from the store; otherwise from the config file. With an `acme`
+ * section too, certificates for reserved hostnames come from the store or the CA (docs/acme.md),
+ * unless `options.certificateProvider` is given.
  */
 export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServerOptions, 'config'> = {}): Promise<EdgeServer> {
   if (config.store === undefined && options.store === undefined) return listenOrDestroy(new EdgeServer({ ...options, config }));
   const mode = await openStoreMode(config, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.log !== undefined ? { log: options.log } : {}) });
+  let certificates: CertificateManager | undefined;
+  try {
+    certificates = await createConfiguredCertificates(config, mode, options);
+  } catch (err) {
+    await mode.close();
+    throw err;
+  }
+  let isClosed = false;
+  const askForCertificates = certificates === undefined ? undefined : certificatesOnReservation(certificates, mode, staticCertificates(config), () => isClosed);
   const edge = new EdgeServer({
     ...options,
     config,
     authority: mode.authority,
     directory: mode.directory,
-    requestHandler: (req, res) => mode.requestHandler(req, res) || options.requestHandler?.(req, res) === true,
+    ...(certificates !== undefined ? { certificateProvider: certificates } : {}),
+    requestHandler: (req, res) => {
+      if (!mode.requestHandler(req, res)) return options.requestHandler?.(req, res) === true;
+      askForCertificates?.(req, res);
+      return true;
+    },
     onTunnelGranted: (grant) => {
       mode.onGranted(grant);
       options.onTunnelGranted?.(grant);
     },
+  });
+  // The manager stops renewing before the store goes (both hooks run on close() and destroy()).
+  edge.onClose(async () => {
+    isClosed = true;
+    certificates?.close();
   });
   edge.onClose(() => mode.close());
   await listenOrDestroy(edge);
@@ -354,6 +374,63 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     throw err;
   }
   return edge;
+}
+
+function staticCertificates(config: EdgeConfigFile): (StaticCertificate & EdgeCertificate)[] {
+  return (config.certificates ?? []).flatMap((c) => (c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : []));
+}
+
+// The `acme` section makes the store-mode edge its own certificate provider (stored, static, ACME).
+async function createConfiguredCertificates(config: EdgeConfigFile, mode: StoreMode, options: Omit<EdgeServerOptions, 'config'>): Promise<CertificateManager | undefined> {
+  const acme = config.acme;
+  if (acme === undefined || options.certificateProvider !== undefined) return undefined;
+  return createCertificateManager({
+    store: mode.store,
+    acme: {
+      directoryUrl: acme.directoryUrl,
+      accountKeyFile: acme.accountKeyFile,
+      ...(acme.contact !== undefined ? { contact: acme.contact } : {}),
+      ...(acme.ca !== undefined ? { caPem: acme.ca } : {}),
+    },
+    staticCertificates: staticCertificates(config),
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
+}
+
+/**
+ * certificatesOnReservation returns a hook for control API requests: after a reservation or a
+ * custom-domain verification made through this node succeeds, every hostname the edge now serves
+ * with edge TLS that it did not serve before gets `ensure`d, so the first visitor does not wait
+ * for the order (docs/acme.md "When the edge asks"). Names a static certificate covers are left
+ * alone (no CA rate limit spent). Only the node that took the request orders: the others see the
+ * name by polling and would otherwise place duplicate orders.
+ */
+function certificatesOnReservation(
+  manager: CertificateManager,
+  mode: StoreMode,
+  statics: readonly StaticCertificate[],
+  isClosed: () => boolean,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const covered = new Set(statics.flatMap((c) => c.hostnames.map((h) => h.toLowerCase())));
+  const isCovered = (name: string): boolean => covered.has(name) || (name.indexOf('.') > 0 && covered.has(`*${name.slice(name.indexOf('.'))}`));
+  const edgeHosts = (): Set<string> =>
+    new Set(mode.directory.list().flatMap((b) => (b.kind === 'host' && b.tls === 'edge' ? b.hostnames.map((h) => h.toLowerCase()) : [])));
+  return (req, res) => {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (req.method !== 'POST' || !/^\/v1\/reservations(\/[^/]+\/verify)?$/.test(path)) return;
+    // Taken before the store changes: a poll that lands before the answer must not hide the new name.
+    const before = edgeHosts();
+    res.once('finish', () => {
+      if (res.statusCode >= 300) return;
+      void mode.directory.refresh().then(() => {
+        for (const name of edgeHosts()) {
+          if (before.has(name) || isCovered(name) || isClosed()) continue;
+          // A failed order is logged by the manager with the CA's problem; the first handshake asks again.
+          manager.ensure(name).catch(() => undefined);
+        }
+      }, () => undefined);
+    });
+  };
 }
 
 async function listenOrDestroy(edge: EdgeServer): Promise<EdgeServer> {

@@ -2,7 +2,7 @@
 export { EdgeServer, startEdge, bindingsFromConfig, keysFromConfig } from './edge-server.js';
 export type { EdgeServerOptions, EdgeAddresses } from './edge-server.js';
 export { EdgeConfigCodec, decodeEdgeConfig, loadEdgeConfig } from './config.js';
-export type { EdgeConfigFile, EdgeStoreConfig } from './config.js';
+export type { EdgeConfigFile, EdgeStoreConfig, EdgeAcmeConfig } from './config.js';
 export { StaticTunnelAuthority, hashTunnelKey } from './authority.js';
 export type { TunnelAuthority, TunnelRequestInfo, Grant, Refusal, KeyRecord } from './authority.js';
 export { StaticBindingDirectory } from './directory.js';
