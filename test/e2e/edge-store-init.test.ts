@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { EdgeAlreadyInitializedError, initEdge } from '../../src/edge/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { api, startStoreEdge } from './edge-store-harness.test.js';
-import type { StoreEdge } from './edge-store-harness.test.js';
+import { api, startStoreEdge } from '../support/edge-store-harness.js';
+import type { StoreEdge } from '../support/edge-store-harness.js';
 
 describe('edge store mode: first start (initEdge)', () => {
   let store: Store;

@@ -7,8 +7,8 @@ import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { http1, waitUntil } from '../support/tunnel-harness.js';
-import { BASE_DOMAIN, api, connectAgent, refusalStatus, reserveAndMint, seedAccount, startStoreEdge, storeEdgeConfig } from './edge-store-harness.test.js';
-import type { StoreEdge } from './edge-store-harness.test.js';
+import { BASE_DOMAIN, api, connectAgent, refusalStatus, reserveAndMint, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
+import type { StoreEdge } from '../support/edge-store-harness.js';
 
 async function tcpRoundTrip(host: string, port: number, payload: string): Promise<string> {
   const socket = connect({ host, port });

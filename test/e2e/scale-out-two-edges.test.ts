@@ -14,8 +14,8 @@ import type { PostgresTarget } from '../support/postgres.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, waitUntil } from '../support/tunnel-harness.js';
 import { newTestManager } from '../support/tunnel-manager-fixture.js';
-import { BASE_DOMAIN, api, reserveAndMint, seedAccount } from './edge-store-harness.test.js';
-import type { Seeded } from './edge-store-harness.test.js';
+import { BASE_DOMAIN, api, reserveAndMint, seedAccount } from '../support/edge-store-harness.js';
+import type { Seeded } from '../support/edge-store-harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -3,8 +3,8 @@ import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { http1 } from '../support/tunnel-harness.js';
-import { BASE_DOMAIN, api, connectAgent, refusalStatus, reserveAndMint, seedAccount, startStoreEdge } from './edge-store-harness.test.js';
-import type { Seeded, StoreEdge } from './edge-store-harness.test.js';
+import { BASE_DOMAIN, api, connectAgent, refusalStatus, reserveAndMint, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 
 /** closedWithin resolves to the milliseconds until the session closed, or rejects past the deadline. */
 async function msUntilClosed(session: TunnelSession, since: number, deadlineMs: number): Promise<number> {

@@ -5,8 +5,8 @@ import { connect } from 'node:net';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { HEADER_BINDING, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../src/tunnel/protocol.js';
-import { BASE_DOMAIN, api, refusalStatus, reserveAndMint, seedAccount, startStoreEdge } from './edge-store-harness.test.js';
-import type { Seeded, StoreEdge } from './edge-store-harness.test.js';
+import { BASE_DOMAIN, api, refusalStatus, reserveAndMint, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 
 /** handshake sends one raw upgrade request and returns the status of the answer. */
 async function handshake(port: number, bindingId: string, key: string): Promise<number> {

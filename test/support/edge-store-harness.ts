@@ -2,18 +2,17 @@ import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import { startEdge } from '../../src/edge/index.js';
 import type { EdgeConfigFile, EdgeServer } from '../../src/edge/index.js';
-import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import type { EdgeEndpoint } from '../../src/tunnel/dialer.js';
 import { TunnelSession } from '../../src/tunnel/session.js';
-import { TestStreamHandler } from '../support/tunnel-handlers.js';
+import { TestStreamHandler } from './tunnel-handlers.js';
 
 /**
  * Shared pieces of the store-mode edge tests (edge-store-*, security-*, scale-out-*): an edge
  * started from a store, a seeded account with a `reservations` key, and control API calls as real
- * HTTP requests. The one describe below checks the harness itself.
+ * HTTP requests.
  */
 
 /** StoreEdge is a running store-mode edge and everything a test needs to talk to it. */
@@ -156,26 +155,3 @@ export async function refusalStatus(endpoint: EdgeEndpoint, bindingId: string, k
     return status;
   }
 }
-
-describe('edge store harness', () => {
-  let store: Store | undefined;
-  let running: StoreEdge | undefined;
-
-  afterEach(async () => {
-    await running?.edge.close();
-    await store?.close();
-    running = undefined;
-    store = undefined;
-  });
-
-  it('serves the control API on the tunnel listener and answers 401 without a key', async () => {
-    store = await openSqliteStore(':memory:');
-    running = await startStoreEdge(store);
-    const answer = await api(running.controlPort, 'GET', '/v1/account', undefined);
-    expect(answer.status).to.equal(401);
-    const seeded = await seedAccount(store);
-    const me = await api(running.controlPort, 'GET', '/v1/account', seeded.reservationsToken);
-    expect(me.status).to.equal(200);
-    expect((me.body['account'] as { id: string }).id).to.equal(seeded.accountId);
-  });
-});
