@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { ReservationRequest } from '../control-client.js';
@@ -72,7 +73,7 @@ function toRequest(word: string | undefined, value: string | undefined): Reserva
       return port === 0 ? { kind } : { kind, port };
     }
     case 'address':
-      if (value !== undefined && !/^[0-9a-fA-F:.]+$/.test(value)) throw new UsageError(`tuna reserve address: ${JSON.stringify(value)} is not an IP address`);
+      if (value !== undefined && isIP(value) === 0) throw new UsageError(`tuna reserve address: ${JSON.stringify(value)} is not an IP address`);
       return value === undefined ? { kind } : { kind, address: value };
     default:
       throw new UsageError(`tuna reserve: expected domain <host>, tcp [port], address [ip], list or verify <host>${word === undefined ? '' : `, not ${JSON.stringify(word)}`} (see tuna reserve --help)`);
