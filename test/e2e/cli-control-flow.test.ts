@@ -1,13 +1,18 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createControlApi } from '../../src/edge/control/index.js';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -210,5 +215,50 @@ describe('tuna edge init, keys, reserve and release against a store-mode edge', 
     const missing = await tuna(['release', 'domain', 'nope.edge.test'], { ...env, TUNA_API_KEY: ops.token });
     expect(missing.code).to.equal(66);
     expect(missing.stderr).to.contain('no domain reservation "nope.edge.test" held by this account');
+  });
+});
+
+/**
+ * `tuna reserve domain` of a custom domain, then `tuna reserve verify`, run as child processes
+ * against createControlApi on 127.0.0.1 whose DNS check reads a map the test fills (the real TXT
+ * lookup has its own test, control-dns-verify.test.ts).
+ */
+describe('tuna reserve verify of a custom domain', function () {
+  this.timeout(60_000);
+  let store: Store | undefined;
+  let server: Server | undefined;
+
+  afterEach(async () => {
+    server?.close();
+    await store?.close();
+    server = undefined;
+    store = undefined;
+  });
+
+  it('answers 409 with exit status 73 until the TXT record holds the printed token, then shows the domain ready', async () => {
+    store = await openSqliteStore(':memory:');
+    const account = await store.createAccount({ name: 'a' }, 'test');
+    const { token } = await store.createApiKey({ accountId: account.id, name: 'ops', scopes: ['reservations'] }, 'test');
+    const txt = new Map<string, string>();
+    server = createHttpServer(createControlApi({ store, baseDomain: 'edge.test', verifyDomain: async (host, value) => txt.get(host) === value }));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const env = { TUNA_EDGE: `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`, TUNA_API_KEY: token };
+
+    const reserved = await tuna(['reserve', 'domain', 'www.example.org'], env);
+    expect(reserved.code, reserved.stderr).to.equal(0);
+    const printed = /_tuna-challenge\.www\.example\.org = "([^"]+)", then run tuna reserve verify www\.example\.org/.exec(reserved.stderr);
+    expect(printed, reserved.stderr).not.to.equal(null);
+
+    const early = await tuna(['reserve', 'verify', 'www.example.org'], env);
+    expect(early.code).to.equal(73);
+    expect(early.stderr).to.match(/^tuna reserve: conflict \(409\): no TXT record _tuna-challenge\.www\.example\.org/);
+
+    txt.set('www.example.org', printed![1]!);
+    const verified = await tuna(['reserve', 'verify', 'WWW.example.org.'], env);
+    expect(verified.code, verified.stderr).to.equal(0);
+    const [header, row] = verified.stdout.trimEnd().split('\n');
+    expect(header!.split(/\s+/)).to.deep.equal(['ID', 'KIND', 'VALUE', 'STATUS', 'NAME', 'LABELS']);
+    expect(row!.split(/\s+/).slice(1, 4)).to.deep.equal(['domain', 'www.example.org', 'ready']);
   });
 });
