@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createControlApi } from '../../src/edge/control/index.js';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
-import { openSqliteStore } from '../../src/edge/store/index.js';
+import { openPostgresStore, openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
+import { freshPostgresSchema } from '../support/postgres.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -260,5 +261,37 @@ describe('tuna reserve verify of a custom domain', function () {
     const [header, row] = verified.stdout.trimEnd().split('\n');
     expect(header!.split(/\s+/)).to.deep.equal(['ID', 'KIND', 'VALUE', 'STATUS', 'NAME', 'LABELS']);
     expect(row!.split(/\s+/).slice(1, 4)).to.deep.equal(['domain', 'www.example.org', 'ready']);
+  });
+});
+
+/** `tuna edge init` on PostgreSQL (the test server of test/support/postgres.ts) and on a store it cannot open. */
+describe('tuna edge init on PostgreSQL', function () {
+  this.timeout(600_000);
+
+  it('initialises a schema once, refuses the second init with exit status 73, and the store holds one admin key', async () => {
+    const { connectionString, schema } = await freshPostgresSchema();
+    const first = await tuna(['edge', 'init', '--store', connectionString, '--schema', schema, '--account', 'ops', '--json']);
+    const minted = json<Minted & { account: { name: string }; apiKey: { scopes: string[] } }>(first);
+    expect(minted.account.name).to.equal('ops');
+    expect(minted.apiKey.scopes).to.deep.equal(['admin']);
+    const second = await tuna(['edge', 'init', '--store', connectionString, '--schema', schema]);
+    expect(second.code).to.equal(73);
+    const store = await openPostgresStore({ connectionString, schema });
+    try {
+      const accounts = await store.listAccounts();
+      expect(accounts.map((a) => a.name)).to.deep.equal(['ops']);
+      expect((await store.authenticateApiKey(minted.token))?.scopes).to.deep.equal(['admin']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('exits with status 78 when the store cannot be opened, without echoing the URL and its password', async () => {
+    const port = await freePort();
+    const ran = await tuna(['edge', 'init', '--store', `postgres://tuna:s3cret-pw@127.0.0.1:${port}/tuna`]);
+    expect(ran.code).to.equal(78);
+    expect(ran.stderr).to.match(/^tuna edge: cannot open the PostgreSQL store: /);
+    expect(ran.stderr).not.to.contain('s3cret-pw');
+    expect(ran.stdout).to.equal('');
   });
 });
