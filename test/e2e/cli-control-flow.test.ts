@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createControlApi } from '../../src/edge/control/index.js';
+import type { ControlApiOptions } from '../../src/edge/control/index.js';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import { openPostgresStore, openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
@@ -224,7 +225,7 @@ describe('tuna edge init, keys, reserve and release against a store-mode edge', 
  * against createControlApi on 127.0.0.1 whose DNS check reads a map the test fills (the real TXT
  * lookup has its own test, control-dns-verify.test.ts).
  */
-describe('tuna reserve verify of a custom domain', function () {
+describe('tuna against the control API alone: custom-domain verification and the rate limit', function () {
   this.timeout(60_000);
   let store: Store | undefined;
   let server: Server | undefined;
@@ -236,15 +237,29 @@ describe('tuna reserve verify of a custom domain', function () {
     store = undefined;
   });
 
-  it('answers 409 with exit status 73 until the TXT record holds the printed token, then shows the domain ready', async () => {
+  /** serveApi serves createControlApi over a fresh in-memory store; returns the env of a `reservations` key. */
+  async function serveApi(extra: Partial<ControlApiOptions>): Promise<Record<string, string>> {
     store = await openSqliteStore(':memory:');
     const account = await store.createAccount({ name: 'a' }, 'test');
     const { token } = await store.createApiKey({ accountId: account.id, name: 'ops', scopes: ['reservations'] }, 'test');
-    const txt = new Map<string, string>();
-    server = createHttpServer(createControlApi({ store, baseDomain: 'edge.test', verifyDomain: async (host, value) => txt.get(host) === value }));
+    server = createHttpServer(createControlApi({ store, baseDomain: 'edge.test', ...extra }));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    const env = { TUNA_EDGE: `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`, TUNA_API_KEY: token };
+    return { TUNA_EDGE: `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`, TUNA_API_KEY: token };
+  }
+
+  it('answers 429 with exit status 75 and the wait once wrong keys spent the budget, even for the right key', async () => {
+    const env = await serveApi({ rateLimit: { capacity: 1, refillPerSecond: 0.01 } });
+    const wrong = await tuna(['reserve', 'list'], { ...env, TUNA_API_KEY: `${env.TUNA_API_KEY!.slice(0, -2)}zz` });
+    expect(wrong.code).to.equal(77);
+    const limited = await tuna(['reserve', 'list'], env);
+    expect(limited.code).to.equal(75);
+    expect(limited.stderr.trim()).to.match(/^tuna reserve: the edge is rate-limiting this address after failed authentications \(429\); try again in \d+ s$/);
+  });
+
+  it('answers 409 with exit status 73 until the TXT record holds the printed token, then shows the domain ready', async () => {
+    const txt = new Map<string, string>();
+    const env = await serveApi({ verifyDomain: async (host, value) => txt.get(host) === value });
 
     const reserved = await tuna(['reserve', 'domain', 'www.example.org'], env);
     expect(reserved.code, reserved.stderr).to.equal(0);
