@@ -5,14 +5,14 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
-import { createCertificateManager } from './acme/index.js';
+import { createCertificateManager, loadOrCreateAccountKey } from './acme/index.js';
 import type { CertificateManager, CertificateProvider, StaticCertificate } from './acme/index.js';
 import { StaticTunnelAuthority } from './authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './directory.js';
 import type { BindingDirectory, EdgeBinding } from './directory.js';
-import { EdgeListenError } from './errors.js';
+import { EdgeConfigError, EdgeListenError } from './errors.js';
 import { newRequestIdGenerator } from './front-context.js';
 import type { EdgeLimits, FrontContext } from './front-context.js';
 import { EdgeMetrics } from './metrics.js';
@@ -384,6 +384,10 @@ function staticCertificates(config: EdgeConfigFile): (StaticCertificate & EdgeCe
 async function createConfiguredCertificates(config: EdgeConfigFile, mode: StoreMode, options: Omit<EdgeServerOptions, 'config'>): Promise<CertificateManager | undefined> {
   const acme = config.acme;
   if (acme === undefined || options.certificateProvider !== undefined) return undefined;
+  // Read (or create) the account key first so a bad path fails the start with the field's name.
+  await loadOrCreateAccountKey(acme.accountKeyFile).catch((err: Error) => {
+    throw new EdgeConfigError(`invalid edge config: acme.accountKeyFile: cannot read or create ${acme.accountKeyFile}: ${(err as { code?: string }).code ?? err.name}`, { cause: err });
+  });
   return createCertificateManager({
     store: mode.store,
     acme: {
