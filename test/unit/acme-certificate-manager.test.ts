@@ -157,6 +157,21 @@ describe('acme certificate manager', () => {
     withStatic.close();
   });
 
+  it('serves a reserved subdomain from a covering static wildcard without ordering', async () => {
+    const wildcard = selfSigned(['*.example.test'], START - DAY, 365 * DAY);
+    const withWildcard = new CertificateManager({
+      store,
+      issuer,
+      isIssuable: (name) => Promise.resolve(reserved.has(name)),
+      staticCertificates: [{ hostnames: ['*.example.test'], cert: wildcard.chainPem, key: wildcard.keyPem }],
+      now: () => time.now,
+      scheduler: time,
+    });
+    expect(await withWildcard.resolve('app.example.test')).to.not.equal(undefined);
+    expect(issuer.calls).to.deep.equal([]);
+    withWildcard.close();
+  });
+
   it('picks up a certificate another edge node stored after the negative cache expires', async () => {
     expect(await manager.resolve('other.example.test')).to.equal(undefined);
     const cert = selfSigned(['other.example.test'], START, 90 * DAY);

@@ -106,19 +106,23 @@ export class CertificateManager implements CertificateProvider {
     return this.#o.challenges?.contextFor(servername);
   }
 
-  /** resolve finds a context: stored exact, static exact, issued on demand, stored or static wildcard. */
+  /**
+   * resolve finds a context: stored or static exact, then stored or static wildcard, then issued on
+   * demand. A covering wildcard comes before an order: with `*.<base domain>` configured, ACME is
+   * needed only for custom domains, and needless orders would spend the CA's rate limits.
+   */
   async resolve(servername: string): Promise<SecureContext | undefined> {
     const name = servername.toLowerCase();
     const exact = (await this.#lookup(name)) ?? this.#static.get(name);
     if (exact !== undefined) return exact;
-    if (name !== '' && this.#o.issuer !== undefined && !this.#isClosed && (await this.#mayIssue(name))) {
-      const issued = await this.ensure(name).catch(() => undefined);
-      if (issued !== undefined) return issued;
-    }
     const dot = name.indexOf('.');
-    if (dot <= 0) return undefined;
-    const wildcard = `*${name.slice(dot)}`;
-    return (await this.#lookup(wildcard)) ?? this.#static.get(wildcard);
+    const wildcard = dot > 0 ? `*${name.slice(dot)}` : undefined;
+    const covering = wildcard === undefined ? undefined : ((await this.#lookup(wildcard)) ?? this.#static.get(wildcard));
+    if (covering !== undefined) return covering;
+    if (name !== '' && this.#o.issuer !== undefined && !this.#isClosed && (await this.#mayIssue(name))) {
+      return this.ensure(name).catch(() => undefined);
+    }
+    return undefined;
   }
 
   /** ensure returns a valid certificate for the name, issuing one if needed; concurrent callers share one order. */
