@@ -40,6 +40,8 @@ interface Destroyable {
   destroy?(err?: Error): void;
   readableEnded?: boolean;
   writableFinished?: boolean;
+  cork?(): void;
+  uncork?(): void;
 }
 
 /**
@@ -50,6 +52,7 @@ interface Destroyable {
  */
 function pump(src: NodeJS.ReadableStream, dst: NodeJS.WritableStream, done: RelayDone): void {
   let isSettled = false;
+  const coalesce = writeCoalescer(dst);
   const settle = (err: Error | null): void => {
     if (isSettled) return;
     isSettled = true;
@@ -66,6 +69,7 @@ function pump(src: NodeJS.ReadableStream, dst: NodeJS.WritableStream, done: Rela
     done(err);
   };
   const onData = (chunk: Buffer | string): void => {
+    coalesce();
     if (!dst.write(chunk)) src.pause();
   };
   const onDrain = (): void => {
@@ -93,4 +97,27 @@ function pump(src: NodeJS.ReadableStream, dst: NodeJS.WritableStream, done: Rela
   dst.once('close', onDstClose);
   // as pipe() does: a source paused on purpose (a raw socket waiting for the agent's 2xx) flows now.
   src.resume();
+}
+
+/**
+ * writeCoalescer returns a function to call before each write to `dst`: the first call of a turn
+ * of the event loop corks `dst` until the loop's check phase. nghttp2 sends DATA frames of 16 KiB
+ * at most and each arrives as its own chunk (its own callback from C++, so nextTick would run
+ * between them): written one by one that is a syscall per 16 KiB; corked, the frames one socket
+ * read delivered leave in one writev (docs/tunnel-performance.md, attempt 3). An HTTP/1.1
+ * message corks its socket: that socket itself is held, so the uncork reaches it even if the
+ * message was detached from it meanwhile (keep-alive reuse).
+ */
+export function writeCoalescer(dst: NodeJS.WritableStream): () => void {
+  let corked: Destroyable | undefined;
+  const uncork = (): void => {
+    corked?.uncork?.();
+    corked = undefined;
+  };
+  return () => {
+    if (corked !== undefined) return;
+    corked = (dst as { socket?: Destroyable | null }).socket ?? (dst as Destroyable);
+    corked.cork?.();
+    setImmediate(uncork);
+  };
 }
