@@ -5,24 +5,22 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../tunnel/protocol.js';
 import type { TunnelLimits } from '../tunnel/protocol.js';
-import { createCertificateManager, loadOrCreateAccountKey } from './acme/index.js';
-import type { CertificateManager, CertificateProvider, StaticCertificate } from './acme/index.js';
+import type { CertificateManager, CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './directory.js';
 import type { BindingDirectory, EdgeBinding } from './directory.js';
-import { EdgeConfigError, EdgeListenError } from './errors.js';
+import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
+import { EdgeListenError } from './errors.js';
 import { newRequestIdGenerator } from './front-context.js';
 import type { EdgeLimits, FrontContext } from './front-context.js';
 import { EdgeMetrics } from './metrics.js';
 import { PublicFront } from './public-front.js';
-import type { EdgeCertificate } from './public-front.js';
 import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
 import { openStoreMode } from './store-mode.js';
-import type { StoreMode } from './store-mode.js';
 import { acceptTunnel } from './tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnel-registry.js';
 
@@ -374,67 +372,6 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     throw err;
   }
   return edge;
-}
-
-function staticCertificates(config: EdgeConfigFile): (StaticCertificate & EdgeCertificate)[] {
-  return (config.certificates ?? []).flatMap((c) => (c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : []));
-}
-
-// The `acme` section makes the store-mode edge its own certificate provider (stored, static, ACME).
-async function createConfiguredCertificates(config: EdgeConfigFile, mode: StoreMode, options: Omit<EdgeServerOptions, 'config'>): Promise<CertificateManager | undefined> {
-  const acme = config.acme;
-  if (acme === undefined || options.certificateProvider !== undefined) return undefined;
-  // Read (or create) the account key first so a bad path fails the start with the field's name.
-  await loadOrCreateAccountKey(acme.accountKeyFile).catch((err: Error) => {
-    throw new EdgeConfigError(`invalid edge config: acme.accountKeyFile: cannot read or create ${acme.accountKeyFile}: ${(err as { code?: string }).code ?? err.name}`, { cause: err });
-  });
-  return createCertificateManager({
-    store: mode.store,
-    acme: {
-      directoryUrl: acme.directoryUrl,
-      accountKeyFile: acme.accountKeyFile,
-      ...(acme.contact !== undefined ? { contact: acme.contact } : {}),
-      ...(acme.ca !== undefined ? { caPem: acme.ca } : {}),
-    },
-    staticCertificates: staticCertificates(config),
-    ...(options.log !== undefined ? { log: options.log } : {}),
-  });
-}
-
-/**
- * certificatesOnReservation returns a hook for control API requests: after a reservation or a
- * custom-domain verification made through this node succeeds, every hostname the edge now serves
- * with edge TLS that it did not serve before gets `ensure`d, so the first visitor does not wait
- * for the order (docs/acme.md "When the edge asks"). Names a static certificate covers are left
- * alone (no CA rate limit spent). Only the node that took the request orders: the others see the
- * name by polling and would otherwise place duplicate orders.
- */
-function certificatesOnReservation(
-  manager: CertificateManager,
-  mode: StoreMode,
-  statics: readonly StaticCertificate[],
-  isClosed: () => boolean,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  const covered = new Set(statics.flatMap((c) => c.hostnames.map((h) => h.toLowerCase())));
-  const isCovered = (name: string): boolean => covered.has(name) || (name.indexOf('.') > 0 && covered.has(`*${name.slice(name.indexOf('.'))}`));
-  const edgeHosts = (): Set<string> =>
-    new Set(mode.directory.list().flatMap((b) => (b.kind === 'host' && b.tls === 'edge' ? b.hostnames.map((h) => h.toLowerCase()) : [])));
-  return (req, res) => {
-    const path = (req.url ?? '').split('?')[0] ?? '';
-    if (req.method !== 'POST' || !/^\/v1\/reservations(\/[^/]+\/verify)?$/.test(path)) return;
-    // Taken before the store changes: a poll that lands before the answer must not hide the new name.
-    const before = edgeHosts();
-    res.once('finish', () => {
-      if (res.statusCode >= 300) return;
-      void mode.directory.refresh().then(() => {
-        for (const name of edgeHosts()) {
-          if (before.has(name) || isCovered(name) || isClosed()) continue;
-          // A failed order is logged by the manager with the CA's problem; the first handshake asks again.
-          manager.ensure(name).catch(() => undefined);
-        }
-      }, () => undefined);
-    });
-  };
 }
 
 async function listenOrDestroy(edge: EdgeServer): Promise<EdgeServer> {
