@@ -32,7 +32,7 @@ export function renderSection(all: Figures[], f: RunFacts & { seconds: number })
     '## tunnel: direct, nginx, frp, chisel and tuna on loopback',
     '',
     `Machine: ${machineLine()}; 1-minute load average ${f.load[0].toFixed(1)} before, ${f.load[1].toFixed(1)} after (other jobs share these cores).`,
-    `Tools: ${Object.entries(f.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. Method and fairness: [docs/benchmarking.md](benchmarking.md).`,
+    `Tools: ${Object.entries(f.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. Method and fairness: [docs/benchmarking.md](benchmarking.md). What limits tuna, its CPU profile and the measured attempts to close each gap: [docs/tunnel-performance.md](tunnel-performance.md).`,
     '',
     `- Each figure is the median of ${f.runs} rounds; each round visits every contender in a rotated order, all of them running side by side.`,
     `- req/s: wrk, ${f.connections} keep-alive HTTP/1.1 connections, ${f.wrkThreads} threads, 1 KiB responses.`,
