@@ -12,8 +12,11 @@ const MAX_HELLO_BYTES = 16 << 10;
 /** ClientHelloResult is the parse outcome: a name, no name, or "need more bytes". */
 export type ClientHelloResult = { kind: 'sni'; serverName: string } | { kind: 'no-sni' } | { kind: 'incomplete' } | { kind: 'not-tls' };
 
-/** parseClientHello reads the SNI host_name from the start of a TLS stream. */
-export function parseClientHello(data: Buffer): ClientHelloResult {
+/** ClientHelloBody is the ClientHello message body (after its 4-byte header), or why there is none yet. */
+export type ClientHelloBody = { kind: 'body'; body: Buffer } | { kind: 'incomplete' } | { kind: 'not-tls' };
+
+/** readClientHelloBody joins the handshake records at the start of a TLS stream and returns the ClientHello body. */
+export function readClientHelloBody(data: Buffer): ClientHelloBody {
   // Handshake messages may span several TLS records (RFC 8446 §5.1): join their payloads first.
   const handshake: Buffer[] = [];
   let offset = 0;
@@ -31,61 +34,84 @@ export function parseClientHello(data: Buffer): ClientHelloResult {
       if (first[0] !== 0x01) return { kind: 'not-tls' };
       needed = 4 + first.readUIntBE(1, 3);
     }
-    if (needed >= 0 && total >= needed) return parseHello(Buffer.concat(handshake).subarray(4, needed));
+    if (needed >= 0 && total >= needed) return { kind: 'body', body: Buffer.concat(handshake).subarray(4, needed) };
   }
   if (data.length > 0 && data[0] !== 0x16) return { kind: 'not-tls' };
   return { kind: 'incomplete' };
 }
 
-function parseHello(hello: Buffer): ClientHelloResult {
+/**
+ * findExtension returns the data of one ClientHello extension (RFC 8446 §4.1.2): a buffer, `null`
+ * when the hello has no such extension, `undefined` when the hello is malformed.
+ */
+export function findExtension(hello: Buffer, wanted: number): Buffer | null | undefined {
   let p = 2 + 32; // legacy_version, random
-  if (p + 1 > hello.length) return { kind: 'not-tls' };
+  if (p + 1 > hello.length) return undefined;
   p += 1 + hello[p]!; // legacy_session_id
-  if (p + 2 > hello.length) return { kind: 'not-tls' };
+  if (p + 2 > hello.length) return undefined;
   p += 2 + hello.readUInt16BE(p); // cipher_suites
-  if (p + 1 > hello.length) return { kind: 'not-tls' };
+  if (p + 1 > hello.length) return undefined;
   p += 1 + hello[p]!; // legacy_compression_methods
-  if (p + 2 > hello.length) return { kind: 'no-sni' };
+  if (p + 2 > hello.length) return null;
   const end = Math.min(hello.length, p + 2 + hello.readUInt16BE(p));
   p += 2;
   while (p + 4 <= end) {
     const type = hello.readUInt16BE(p);
     const length = hello.readUInt16BE(p + 2);
     p += 4;
-    if (type === 0 && p + 5 <= end) {
-      // server_name_list: list length (2), name_type (1, 0 = host_name), name length (2), name
-      if (hello[p + 2] !== 0) return { kind: 'no-sni' };
-      const nameLength = hello.readUInt16BE(p + 3);
-      if (p + 5 + nameLength > end) return { kind: 'not-tls' };
-      return { kind: 'sni', serverName: hello.subarray(p + 5, p + 5 + nameLength).toString('latin1').toLowerCase() };
-    }
+    if (type === wanted) return hello.subarray(p, Math.min(end, p + length));
     p += length;
   }
-  return { kind: 'no-sni' };
+  return null;
 }
 
-/** peekServerName reads a ClientHello from the socket, pushes the bytes back, and returns the SNI name ('' if none). */
-export function peekServerName(socket: Socket, timeoutMs: number): Promise<string | undefined> {
+/** parseClientHello reads the SNI host_name from the start of a TLS stream. */
+export function parseClientHello(data: Buffer): ClientHelloResult {
+  const read = readClientHelloBody(data);
+  if (read.kind !== 'body') return read;
+  const ext = findExtension(read.body, 0);
+  if (ext === undefined) return { kind: 'not-tls' };
+  // server_name_list: list length (2), name_type (1, 0 = host_name), name length (2), name (RFC 6066 §3)
+  if (ext === null || ext.length < 5 || ext[2] !== 0) return { kind: 'no-sni' };
+  const nameLength = ext.readUInt16BE(3);
+  if (5 + nameLength > ext.length) return { kind: 'not-tls' };
+  return { kind: 'sni', serverName: ext.subarray(5, 5 + nameLength).toString('latin1').toLowerCase() };
+}
+
+/**
+ * peekClientHello reads a whole ClientHello from the socket and pushes the bytes back for whoever
+ * handles the socket next; undefined on timeout, close, non-TLS bytes or an oversized hello.
+ */
+export function peekClientHello(socket: Socket, timeoutMs: number): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     let buffered: Buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => done(undefined), timeoutMs);
-    const done = (name: string | undefined): void => {
+    const timer = setTimeout(() => done(false), timeoutMs);
+    const done = (isHello: boolean): void => {
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('close', onClose);
       socket.pause();
       if (buffered.length > 0) socket.unshift(buffered);
-      resolve(name);
+      resolve(isHello ? buffered : undefined);
     };
-    const onClose = (): void => done(undefined);
+    const onClose = (): void => done(false);
     const onData = (chunk: Buffer): void => {
       buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      const result = parseClientHello(buffered);
-      if (result.kind === 'sni') done(result.serverName);
-      else if (result.kind === 'no-sni') done('');
-      else if (result.kind === 'not-tls' || buffered.length > MAX_HELLO_BYTES) done(undefined);
+      const kind = readClientHelloBody(buffered).kind;
+      if (kind === 'body') done(true);
+      else if (kind === 'not-tls' || buffered.length > MAX_HELLO_BYTES) done(false);
     };
     socket.on('data', onData);
     socket.once('close', onClose);
+    // A socket an earlier peek paused stays paused when a 'data' listener is added.
+    socket.resume();
   });
+}
+
+/** peekServerName reads a ClientHello from the socket, pushes the bytes back, and returns the SNI name ('' if none). */
+export async function peekServerName(socket: Socket, timeoutMs: number): Promise<string | undefined> {
+  const hello = await peekClientHello(socket, timeoutMs);
+  if (hello === undefined) return undefined;
+  const result = parseClientHello(hello);
+  return result.kind === 'sni' ? result.serverName : result.kind === 'no-sni' ? '' : undefined;
 }
