@@ -55,7 +55,9 @@ export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
 
 /** newKey returns a random tunnel key and the SHA-256 digest the edge config holds. */
 export function newKey(): { key: string; sha256: string } {
-  const key = randomBytes(24).toString('base64url');
+  // A prefix, as real keys have: a bare base64url token may start with '-', which a command line
+  // (`--key -abc`) reads as another option.
+  const key = `tuna_test_${randomBytes(24).toString('base64url')}`;
   return { key, sha256: createHash('sha256').update(key).digest('hex') };
 }
 

@@ -55,7 +55,8 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
     for (const close of stack.reverse()) await close().catch(() => undefined);
   };
   try {
-    const key = randomBytes(32).toString('base64url');
+    // Prefixed like every tuna key, so it never starts with '-' if someone passes it on a command line.
+    const key = `tuna_demo_${randomBytes(32).toString('base64url')}`;
     const backends: DemoBackend[] = [await startDemoBackend('api'), await startDemoBackend('web')];
     for (const b of backends) stack.push(() => b.close());
     const edge: RunningEdge = await runtime.startEdge(demoEdgeConfig(key, flags.port ?? 0));
