@@ -4,6 +4,7 @@ import type { ServerHttp2Stream } from 'node:http2';
 import type { BindingDirectory, EdgeBinding } from './directory.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
 import type { EdgeMetrics } from './metrics.js';
+import type { ForwardInfo } from './request-headers.js';
 import type { TunnelRegistry } from './tunnel-registry.js';
 
 /** EdgeLimits bound what one public request may cost the edge. */
@@ -23,6 +24,18 @@ export interface ConnectionInfo {
   clientAddress: string;
   /** set on dedicated-address listeners: every request is this binding's, whatever its Host */
   binding?: EdgeBinding;
+}
+
+/** forwardInfo is what the edge adds to one request that arrived on a public connection. */
+export function forwardInfo(info: ConnectionInfo, host: string, requestId: string): ForwardInfo {
+  return {
+    scheme: info.publicProtocol,
+    host,
+    publicPort: info.port,
+    publicProtocol: info.publicProtocol,
+    clientAddress: info.clientAddress,
+    requestId,
+  };
 }
 
 /** FrontContext is what the public front ends share. */

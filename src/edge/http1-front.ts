@@ -4,7 +4,7 @@ import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from
 import { relay } from '../tunnel/relay.js';
 import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
-import { REPLY, findTunnel, replyHttp1, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
@@ -30,14 +30,7 @@ export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req:
   const requestId = ctx.requestId();
   const headers = http1RequestHeaders(
     req,
-    {
-      scheme: info.publicProtocol,
-      host,
-      publicPort: info.port,
-      publicProtocol: info.publicProtocol,
-      clientAddress: info.clientAddress,
-      requestId,
-    },
+    forwardInfo(info, host, requestId),
     { ':method': req.method ?? 'GET', ':scheme': info.publicProtocol, ':authority': authority || host, ':path': target },
   );
   // the edge already answered `100 Continue` itself (Node's default), so the agent must not wait for one.

@@ -3,7 +3,7 @@ import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, Serve
 import { relay } from '../tunnel/relay.js';
 import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
-import { REPLY, findTunnel, replyHttp2, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, replyHttp2, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';
 
@@ -37,14 +37,7 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp2(ctx, stream, REPLY.tooLarge);
   const tunnel = await findTunnel(ctx, binding.id);
   if (tunnel === undefined) return replyHttp2(ctx, stream, REPLY.noTunnel);
-  const out = http2RequestHeaders(headers, {
-    scheme: info.publicProtocol,
-    host,
-    publicPort: info.port,
-    publicProtocol: info.publicProtocol,
-    clientAddress: info.clientAddress,
-    requestId: ctx.requestId(),
-  });
+  const out = http2RequestHeaders(headers, forwardInfo(info, host, ctx.requestId()));
   send(ctx, tunnel, stream, out, stream.endAfterHeaders, binding.id, 0);
 }
 

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { relay } from '../tunnel/relay.js';
-import { REPLY, findTunnel, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
@@ -42,14 +42,7 @@ export async function forwardWebSocket(ctx: FrontContext, info: ConnectionInfo, 
   if (tunnel === undefined || socket.destroyed) return writeSimpleResponse(ctx, socket, REPLY.noTunnel);
   const headers = http1RequestHeaders(
     req,
-    {
-      scheme: info.publicProtocol,
-      host,
-      publicPort: info.port,
-      publicProtocol: info.publicProtocol,
-      clientAddress: info.clientAddress,
-      requestId: ctx.requestId(),
-    },
+    forwardInfo(info, host, ctx.requestId()),
     { ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': info.publicProtocol, ':authority': authority || host, ':path': req.url ?? '/' },
   );
   delete headers['sec-websocket-key'];
