@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import { startEdge } from '../../src/edge/index.js';
 import type { EdgeConfigFile, EdgeServer } from '../../src/edge/index.js';
+import { parseToken } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
@@ -154,4 +155,14 @@ export async function refusalStatus(endpoint: EdgeEndpoint, bindingId: string, k
     if (status === undefined) throw err;
     return status;
   }
+}
+
+/**
+ * secretOf returns the secret part of a key token. The secret is base64url and may itself contain
+ * `_`, so it is found by parsing the token's fixed layout, never by its last `_`.
+ */
+export function secretOf(token: string): string {
+  const parsed = parseToken(token.startsWith('tuna_ak_') ? 'api' : 'tunnel', token);
+  if (parsed === undefined) throw new Error('not a tuna key token');
+  return parsed.secret;
 }
