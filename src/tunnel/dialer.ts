@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { connect as connectTcp, isIP } from 'node:net';
 import type { Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
-import type { TLSSocket } from 'node:tls';
+import { connect as connectTls, createSecureContext } from 'node:tls';
+import type { SecureContext, TLSSocket } from 'node:tls';
 import { EdgeUnreachableError } from './errors.js';
 
 /** EdgeEndpoint is one edge tunnel endpoint the agent dials. */
@@ -46,6 +46,29 @@ export class NetEdgeDialer implements EdgeDialer {
     this.#timeoutMs = options.connectTimeoutMs ?? 10_000;
   }
 
+  /**
+   * One SecureContext per set of trust anchors, shared by every connection that trusts them.
+   * `tls.connect({ca})` would build a new OpenSSL context and certificate store per connection,
+   * which an agent holding many tunnels pays for each one: 26 KiB per idle tunnel on the agent
+   * (docs/tunnel-performance.md, memory attempt 1).
+   */
+  readonly #contexts = new Map<string, SecureContext>();
+
+  #contextFor(edge: EdgeEndpoint): SecureContext {
+    const key = edge.ca === undefined ? '' : [edge.ca].flat().join('\n');
+    let context = this.#contexts.get(key);
+    if (context === undefined) {
+      context = createSecureContext(edge.ca === undefined ? {} : { ca: edge.ca });
+      this.#contexts.set(key, context);
+    }
+    return context;
+  }
+
+  /** secureContextCount is how many TLS contexts the dialer holds (one per distinct `ca`): for tests. */
+  get secureContextCount(): number {
+    return this.#contexts.size;
+  }
+
   dial(edge: EdgeEndpoint, signal: AbortSignal): Promise<Socket> {
     return new Promise<Socket>((resolve, reject) => {
       const where = `${edge.host}:${edge.port}`;
@@ -57,7 +80,7 @@ export class NetEdgeDialer implements EdgeDialer {
             ...(edge.servername !== undefined || isIP(edge.host) === 0 ? { servername: edge.servername ?? edge.host } : {}),
             // the upgrade is HTTP/1.1; HTTP/2 starts only after 101 (docs/protocol.md §2).
             ALPNProtocols: ['http/1.1'],
-            ...(edge.ca !== undefined ? { ca: edge.ca } : {}),
+            secureContext: this.#contextFor(edge),
           })
         : connectTcp({ host: edge.host, port: edge.port });
       const readyEvent = edge.tls ? 'secureConnect' : 'connect';

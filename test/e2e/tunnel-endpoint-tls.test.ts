@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import type { TLSSocket } from 'node:tls';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import type { TunnelError } from '../../src/tunnel/errors.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
@@ -39,6 +41,28 @@ describe('tunnel: TLS tunnel endpoint, revocation and agent shutdown', () => {
       (e: TunnelError) => e,
     );
     expect(err?.code).to.equal('TUNA_EDGE_UNREACHABLE');
+  });
+
+  it('dials every connection with one shared TLS context per set of trust anchors, still verifying each', async () => {
+    const dialer = new NetEdgeDialer();
+    const signal = new AbortController().signal;
+    const sockets = await Promise.all([0, 1, 2].map(() => dialer.dial(t.endpoint, signal)));
+    try {
+      expect(sockets.map((s) => (s as TLSSocket).authorized)).to.deep.equal([true, true, true]);
+      expect(dialer.secureContextCount).to.equal(1);
+      const stranger = selfSignedCertificate(['edge.tunnel.test']);
+      const refused = await dialer.dial({ ...t.endpoint, ca: stranger.cert }, signal).then(
+        (s) => (s.destroy(), undefined),
+        (e: TunnelError) => e,
+      );
+      expect(refused?.code).to.equal('TUNA_EDGE_UNREACHABLE');
+      expect(dialer.secureContextCount).to.equal(2);
+      const again = await dialer.dial(t.endpoint, signal);
+      sockets.push(again);
+      expect(dialer.secureContextCount).to.equal(2);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
   });
 
   it('drains the connections of a revoked key', async () => {
