@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { constants as h2constants } from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Readable, Writable } from 'node:stream';
 import type { HeaderMap } from './headers.js';
@@ -26,6 +27,12 @@ export interface Downstream {
   /** isClosed is true once the client has gone (reset, disconnect) or the exchange ended */
   readonly isClosed: boolean;
   /**
+   * isAborted is true once the client went away before the response ended: a reset stream, or a
+   * connection closed under an unfinished response. It tells a cancelled exchange, whose upstream
+   * request must be aborted, from one that merely closed after its last byte.
+   */
+  readonly isAborted: boolean;
+  /**
    * respond sends the status and headers. `trailers`, when given, is read after the body ends
    * and its result (possibly empty) sent as trailers (gRPC status travels there).
    */
@@ -51,6 +58,11 @@ export function downstreamFromHttp2(stream: ServerHttp2Stream, headers: Incoming
     },
     get isClosed() {
       return stream.closed || stream.destroyed;
+    },
+    get isAborted() {
+      // A server stream's writable side reads as finished once it is closed, even by a reset:
+      // the RST_STREAM code is what tells a cancel from a complete exchange.
+      return stream.aborted || (stream.rstCode !== undefined && stream.rstCode !== h2constants.NGHTTP2_NO_ERROR);
     },
     respond(status, responseHeaders, options = {}) {
       const { trailers } = options;
@@ -95,6 +107,9 @@ export function downstreamFromHttp1(req: IncomingMessage, res: ServerResponse): 
     },
     get isClosed() {
       return closed || res.destroyed;
+    },
+    get isAborted() {
+      return (closed || res.destroyed) && !res.writableFinished;
     },
     respond(status, headers, options = {}) {
       res.writeHead(status, headers);

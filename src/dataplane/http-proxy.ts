@@ -51,7 +51,7 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
   // Only a client that left before the whole response was written aborts the upstream side (the
   // stream's 'close' can come before our pipeline's end; a finished exchange has nothing to cancel).
   ds.onClose(() => {
-    if (!isDone && !ds.out.writableFinished) whole.abort(clientClosed);
+    if (!isDone && ds.isAborted) whole.abort(clientClosed);
   });
   const requestMs = route.timeouts?.requestMs;
   const requestTimer = requestMs === undefined ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);

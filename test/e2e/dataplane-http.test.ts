@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { constants as h2constants } from 'node:http2';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
 import { startTunnelHarness } from '../support/backend-harness.js';
@@ -53,6 +54,33 @@ describe('data plane: HTTP/1.1 proxy', () => {
     expect((JSON.parse(api.body) as EchoReply).backend).to.equal('api');
     expect((JSON.parse(api.body) as EchoReply).url).to.equal('/api/users?x=1');
     expect((JSON.parse(web.body) as EchoReply).backend).to.equal('web');
+  });
+
+  it('aborts the backend request when the client resets its stream before the answer', async () => {
+    let arrived!: () => void;
+    let backendClosed!: () => void;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    const closure = new Promise<void>((resolve) => (backendClosed = resolve));
+    // a backend that never answers and reports when its request's connection goes away
+    const hang = await startHttpBackend('hang', (req) => {
+      // Node's server keeps a half-closed socket open for the answer: the agent's FIN shows as 'end'
+      req.socket.once('end', () => backendClosed());
+      req.socket.once('close', () => backendClosed());
+      arrived();
+    });
+    backends.push(hang);
+    endpoints = new StaticEndpointResolver();
+    endpoints.set('default', 'hang', 'http', [{ address: '127.0.0.1', port: hang.port }]);
+    plane = new DataPlane({ endpoints });
+    plane.update(hostGraph([{ hostname: 'app.test', routes: [httpRoute('hang', [serviceBackend('hang')])] }]));
+    harness = await startTunnelHarness(plane);
+    const stream = harness.client.request({ ':authority': 'app.test', ':path': '/' });
+    stream.on('error', () => undefined);
+    await arrival;
+    stream.close(h2constants.NGHTTP2_CANCEL);
+    const outcome = await Promise.race([closure.then(() => 'aborted'), new Promise((resolve) => setTimeout(resolve, 5000, 'still open after 5 s'))]);
+    expect(outcome).to.equal('aborted');
+    expect(plane.upstreamClients().http.openSockets()).to.equal(0);
   });
 
   it('reuses one keep-alive connection to the backend for sequential requests', async () => {
