@@ -27,19 +27,27 @@ export type HeaderMap = Record<string, string | string[]>;
  * requires (RFC 9113 §8.2.2).
  */
 export function stripHopByHop(headers: IncomingHttpHeaders, keepTeTrailers = false): HeaderMap {
-  const named = new Set<string>();
-  const conn = headers.connection;
-  for (const v of Array.isArray(conn) ? conn : conn ? [conn] : [])
-    for (const token of v.split(',')) if (token.trim() !== '') named.add(token.trim().toLowerCase());
+  // Per request on the agent's hot path: no Set or entry array unless a Connection header names more.
+  const named = connectionTokens(headers.connection);
   const out: HeaderMap = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || name.startsWith(':')) continue;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name.charCodeAt(0) === 58 /* ':' */) continue;
     const lower = name.toLowerCase();
-    if (hopByHopHeaders.has(lower) || named.has(lower)) continue;
+    if (hopByHopHeaders.has(lower) || named?.has(lower) === true) continue;
     out[lower] = value;
   }
   if (keepTeTrailers && typeof headers.te === 'string' && /(^|,)\s*trailers\s*(;|,|$)/i.test(headers.te)) out.te = 'trailers';
   return out;
+}
+
+/** connectionTokens lists the header names a Connection header value names, lowercased. */
+function connectionTokens(conn: string | string[] | undefined): Set<string> | undefined {
+  if (conn === undefined || conn === '') return undefined;
+  const named = new Set<string>();
+  for (const v of Array.isArray(conn) ? conn : [conn])
+    for (const token of v.split(',')) if (token.trim() !== '') named.add(token.trim().toLowerCase());
+  return named;
 }
 
 /**
