@@ -43,7 +43,7 @@ export function renderSection(all: Figures[], f: RunFacts & { seconds: number })
     '',
     ...all.map((x) => `- **${x.name}**: ${x.description}`),
     '',
-    figuresTable(all, f.rate),
+    figuresTable(all, f.rate, size),
     '',
     ratiosTable(all),
   ];

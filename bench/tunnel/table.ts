@@ -76,11 +76,11 @@ function table(head: string[], rows: string[][]): string {
   return [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 }
 
-/** figuresTable is the main table: one row per contender that ran. */
-export function figuresTable(all: Figures[], rate: number): string {
+/** figuresTable is the main table: one row per contender that ran; `size` names the transfer (e.g. "1 GiB"). */
+export function figuresTable(all: Figures[], rate: number, size = '1 GiB'): string {
   const ran = all.filter((f) => !f.unavailable);
   return table(
-    ['contender', 'req/s, 64 conns, 1 KiB', `p50 @ ${grouped(rate)} req/s`, `p99 @ ${grouped(rate)} req/s`, 'download 1 GiB', 'upload 1 GiB', 'first byte, fresh tunnel'],
+    ['contender', 'req/s, 64 conns, 1 KiB', `p50 @ ${grouped(rate)} req/s`, `p99 @ ${grouped(rate)} req/s`, `download ${size}`, `upload ${size}`, 'first byte, fresh tunnel'],
     ran.map((f) => [
       f.name,
       formatNumber(medianOf(f.rps), 'req/s'),

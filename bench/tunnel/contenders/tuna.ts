@@ -39,7 +39,7 @@ export interface TunaEdgeSetup {
 const cliPath = join(repoRoot, 'src', 'cli', 'main.ts');
 const builtCliPath = join(repoRoot, 'dist', 'cli', 'main.js');
 const tscPath = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-const semiSpaceFlag = '--max-semi-space-size=64';
+const semiSpaceFlag = '--max-semi-space-size=16';
 
 /** NodeCommand is how the CLI runs: node's arguments before the CLI's own. */
 interface NodeCommand {
@@ -218,9 +218,10 @@ export class TunaContender implements Contender {
 /** buildCli compiles src/ to dist/ (tsconfig.build.json) and runs that; tsx when the build fails. */
 async function buildCli(ctx: BenchContext): Promise<NodeCommand> {
   const res = await ctx.group.run('tsc', process.execPath, [tscPath, '-p', join(repoRoot, 'tsconfig.build.json')], 180_000);
-  // A 64 MiB young generation (larger than V8's default) means fewer scavenges in a process that
-  // allocates per request: +9 % req/s side by side (docs/tunnel-performance.md, attempt 4). It is
-  // the flag docs/tunnel-performance.md recommends for deployments, so the row says it.
+  // A 16 MiB young generation: V8's default on a large machine grows it to 64 MiB, whose scavenges
+  // of per-request garbage pause a process for 20-30 ms and set the p99; 16 MiB keeps pauses
+  // near 10 ms at the same requests/s (docs/tunnel-performance.md, attempts 4 and 6). It is the
+  // flag docs/tunnel-performance.md recommends for deployments, so the row says it.
   if (res.code === 0 && existsSync(builtCliPath)) return { prefix: [semiSpaceFlag, builtCliPath], label: `built: node ${semiSpaceFlag} dist/cli/main.js` };
   console.log(`  tuna: the build failed (${`${res.stdout}${res.stderr}`.trim().split('\n')[0] ?? ''}); running src/ through tsx`);
   return { prefix: ['--import', 'tsx', cliPath], label: '**tsx**: the build failed, start-up and first requests include transpiling' };
