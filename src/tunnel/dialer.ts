@@ -49,7 +49,7 @@ export class NetEdgeDialer implements EdgeDialer {
   /**
    * One SecureContext per set of trust anchors, shared by every connection that trusts them.
    * `tls.connect({ca})` would build a new OpenSSL context and certificate store per connection,
-   * which an agent holding many tunnels pays for each one: 26 KiB per idle tunnel on the agent
+   * which an agent holding many tunnels pays for each one: about 21 KiB per idle tunnel on the agent
    * (docs/tunnel-performance.md, memory attempt 1).
    */
   readonly #contexts = new Map<string, SecureContext>();
