@@ -1,0 +1,114 @@
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { ObjectRef, ObjectStatus } from '../model/index.js';
+import { WATCHED_KINDS } from './kube-objects.js';
+import type { WatchedKind } from './kube-objects.js';
+import { mergeStatus, rfc3339Seconds, statusDiffers } from './status-merge.js';
+
+/** StatusWriterOptions tune the writer. */
+export interface StatusWriterOptions {
+  /** tuna's Gateway API controllerName (default `tuna.dev/gateway-controller`) */
+  controllerName?: string;
+  /** the field manager named in managedFields (default `tuna`) */
+  fieldManager?: string;
+  /** the clock for lastTransitionTime (tests) */
+  now?: () => Date;
+  /** called for each write that failed; the next write tries again */
+  onError?: (ref: ObjectRef, err: unknown) => void;
+}
+
+/** WriteReport counts what one `write` did. */
+export interface WriteReport {
+  written: number;
+  unchanged: number;
+  /** objects the cache no longer holds (deleted meanwhile): nothing to write */
+  gone: number;
+  failed: number;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * StatusWriter writes the status subresource bodies the translators computed, merged with what
+ * each object has (status-merge.ts): only when something would change, with a JSON merge patch
+ * of the fields tuna owns, so other writers' fields survive. Written today: Gateway API kinds
+ * (conditions, listeners, route parents, supportedFeatures), tuna.dev CRDs, and
+ * `status.loadBalancer` of Ingress and Service.
+ *
+ * Not written yet: Events for Warning problems, and tuna's conditions on Ingress and Service,
+ * whose Kubernetes status has no place for them (docs/operator.md).
+ */
+export class StatusWriter {
+  readonly #core: CoreV1Api;
+  readonly #custom: CustomObjectsApi;
+  readonly #controllerName: string;
+  readonly #fieldManager: string;
+  readonly #now: () => Date;
+  readonly #onError: (ref: ObjectRef, err: unknown) => void;
+
+  constructor(config: KubeConfig, options: StatusWriterOptions = {}) {
+    this.#core = config.makeApiClient(CoreV1Api);
+    this.#custom = config.makeApiClient(CustomObjectsApi);
+    this.#controllerName = options.controllerName ?? 'tuna.dev/gateway-controller';
+    this.#fieldManager = options.fieldManager ?? 'tuna';
+    this.#now = options.now ?? (() => new Date());
+    this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /**
+   * write brings every object's status up to date. `current` returns the object as the cache
+   * holds it (undefined once deleted). Writes run one after another: a large cluster's first
+   * sync must not open hundreds of requests at once.
+   */
+  async write(statuses: readonly ObjectStatus[], current: (ref: ObjectRef) => KubernetesObject | undefined): Promise<WriteReport> {
+    const report: WriteReport = { written: 0, unchanged: 0, gone: 0, failed: 0 };
+    const now = rfc3339Seconds(this.#now());
+    for (const s of statuses) {
+      if (s.status === undefined) continue;
+      const target = kindOf(s.ref);
+      const obj = current(s.ref);
+      if (target === undefined || obj === undefined) {
+        report.gone++;
+        continue;
+      }
+      const before = (obj as { status?: Record<string, unknown> }).status;
+      const merged = mergeStatus(before, s.status, { controllerName: this.#controllerName, now });
+      if (!statusDiffers(before, merged)) {
+        report.unchanged++;
+        continue;
+      }
+      try {
+        await this.#patch(target, s.ref, { status: merged });
+        report.written++;
+      } catch (err) {
+        report.failed++;
+        this.#onError(s.ref, err);
+      }
+    }
+    return report;
+  }
+
+  async #patch(kind: WatchedKind, ref: ObjectRef, body: object): Promise<void> {
+    if (kind.apiVersion === 'v1') {
+      if (kind.kind !== 'Service') throw new Error(`no status to write on ${kind.kind}`);
+      await this.#core.patchNamespacedServiceStatus({ name: ref.name, namespace: ref.namespace ?? 'default', body, fieldManager: this.#fieldManager }, mergePatch);
+      return;
+    }
+    const [group, version] = kind.apiVersion.split('/') as [string, string];
+    const plural = kind.path.slice(kind.path.lastIndexOf('/') + 1);
+    if (ref.namespace === undefined) await this.#custom.patchClusterCustomObjectStatus({ group, version, plural, name: ref.name, body, fieldManager: this.#fieldManager }, mergePatch);
+    else await this.#custom.patchNamespacedCustomObjectStatus({ group, version, namespace: ref.namespace, plural, name: ref.name, body, fieldManager: this.#fieldManager }, mergePatch);
+  }
+}
+
+/** kindOf finds the watched kind (its version and plural) of an object reference. */
+function kindOf(ref: ObjectRef): WatchedKind | undefined {
+  return WATCHED_KINDS.find((k) => k.kind === ref.kind && (k.apiVersion.includes('/') ? k.apiVersion.slice(0, k.apiVersion.indexOf('/')) : '') === (ref.group ?? ''));
+}
+
+/** refKeyOf is the lookup key of a cached object: `group/kind/namespace/name` as refKey gives it. */
+export function refKeyOf(obj: KubernetesObject): string {
+  const api = obj.apiVersion ?? '';
+  const group = api.includes('/') ? api.slice(0, api.indexOf('/')) : '';
+  return `${group || 'core'}/${obj.kind ?? ''}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
