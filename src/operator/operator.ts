@@ -1,0 +1,138 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { Agent } from '../cli/agent.js';
+import type { TunnelControl } from '../cli/agent.js';
+import { buildFileProviderState } from '../cli/manifests.js';
+import type { FileProviderState } from '../cli/manifests.js';
+import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
+import { refKey } from '../model/index.js';
+import type { Binding, ObjectRef } from '../model/index.js';
+import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
+import type { TranslateOptions } from '../translate/index.js';
+import type { KubeObjects } from './kube-objects.js';
+import type { StatusWriter, WriteReport } from './status-writer.js';
+import { refKeyOf } from './status-writer.js';
+
+/** OperatorOptions wire the operator's parts; each is injected so tests can replace it. */
+export interface OperatorOptions {
+  objects: KubeObjects;
+  dataPlane: DataPlane;
+  /** the resolver the data plane reads endpoints from; replaced on every sync */
+  endpoints: StaticEndpointResolver;
+  tunnels: TunnelControl;
+  /** absent: statuses are not written (a replica that is not the leader) */
+  writer?: StatusWriter;
+  translate?: Partial<TranslateOptions>;
+  /** called for a failed sync; the next change (or `retryMs`) syncs again */
+  onError?: (err: unknown) => void;
+  /** called after each sync */
+  onSynced?: (result: SyncResult) => void;
+  /** wait before a failed sync is tried again without a change (default 5 s) */
+  retryMs?: number;
+}
+
+/** SyncResult is what one sync did. */
+export interface SyncResult {
+  state: FileProviderState;
+  tunnelsChanged: boolean;
+  statuses?: WriteReport;
+}
+
+/**
+ * Operator is `tuna operator`'s loop: on every change the object cache reports (debounced), it
+ * translates the cluster, swaps the data plane's endpoints and graph, asks the tunnels for the
+ * graph's bindings (only when they changed: a route change never reconnects), and writes the
+ * statuses. Syncs never overlap; changes that arrive during one cause one more after it.
+ */
+export class Operator {
+  readonly #o: OperatorOptions;
+  readonly #agent: Agent;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #retry: NodeJS.Timeout | undefined;
+  #isStopped = false;
+
+  constructor(options: OperatorOptions) {
+    this.#o = options;
+    this.#agent = new Agent(options.dataPlane, options.tunnels);
+  }
+
+  /** start fills the cache, syncs once, and follows changes from then on. */
+  async start(): Promise<SyncResult> {
+    this.#o.objects.onChange(() => this.#schedule());
+    await this.#o.objects.start();
+    return this.sync();
+  }
+
+  /** sync translates and applies the cluster as the cache holds it now. */
+  async sync(): Promise<SyncResult> {
+    const objects = this.#o.objects.objects();
+    const state = buildFileProviderState(objects, this.#o.translate);
+    this.#o.endpoints.replace(state.endpoints);
+    const { tunnelsChanged } = await this.#agent.apply(state.graph);
+    const result: SyncResult = { state, tunnelsChanged };
+    if (this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookupIn(objects));
+    this.#o.onSynced?.(result);
+    return result;
+  }
+
+  /** stop ends the watches and drains the tunnels (in-flight streams finish). */
+  async stop(): Promise<void> {
+    this.#isStopped = true;
+    if (this.#retry) clearTimeout(this.#retry);
+    await this.#o.objects.stop();
+    await this.#running?.catch(() => undefined);
+    await this.#agent.close();
+  }
+
+  #schedule(): void {
+    if (this.#isStopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.sync()
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.#o.onError?.(err);
+          if (!this.#isStopped) this.#retry = setTimeout(() => this.#schedule(), this.#o.retryMs ?? 5000);
+        },
+      )
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.#schedule();
+        }
+      });
+  }
+}
+
+function lookupIn(objects: readonly KubernetesObject[]): (ref: ObjectRef) => KubernetesObject | undefined {
+  const byKey = new Map(objects.map((o) => [refKeyOf(o), o]));
+  return (ref) => byKey.get(refKey(ref));
+}
+
+/**
+ * OperatorTunnels adapts the tunnel manager to the operator: every binding gets the edge's
+ * endpoints and its own key, named by the binding id (the key source maps it; the edge
+ * reconciler will mint and store those keys). Unlike the CLI, `apply` does not wait for
+ * connections: the manager keeps trying in the background and reports through its events.
+ */
+export class OperatorTunnels implements TunnelControl {
+  constructor(
+    private readonly manager: TunnelManager,
+    private readonly edges: readonly EdgeEndpoint[],
+    private readonly connections = 2,
+  ) {}
+
+  apply(bindings: readonly Binding[]): Promise<void> {
+    const specs: TunnelSpec[] = bindings.map((b) => ({ bindingId: b.id, edges: [...this.edges], connections: this.connections, keyRef: b.id }));
+    this.manager.apply(specs);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return this.manager.close();
+  }
+}
