@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { V1Deployment } from '@kubernetes/client-node';
 
 /** REPO_ROOT is the repository's top directory (scripts are run from there). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -40,4 +41,37 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** ECHO_IMAGE is the Gateway API echo server (echo-basic), built from its Go module by the cluster build. */
+export const ECHO_IMAGE = 'gcr.io/k8s-staging-gateway-api/echo-basic:v20240412-v1.0.0-394-g40c666fd';
+
+/**
+ * echoDeployment is a Deployment of `replicas` echo-basic pods labelled `labels`, serving on the
+ * container port named `http` (3000) and told their pod name and namespace, which they echo back.
+ */
+export function echoDeployment(name: string, labels: Record<string, string>, replicas: number): V1Deployment {
+  return {
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [
+            {
+              name: 'echo',
+              image: ECHO_IMAGE,
+              ports: [{ name: 'http', containerPort: 3000 }],
+              env: [
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+              ],
+            },
+          ],
+        },
+      },
+    },
+  };
 }

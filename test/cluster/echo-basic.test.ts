@@ -6,10 +6,9 @@ import http from 'node:http';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, DiscoveryV1Api, type V1Pod } from '@kubernetes/client-node';
 import { podNetworkNames } from '../support/kubelet/pod-network.js';
-import { clusterConfig, waitFor } from './cluster-env.js';
+import { clusterConfig, echoDeployment, waitFor } from './cluster-env.js';
 
 const run = promisify(execFile);
-const ECHO_IMAGE = 'gcr.io/k8s-staging-gateway-api/echo-basic:v20240412-v1.0.0-394-g40c666fd';
 
 /** getJson fetches http://ip:port/path; pod IPs are inside 198.18.0.0/15, in namespaces we made. */
 function getJson(ip: string, port: number, path: string): Promise<Record<string, unknown>> {
@@ -63,29 +62,7 @@ describe('test cluster: echo-basic Deployment', function () {
     const labels = { app: 'echo' };
     await apps.createNamespacedDeployment({
       namespace,
-      body: {
-        metadata: { name: 'echo' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              containers: [
-                {
-                  name: 'echo',
-                  image: ECHO_IMAGE,
-                  ports: [{ name: 'http', containerPort: 3000 }],
-                  env: [
-                    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                    { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  ],
-                },
-              ],
-            },
-          },
-        },
-      },
+      body: echoDeployment('echo', labels, 2),
     });
     await core.createNamespacedService({
       namespace,

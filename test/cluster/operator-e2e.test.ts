@@ -11,9 +11,8 @@ import { StatusWriter } from '../../src/operator/status-writer.js';
 import { newTestManager } from '../support/tunnel-manager-fixture.js';
 import { http1, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
-import { clusterConfig, waitFor } from './cluster-env.js';
+import { clusterConfig, echoDeployment, waitFor } from './cluster-env.js';
 
-const ECHO_IMAGE = 'gcr.io/k8s-staging-gateway-api/echo-basic:v20240412-v1.0.0-394-g40c666fd';
 
 describe('operator: an Ingress on the test cluster served through a tuna edge', function () {
   this.timeout(180_000);
@@ -38,29 +37,7 @@ describe('operator: an Ingress on the test cluster served through a tuna edge', 
     const labels = { app: 'echo' };
     await apps.createNamespacedDeployment({
       namespace,
-      body: {
-        metadata: { name: 'echo' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              containers: [
-                {
-                  name: 'echo',
-                  image: ECHO_IMAGE,
-                  ports: [{ name: 'http', containerPort: 3000 }],
-                  env: [
-                    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                    { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                  ],
-                },
-              ],
-            },
-          },
-        },
-      },
+      body: echoDeployment('echo', labels, 2),
     });
     await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
     await networking.createNamespacedIngress({
