@@ -8,6 +8,7 @@ import { refKey } from '../model/index.js';
 import type { Binding, ObjectRef } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
+import type { ReconcileReport } from './edge-reconciler.js';
 import type { KubeObjects } from './kube-objects.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { refKeyOf } from './status-writer.js';
@@ -21,6 +22,13 @@ export interface OperatorOptions {
   tunnels: TunnelControl;
   /** absent: statuses are not written (a replica that is not the leader) */
   writer?: StatusWriter;
+  /**
+   * absent: the tunnel keys come from elsewhere (tests). Present: before the tunnels change, the
+   * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
+   * `keyRefOf` tells which key each binding holds, so a new key reconnects its binding.
+   */
+  reconciler?: { reconcile(graph: FileProviderState['graph']): Promise<ReconcileReport> };
+  keyRefOf?: (bindingId: string) => string | undefined;
   translate?: Partial<TranslateOptions>;
   /** called for a failed sync; the next change (or `retryMs`) syncs again */
   onError?: (err: unknown) => void;
@@ -35,6 +43,7 @@ export interface SyncResult {
   state: FileProviderState;
   tunnelsChanged: boolean;
   statuses?: WriteReport;
+  edge?: ReconcileReport;
 }
 
 /**
@@ -50,6 +59,8 @@ export class Operator {
   #again = false;
   #retry: NodeJS.Timeout | undefined;
   #isStopped = false;
+  #keySignature = '';
+  #serial: Promise<unknown> = Promise.resolve();
 
   constructor(options: OperatorOptions) {
     this.#o = options;
@@ -63,13 +74,34 @@ export class Operator {
     return this.sync();
   }
 
-  /** sync translates and applies the cluster as the cache holds it now. */
-  async sync(): Promise<SyncResult> {
+  /**
+   * sync translates and applies the cluster as the cache holds it now. Syncs run one at a time,
+   * whoever asks (the change loop, start, a test): two at once would mint two keys for one binding.
+   */
+  sync(): Promise<SyncResult> {
+    const next = this.#serial.then(() => this.#syncOnce());
+    this.#serial = next.catch(() => undefined);
+    return next;
+  }
+
+  async #syncOnce(): Promise<SyncResult> {
     const objects = this.#o.objects.objects();
     const state = buildFileProviderState(objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
-    const { tunnelsChanged } = await this.#agent.apply(state.graph);
+    const edge = await this.#o.reconciler?.reconcile(state.graph);
+    let { tunnelsChanged } = await this.#agent.apply(state.graph);
+    if (this.#o.keyRefOf) {
+      // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
+      const keyRefOf = this.#o.keyRefOf;
+      const signature = state.graph.bindings.map((b) => `${b.id}=${keyRefOf(b.id) ?? ''}`).join('\n');
+      if (!tunnelsChanged && signature !== this.#keySignature) {
+        await this.#o.tunnels.apply(state.graph.bindings);
+        tunnelsChanged = true;
+      }
+      this.#keySignature = signature;
+    }
     const result: SyncResult = { state, tunnelsChanged };
+    if (edge) result.edge = edge;
     if (this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookupIn(objects));
     this.#o.onSynced?.(result);
     return result;
@@ -115,19 +147,28 @@ function lookupIn(objects: readonly KubernetesObject[]): (ref: ObjectRef) => Kub
 
 /**
  * OperatorTunnels adapts the tunnel manager to the operator: every binding gets the edge's
- * endpoints and its own key, named by the binding id (the key source maps it; the edge
- * reconciler will mint and store those keys). Unlike the CLI, `apply` does not wait for
+ * endpoints and its own key (the key source maps the reference; the edge reconciler mints and
+ * holds those keys). Unlike the CLI, `apply` does not wait for
  * connections: the manager keeps trying in the background and reports through its events.
  */
 export class OperatorTunnels implements TunnelControl {
+  /**
+   * `keyRefOf` names the key each binding holds (default: the binding id itself); a binding
+   * without one gets no tunnel until it has one.
+   */
   constructor(
     private readonly manager: TunnelManager,
     private readonly edges: readonly EdgeEndpoint[],
     private readonly connections = 2,
+    private readonly keyRefOf: (bindingId: string) => string | undefined = (id) => id,
   ) {}
 
   apply(bindings: readonly Binding[]): Promise<void> {
-    const specs: TunnelSpec[] = bindings.map((b) => ({ bindingId: b.id, edges: [...this.edges], connections: this.connections, keyRef: b.id }));
+    const specs: TunnelSpec[] = [];
+    for (const b of bindings) {
+      const keyRef = this.keyRefOf(b.id);
+      if (keyRef !== undefined) specs.push({ bindingId: b.id, edges: [...this.edges], connections: this.connections, keyRef });
+    }
     this.manager.apply(specs);
     return Promise.resolve();
   }

@@ -1,0 +1,159 @@
+import type { ControlClient } from '../cli/control-client.js';
+import type { Reservation } from '../cli/control-codecs.js';
+import type { RouteGraph } from '../model/index.js';
+import type { TunnelKeySource } from '../tunnel/index.js';
+
+/** HeldKey is a tunnel key the operator minted: its record id at the edge and its secret token. */
+export interface HeldKey {
+  keyId: string;
+  token: string;
+}
+
+/**
+ * TunnelKeys holds the tunnel keys the reconciler minted, by binding id, and hands them to the
+ * tunnel manager (a TunnelKeySource whose reference is the key id, so a new key reconnects).
+ * Kept in memory: after a restart the reconciler mints new keys and revokes the old ones, which
+ * it finds by the cluster label. A Secret-backed store would spare that churn (docs/operator.md).
+ */
+export class TunnelKeys implements TunnelKeySource {
+  readonly #byBinding = new Map<string, HeldKey>();
+
+  get(bindingId: string): HeldKey | undefined {
+    return this.#byBinding.get(bindingId);
+  }
+
+  set(bindingId: string, key: HeldKey): void {
+    this.#byBinding.set(bindingId, key);
+  }
+
+  delete(bindingId: string): void {
+    this.#byBinding.delete(bindingId);
+  }
+
+  /** bindings are the binding ids that hold a key. */
+  bindings(): string[] {
+    return [...this.#byBinding.keys()];
+  }
+
+  /** heldKeyIds are the ids of every key held. */
+  heldKeyIds(): Set<string> {
+    return new Set([...this.#byBinding.values()].map((k) => k.keyId));
+  }
+
+  resolveKey(bindingId: string, keyRef: string): Promise<string> {
+    const held = this.#byBinding.get(bindingId);
+    if (held === undefined || held.keyId !== keyRef) return Promise.reject(new Error(`no tunnel key for ${bindingId}`));
+    return Promise.resolve(held.token);
+  }
+}
+
+/** PendingBinding is a binding the reconciler could not make ready, and why. */
+export interface PendingBinding {
+  bindingId: string;
+  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused';
+  message: string;
+}
+
+/** ReconcileReport is what one reconcile found and did. */
+export interface ReconcileReport {
+  /** bindings with a reservation and a live key: their tunnels can open */
+  ready: Set<string>;
+  pending: PendingBinding[];
+  reserved: number;
+  minted: number;
+  released: number;
+  revoked: number;
+}
+
+/** EdgeReconcilerOptions name this cluster at the edge. */
+export interface EdgeReconcilerOptions {
+  /** the value of the `tuna.dev/cluster` label on everything this operator reserves and mints */
+  clusterId: string;
+  /** connections each tunnel key allows (the operator's replicas × connections per binding) */
+  maxConnections?: number;
+}
+
+const CLUSTER_LABEL = 'tuna.dev/cluster';
+
+/**
+ * EdgeReconciler makes the edge hold what the route graph needs, with the operator's
+ * `reservations`-scoped API key (which cannot start a tunnel itself: DESIGN.md "Keys and trust"):
+ * a reservation per host binding and a tunnel key per reservation, minted once and handed to the
+ * tunnel manager. What it reserved or minted for bindings the graph no longer has, it releases
+ * and revokes. Everything carries the label `tuna.dev/cluster=<clusterId>`, so several clusters
+ * can share an account without touching each other's reservations.
+ *
+ * This first version handles host bindings (Ingress, HTTPRoute and GRPCRoute hostnames, Service
+ * hostnames): TCP ports and dedicated addresses get edge-assigned values whose binding ids differ
+ * from the graph's, which the data plane must learn to map first; they are reported pending.
+ */
+export class EdgeReconciler {
+  readonly #client: ControlClient;
+  readonly #keys: TunnelKeys;
+  readonly #labels: Record<string, string>;
+  readonly #maxConnections: number;
+
+  constructor(client: ControlClient, keys: TunnelKeys, options: EdgeReconcilerOptions) {
+    this.#client = client;
+    this.#keys = keys;
+    this.#labels = { [CLUSTER_LABEL]: options.clusterId };
+    this.#maxConnections = options.maxConnections ?? 4;
+  }
+
+  async reconcile(graph: RouteGraph): Promise<ReconcileReport> {
+    const report: ReconcileReport = { ready: new Set(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0 };
+    const wanted = new Map<string, string>();
+    for (const b of graph.bindings) {
+      const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
+      if (host === undefined || host.startsWith('*.')) {
+        report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: `the operator does not reserve ${b.kind} bindings at the edge yet` });
+        continue;
+      }
+      wanted.set(b.id, host);
+    }
+    let reservations = (await this.#client.listReservations(this.#labels)).reservations;
+    const liveKeys = (await this.#client.listTunnelKeys(this.#labels)).tunnelKeys.filter((k) => k.revokedAt === null);
+
+    for (const [bindingId, hostname] of wanted) {
+      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'domain' && r.value === hostname);
+      if (reservation === undefined) {
+        try {
+          reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels: this.#labels })).reservation;
+        } catch (err) {
+          report.pending.push({ bindingId, reason: 'EdgeRefused', message: (err as Error).message });
+          continue;
+        }
+        reservations = [...reservations, reservation];
+        report.reserved++;
+      }
+      if (reservation.domainType === 'custom' && !reservation.verified) {
+        report.pending.push({ bindingId, reason: 'DomainNotVerified', message: `${hostname} needs the DNS TXT record with token ${reservation.verificationToken ?? '?'} before the edge serves it` });
+        continue;
+      }
+      const held = this.#keys.get(bindingId);
+      const isLive = held !== undefined && liveKeys.some((k) => k.id === held.keyId && k.reservationId === reservation.id);
+      if (!isLive) {
+        const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol: 'http', maxConnections: this.#maxConnections, labels: this.#labels });
+        this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token });
+        report.minted++;
+      }
+      report.ready.add(bindingId);
+    }
+
+    // What this cluster holds at the edge and no longer needs: keys first, then reservations.
+    for (const bindingId of this.#keys.bindings()) if (!wanted.has(bindingId)) this.#keys.delete(bindingId);
+    const held = this.#keys.heldKeyIds();
+    for (const k of liveKeys)
+      if (!held.has(k.id)) {
+        await this.#client.revokeTunnelKey(k.id);
+        report.revoked++;
+      }
+    const hostnames = new Set(wanted.values());
+    for (const r of reservations)
+      if (r.kind === 'domain' && !hostnames.has(r.value)) {
+        await this.#client.release(r.id);
+        report.released++;
+      }
+    return report;
+  }
+}

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { ControlClient } from '../../src/cli/control-client.js';
+import { openSqliteStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
+import type { Binding, RouteGraph } from '../../src/model/index.js';
+import { emptyGraph } from '../../src/model/index.js';
+import { EdgeReconciler, TunnelKeys } from '../../src/operator/edge-reconciler.js';
+import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
+import { hostBinding } from '../support/graph-builders.js';
+
+const cluster = { 'tuna.dev/cluster': 'east' };
+
+function graphOf(...bindings: Binding[]): RouteGraph {
+  return { ...emptyGraph(), bindings };
+}
+
+describe('operator: edge reconciler against a store-mode edge', () => {
+  let store: Store;
+  let running: StoreEdge;
+  let seeded: Seeded;
+  let client: ControlClient;
+
+  beforeEach(async () => {
+    store = await openSqliteStore(':memory:');
+    running = await startStoreEdge(store);
+    seeded = await seedAccount(store);
+    client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
+  });
+
+  afterEach(async () => {
+    await running.edge.close();
+    await store.close();
+  });
+
+  const liveKeys = async () => (await client.listTunnelKeys(cluster)).tunnelKeys.filter((k) => k.revokedAt === null);
+
+  it('reserves each host once, mints one key per binding, and does nothing more when nothing changed', async () => {
+    const keys = new TunnelKeys();
+    const reconciler = new EdgeReconciler(client, keys, { clusterId: 'east' });
+    const a = hostBinding(`a.${BASE_DOMAIN}`).binding;
+    const b = hostBinding(`b.${BASE_DOMAIN}`).binding;
+    const first = await reconciler.reconcile(graphOf(a, b));
+    expect(first).to.include({ reserved: 2, minted: 2, released: 0, revoked: 0 });
+    expect([...first.ready].sort()).to.deep.equal([a.id, b.id]);
+    expect((await liveKeys()).map((k) => k.id).sort()).to.deep.equal([keys.get(a.id)?.keyId, keys.get(b.id)?.keyId].sort());
+    expect(await keys.resolveKey(a.id, keys.get(a.id)!.keyId)).to.match(/^tuna_tk_/);
+    const second = await reconciler.reconcile(graphOf(a, b));
+    expect(second).to.include({ reserved: 0, minted: 0, released: 0, revoked: 0 });
+  });
+
+  it('releases and revokes what a binding that left the graph held, and nothing of another cluster', async () => {
+    const other = new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'west' });
+    await other.reconcile(graphOf(hostBinding(`w.${BASE_DOMAIN}`).binding));
+    const keys = new TunnelKeys();
+    const reconciler = new EdgeReconciler(client, keys, { clusterId: 'east' });
+    const a = hostBinding(`a.${BASE_DOMAIN}`).binding;
+    await reconciler.reconcile(graphOf(a));
+    const after = await reconciler.reconcile(graphOf());
+    expect(after).to.include({ released: 1, revoked: 1 });
+    expect(keys.get(a.id)).to.equal(undefined);
+    expect((await client.listReservations(cluster)).reservations).to.deep.equal([]);
+    expect((await client.listReservations({ 'tuna.dev/cluster': 'west' })).reservations.map((r) => r.value)).to.deep.equal([`w.${BASE_DOMAIN}`]);
+  });
+
+  it('after a restart, mints a new key and revokes the one it no longer holds', async () => {
+    const a = hostBinding(`a.${BASE_DOMAIN}`).binding;
+    await new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'east' }).reconcile(graphOf(a));
+    const before = (await liveKeys()).map((k) => k.id);
+    const keys = new TunnelKeys();
+    const report = await new EdgeReconciler(client, keys, { clusterId: 'east' }).reconcile(graphOf(a));
+    expect(report).to.include({ reserved: 0, minted: 1, revoked: 1 });
+    expect((await liveKeys()).map((k) => k.id)).to.deep.equal([keys.get(a.id)?.keyId]);
+    expect(before).to.not.include(keys.get(a.id)?.keyId);
+  });
+
+  it('holds back a custom domain until it is verified, and bindings it cannot reserve yet', async () => {
+    const keys = new TunnelKeys();
+    const reconciler = new EdgeReconciler(client, keys, { clusterId: 'east' });
+    const custom = hostBinding('shop.customer.example').binding;
+    const wildcard = hostBinding(`*.${BASE_DOMAIN}`).binding;
+    const port: Binding = { id: 'binding/tcp-port/default/db/5432', kind: 'tcp-port', hostnames: [], port: 0, source: custom.source };
+    const report = await reconciler.reconcile(graphOf(custom, wildcard, port));
+    expect(report.ready.size).to.equal(0);
+    expect(new Map(report.pending.map((p) => [p.bindingId, p.reason]))).to.deep.equal(
+      new Map([
+        [custom.id, 'DomainNotVerified'],
+        [wildcard.id, 'UnsupportedBinding'],
+        [port.id, 'UnsupportedBinding'],
+      ]),
+    );
+    expect(report.pending.find((p) => p.bindingId === custom.id)?.message).to.match(/TXT record with token \S+/);
+    expect(await liveKeys()).to.deep.equal([]);
+  });
+});
