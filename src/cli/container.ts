@@ -86,6 +86,12 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
   const starter = c.resolve(EDGE_STARTER);
   const noLog = (): void => undefined;
   return {
+    createTunnelManager: (handler, keys) => {
+      const scope = c.createChildContainer();
+      scope.register(TUNNEL_STREAM_HANDLER, { useValue: handler });
+      scope.register(TUNNEL_KEY_SOURCE, { useValue: keys });
+      return scope.resolve(TunnelManager);
+    },
     createAgent: (options, endpoints, certificates, log) => agents.create(options, endpoints, certificates, log),
     startEdge: (config, log = noLog) => starter(decodeEdgeConfig(config), log),
     startEdgeFromFile: async (path, log = noLog) => starter(await loadEdgeConfig(path), log),

@@ -12,6 +12,7 @@ Commands:
   http <port|url>        publish a local HTTP server under a hostname
   tcp <port>             publish a local TCP port on a port of the edge
   run --manifests DIR    publish what Ingress/HTTPRoute/Gateway/Service/EndpointSlice files describe
+  operator --edge ADDR   run in a cluster: publish what its Ingress/Gateway/Service objects describe
   edge --config FILE     run an edge relay
   edge init --store URL  create an edge store's first account and admin API key
   demo                   run an edge, two sample backends and an Ingress on loopback
@@ -60,6 +61,21 @@ Options:
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
   --once             translate, print the route graph summary and statuses, and exit
 ${agentFlagsHelp}`,
+  operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
+
+The in-cluster operator: watch Ingress, Service (LoadBalancer, class tuna), Gateway API and
+tuna.dev objects, reserve their hostnames at the edge and mint a tunnel key per binding with an
+account API key of scope reservations (which cannot start tunnels itself), hold the tunnels,
+serve their traffic to the Services' endpoints, and write the objects' statuses. SIGTERM drains.
+Reads KUBECONFIG (or --kubeconfig), else the pod's service account. See docs/operator.md.
+
+Options:
+  --kubeconfig FILE  the cluster to watch (default: $KUBECONFIG, then in-cluster)
+  --cluster-id ID    the label value marking this cluster's reservations and keys at the edge
+                     (default: the uid of the kube-system namespace)
+  --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
+  --no-status        do not write statuses (a replica that is not the writer)
+${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
 
 Run an edge relay: public HTTP/HTTPS/TCP listeners and the tunnel acceptor, configured by a

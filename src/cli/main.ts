@@ -13,6 +13,7 @@ import { keysCommand } from './commands/keys.js';
 import { releaseCommand } from './commands/release.js';
 import { reserveCommand } from './commands/reserve.js';
 import { httpCommand } from './commands/http.js';
+import { operatorCommand } from './commands/operator.js';
 import { runCommand } from './commands/run.js';
 import { tcpCommand } from './commands/tcp.js';
 import { explainError } from './explain.js';
@@ -24,6 +25,7 @@ const commands: Record<string, Command> = {
   http: httpCommand,
   tcp: tcpCommand,
   run: runCommand,
+  operator: operatorCommand,
   // `tuna edge init` works on the edge's store; `tuna edge --config` runs the edge.
   edge: (args, io, runtime) => (args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : edgeCommand(args, io, runtime)),
   demo: demoCommand,

@@ -1,4 +1,5 @@
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
+import type { TunnelKeySource, TunnelManager, TunnelStreamHandler } from '../tunnel/index.js';
 import type { Agent } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
 
@@ -7,6 +8,8 @@ import type { AgentOptions } from './agent-options.js';
  * the long-lived services, so commands stay free of wiring and tests can pass fakes.
  */
 export interface CliRuntime {
+  /** createTunnelManager builds a tunnel manager feeding `handler`, with keys from `keys` (the operator) */
+  createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource): TunnelManager;
   /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors */
   createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */

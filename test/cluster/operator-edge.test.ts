@@ -89,10 +89,11 @@ describe('operator: reservations and tunnel keys at a store-mode edge', function
 
   it('reserves the hostname, mints one key, and serves the pod through the tunnel', async () => {
     expect(last?.edge?.ready.has(bindingId)).to.equal(true);
-    const reservations = (await client.listReservations(clusterLabel)).reservations;
-    expect(reservations.map((r) => [r.kind, r.value])).to.deep.equal([['domain', host]]);
-    const keys = (await client.listTunnelKeys(clusterLabel)).tunnelKeys.filter((k) => k.revokedAt === null);
-    expect(keys.map((k) => k.reservationId)).to.deep.equal([reservations[0]?.id]);
+    // Other tests' Ingresses may still be there while their namespaces terminate: look at ours.
+    const reservations = (await client.listReservations(clusterLabel)).reservations.filter((r) => r.value === host);
+    expect(reservations.map((r) => r.kind)).to.deep.equal(['domain']);
+    const keys = (await client.listTunnelKeys(clusterLabel)).tunnelKeys.filter((k) => k.revokedAt === null && k.reservationId === reservations[0]?.id);
+    expect(keys).to.have.length(1);
     await waitFor('2 tunnel connections at the edge', 30_000, async () => (edge.edge.registry.count().get(bindingId) === 2 ? true : undefined));
     const res = await http1(edge.httpPort, host, '/through-the-edge');
     expect(res.status).to.equal(200);
@@ -101,13 +102,14 @@ describe('operator: reservations and tunnel keys at a store-mode edge', function
 
   it('mints nothing more on a sync that changes nothing', async () => {
     const again = await operator.sync();
-    expect(again.edge).to.include({ reserved: 0, minted: 0, released: 0, revoked: 0 });
+    expect(again.edge).to.include({ reserved: 0, minted: 0 });
   });
 
   it('releases the reservation and revokes the key when the Ingress is deleted', async () => {
     await networking.deleteNamespacedIngress({ name: 'echo', namespace });
-    await waitFor('the reservation released', 30_000, async () => ((await client.listReservations(clusterLabel)).reservations.length === 0 ? true : undefined));
-    const live = (await client.listTunnelKeys(clusterLabel)).tunnelKeys.filter((k) => k.revokedAt === null);
+    const held = (await client.listReservations(clusterLabel)).reservations.find((r) => r.value === host);
+    await waitFor('the reservation released', 30_000, async () => ((await client.listReservations(clusterLabel)).reservations.some((r) => r.value === host) ? undefined : true));
+    const live = (await client.listTunnelKeys(clusterLabel)).tunnelKeys.filter((k) => k.revokedAt === null && k.reservationId === held?.id);
     expect(live).to.deep.equal([]);
     await waitFor('no tunnel connection at the edge', 30_000, async () => ((edge.edge.registry.count().get(bindingId) ?? 0) === 0 ? true : undefined));
     expect(errors).to.deep.equal([]);

@@ -1,0 +1,100 @@
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import * as t from 'io-ts';
+import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
+import { EdgeReconciler, TunnelKeys } from '../../operator/edge-reconciler.js';
+import { KubeObjects } from '../../operator/kube-objects.js';
+import { Operator, OperatorTunnels } from '../../operator/operator.js';
+import type { SyncResult } from '../../operator/operator.js';
+import { StatusWriter } from '../../operator/status-writer.js';
+import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
+import { ControlClient } from '../control-client.js';
+import { UsageError } from '../errors.js';
+import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { commandHelp } from '../help.js';
+import type { CliIo } from '../io.js';
+import type { CliRuntime } from '../runtime.js';
+import { pick } from './http.js';
+
+const options = {
+  ...agentFlagOptions,
+  kubeconfig: { type: 'string' },
+  'cluster-id': { type: 'string' },
+  'base-domain': { type: 'string' },
+  'no-status': { type: 'boolean' },
+} as const;
+
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean });
+
+/**
+ * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
+ * in a cluster), keep the edge's reservations and tunnel keys in line with what the cluster
+ * publishes, hold the tunnels, serve their traffic and write the statuses, until SIGTERM.
+ */
+export async function operatorCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
+  const parsed = parseFlags(args, options, 'operator');
+  if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
+  if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status']), 'operator');
+  const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
+  if (!agent.key.startsWith('tuna_ak_'))
+    throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
+
+  const kube = new KubeConfig();
+  if (flags.kubeconfig !== undefined) kube.loadFromFile(flags.kubeconfig);
+  else kube.loadFromDefault();
+  const clusterId = flags['cluster-id'] ?? (await kubeSystemUid(kube));
+  const scheme = agent.edge.tls ? 'https' : 'http';
+  const host = agent.edge.host.includes(':') ? `[${agent.edge.host}]` : agent.edge.host;
+  const ca = agent.edge.ca === undefined ? undefined : [agent.edge.ca].flat().join('\n');
+  const client = new ControlClient({ url: new URL(`${scheme}://${host}:${agent.edge.port}`), ...(ca !== undefined ? { ca } : {}) }, agent.key);
+
+  const keys = new TunnelKeys();
+  const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
+  const endpoints = new StaticEndpointResolver();
+  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorText(err)}`) });
+  const manager = runtime.createTunnelManager(dataPlane, keys);
+  manager.on('tunnel-error', (bindingId: string, err: Error) => io.err(`tunnel for ${bindingId}: ${err.message}`));
+  let summary = '';
+  const operator = new Operator({
+    objects: new KubeObjects(kube, { onError: (kind, err) => io.err(`watching ${kind.kind}: ${errorText(err)}`) }),
+    dataPlane,
+    endpoints,
+    tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
+    reconciler: new EdgeReconciler(client, keys, { clusterId }),
+    keyRefOf,
+    ...(flags['no-status'] === true ? {} : { writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }) }),
+    ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
+    onError: (err) => io.err(`sync failed (retrying): ${errorText(err)}`),
+    onSynced: (result) => {
+      const line = describe(result);
+      if (line !== summary) io.out(line);
+      summary = line;
+    },
+  });
+  await operator.start();
+  io.out(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`);
+  const signal = await io.stopSignal;
+  io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  await operator.stop();
+  return 0;
+}
+
+/** kubeSystemUid is a stable identity of the cluster: the uid of its kube-system namespace. */
+async function kubeSystemUid(kube: KubeConfig): Promise<string> {
+  const ns = await kube.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+  const uid = ns.metadata?.uid;
+  if (uid === undefined) throw new UsageError('tuna operator: the cluster has no kube-system namespace uid; pass --cluster-id');
+  return uid;
+}
+
+/** describe is one line saying what a sync publishes and what it holds back. */
+function describe(result: SyncResult): string {
+  const bindings = result.state.graph.bindings.length;
+  const ready = result.edge?.ready.size ?? bindings;
+  const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
+  return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}`;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
