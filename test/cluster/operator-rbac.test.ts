@@ -1,0 +1,91 @@
+// operator-rbac.test.ts — config/rbac/operator.yaml is enough for the operator and no more: with
+// its ServiceAccount's token the object cache starts and the status writer writes, and the
+// apiserver denies Secrets, spec writes and pods.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, NetworkingV1Api } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { buildFileProviderState } from '../../src/cli/manifests.js';
+import { refKey } from '../../src/model/index.js';
+import { KubeObjects } from '../../src/operator/kube-objects.js';
+import { StatusWriter, refKeyOf } from '../../src/operator/status-writer.js';
+import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
+
+const SUBJECT = 'system:serviceaccount:tuna-system:tuna-operator';
+
+describe('config/rbac/operator.yaml on the test cluster', function () {
+  this.timeout(120_000);
+  const namespace = `tuna-rbac-${process.pid}`;
+  let admin: KubeConfig;
+  let manifests: KubernetesObject[];
+  let operatorConfig: KubeConfig;
+
+  before(async () => {
+    admin = clusterConfig();
+    const objects = KubernetesObjectApi.makeApiClient(admin);
+    manifests = parseAllDocuments(readFileSync(path.join(REPO_ROOT, 'config/rbac/operator.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject);
+    for (const m of manifests) await objects.create(m).catch((err: { code?: number }) => (err.code === 409 ? undefined : Promise.reject(err)));
+    const core = admin.makeApiClient(CoreV1Api);
+    await waitFor('the ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'tuna-operator', namespace: 'tuna-system' }));
+    const token = await core.createNamespacedServiceAccountToken({ name: 'tuna-operator', namespace: 'tuna-system', body: { spec: { expirationSeconds: 600 } } });
+    const cluster = admin.getCurrentCluster();
+    if (!cluster) throw new Error('the admin kubeconfig has no cluster');
+    operatorConfig = new KubeConfig();
+    operatorConfig.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: 'tuna-operator', token: token.status?.token ?? '' }],
+      contexts: [{ name: 'tuna-operator', cluster: cluster.name, user: 'tuna-operator' }],
+      currentContext: 'tuna-operator',
+    });
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespacedService({ namespace, body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+    await admin.makeApiClient(NetworkingV1Api).createNamespacedIngress({
+      namespace,
+      body: {
+        metadata: { name: 'web' },
+        spec: { ingressClassName: 'tuna', rules: [{ host: `web.${namespace}.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+      },
+    });
+  });
+
+  after(async () => {
+    await admin.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace }).catch(() => undefined);
+    const objects = KubernetesObjectApi.makeApiClient(admin);
+    for (const m of [...manifests].reverse()) await objects.delete(m).catch(() => undefined);
+  });
+
+  it('lets the operator watch every kind and write the statuses it owns', async () => {
+    const errors: string[] = [];
+    const cache = new KubeObjects(operatorConfig, { retryMs: 500, onError: (kind, err) => errors.push(`${kind.kind}: ${String(err)}`) });
+    try {
+      await cache.start();
+      expect(errors, 'every list and watch is allowed').to.deep.equal([]);
+      const state = buildFileProviderState(cache.objects());
+      const ours = state.statuses.filter((s) => s.ref.namespace === namespace);
+      const byKey = new Map(cache.objects().map((o) => [refKeyOf(o), o]));
+      const report = await new StatusWriter(operatorConfig).write(ours, (ref) => byKey.get(refKey(ref)));
+      expect(report).to.include({ written: 1, failed: 0 });
+      const kubeSystem = await operatorConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+      expect(kubeSystem.metadata?.uid, 'the cluster id is readable').to.be.a('string');
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  for (const [what, attributes, allowed] of [
+    ['read the kube-system namespace (the cluster id)', { verb: 'get', resource: 'namespaces', name: 'kube-system' }, true],
+    ['patch an Ingress status', { verb: 'patch', group: 'networking.k8s.io', resource: 'ingresses', subresource: 'status', namespace: 'default' }, true],
+    ['read Secrets', { verb: 'get', resource: 'secrets', namespace: 'default' }, false],
+    ['list Secrets', { verb: 'list', resource: 'secrets' }, false],
+    ['change an Ingress spec', { verb: 'update', group: 'networking.k8s.io', resource: 'ingresses', namespace: 'default' }, false],
+    ['create pods', { verb: 'create', resource: 'pods', namespace: 'default' }, false],
+    ['change a Service spec', { verb: 'patch', resource: 'services', namespace: 'default' }, false],
+  ] as const) {
+    it(`${allowed ? 'may' : 'may not'} ${what}`, async () => {
+      const review = await admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: SUBJECT, groups: ['system:serviceaccounts', 'system:serviceaccounts:tuna-system', 'system:authenticated'], resourceAttributes: attributes } } });
+      expect(review.status?.allowed === true).to.equal(allowed);
+    });
+  }
+});
