@@ -74,7 +74,7 @@ Options:
   --cluster-id ID    the label value marking this cluster's reservations and keys at the edge
                      (default: the uid of the kube-system namespace)
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
-  --no-status        do not write statuses (a replica that is not the writer)
+  --no-status        do not write statuses or events (a replica that is not the writer)
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
 

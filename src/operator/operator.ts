@@ -9,6 +9,7 @@ import type { Binding, ObjectRef } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { ReconcileReport } from './edge-reconciler.js';
+import type { EventRecorder } from './event-recorder.js';
 import type { KubeObjects } from './kube-objects.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { refKeyOf } from './status-writer.js';
@@ -22,6 +23,8 @@ export interface OperatorOptions {
   tunnels: TunnelControl;
   /** absent: statuses are not written (a replica that is not the leader) */
   writer?: StatusWriter;
+  /** absent: the translators' Warning events are not recorded */
+  events?: EventRecorder;
   /**
    * absent: the tunnel keys come from elsewhere (tests). Present: before the tunnels change, the
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
@@ -43,6 +46,8 @@ export interface SyncResult {
   state: FileProviderState;
   tunnelsChanged: boolean;
   statuses?: WriteReport;
+  /** events created by this sync */
+  events?: number;
   edge?: ReconcileReport;
 }
 
@@ -102,7 +107,9 @@ export class Operator {
     }
     const result: SyncResult = { state, tunnelsChanged };
     if (edge) result.edge = edge;
-    if (this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookupIn(objects));
+    const lookup = lookupIn(objects);
+    if (this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
+    if (this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
     this.#o.onSynced?.(result);
     return result;
   }

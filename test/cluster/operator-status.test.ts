@@ -7,6 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { buildFileProviderState } from '../../src/cli/manifests.js';
 import { refKey } from '../../src/model/index.js';
 import type { ObjectRef, ObjectStatus } from '../../src/model/index.js';
+import { EventRecorder } from '../../src/operator/event-recorder.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { StatusWriter, refKeyOf } from '../../src/operator/status-writer.js';
 import { clusterConfig, runScript, waitFor } from './cluster-env.js';
@@ -143,6 +144,28 @@ describe('operator: status writer on the test cluster', function () {
     expect(resolved?.status).to.equal('False');
     expect(resolved?.lastTransitionTime).to.equal('2026-11-29T12:00:00Z');
     expect(accepted?.lastTransitionTime).to.equal('2026-11-29T10:00:00Z');
+    expect(writeErrors).to.deep.equal([]);
+  });
+
+  it('records a Warning event once for a problem a user must fix, not again on the next sync', async () => {
+    await networking.createNamespacedIngress({
+      namespace,
+      body: {
+        metadata: { name: 'broken' },
+        spec: { ingressClassName: 'tuna', rules: [{ host: `broken.${namespace}.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'nowhere', port: { number: 80 } } } }] } }] },
+      },
+    });
+    await waitFor('the cache to hold the broken Ingress', 30_000, async () => (objects.objects().some((o) => o.kind === 'Ingress' && o.metadata?.name === 'broken') ? true : undefined));
+    const recorder = new EventRecorder(clusterConfig(), { onError: (ref, err) => writeErrors.push(`${refKey(ref)}: ${String(err)}`) });
+    const statuses = ours(buildFileProviderState(objects.objects()).statuses);
+    expect(await recorder.record(statuses, lookup())).to.be.greaterThan(0);
+    expect(await recorder.record(ours(buildFileProviderState(objects.objects()).statuses), lookup())).to.equal(0);
+    const events = await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=broken' });
+    const warning = events.items.find((e) => e.reason === 'ServiceNotFound');
+    expect(warning?.type).to.equal('Warning');
+    expect(warning?.involvedObject.kind).to.equal('Ingress');
+    expect(warning?.message).to.include('nowhere');
+    expect(events.items.filter((e) => e.reason === 'ServiceNotFound')).to.have.length(1);
     expect(writeErrors).to.deep.equal([]);
   });
 });

@@ -2,6 +2,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import { EdgeReconciler, TunnelKeys } from '../../operator/edge-reconciler.js';
+import { EventRecorder } from '../../operator/event-recorder.js';
 import { KubeObjects } from '../../operator/kube-objects.js';
 import { Operator, OperatorTunnels } from '../../operator/operator.js';
 import type { SyncResult } from '../../operator/operator.js';
@@ -62,7 +63,12 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
     reconciler: new EdgeReconciler(client, keys, { clusterId }),
     keyRefOf,
-    ...(flags['no-status'] === true ? {} : { writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }) }),
+    ...(flags['no-status'] === true
+      ? {}
+      : {
+          writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
+          events: new EventRecorder(kube, { onError: (ref, err) => io.err(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
+        }),
     ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
     onError: (err) => io.err(`sync failed (retrying): ${errorText(err)}`),
     onSynced: (result) => {
