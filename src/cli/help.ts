@@ -75,6 +75,8 @@ Options:
                      (default: the uid of the kube-system namespace)
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
   --no-status        do not write statuses or events (a replica that is not the writer)
+  --keys-namespace NS keep the minted tunnel keys in the Secret tuna-tunnel-keys of NS, so a
+                     restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
 

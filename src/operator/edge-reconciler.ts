@@ -12,8 +12,8 @@ export interface HeldKey {
 /**
  * TunnelKeys holds the tunnel keys the reconciler minted, by binding id, and hands them to the
  * tunnel manager (a TunnelKeySource whose reference is the key id, so a new key reconnects).
- * Kept in memory: after a restart the reconciler mints new keys and revokes the old ones, which
- * it finds by the cluster label. A Secret-backed store would spare that churn (docs/operator.md).
+ * This one keeps them in memory: after a restart the reconciler mints new keys and revokes the
+ * old ones, which it finds by the cluster label. SecretTunnelKeys keeps them in a Secret.
  */
 export class TunnelKeys implements TunnelKeySource {
   readonly #byBinding = new Map<string, HeldKey>();
@@ -38,6 +38,11 @@ export class TunnelKeys implements TunnelKeySource {
   /** heldKeyIds are the ids of every key held. */
   heldKeyIds(): Set<string> {
     return new Set([...this.#byBinding.values()].map((k) => k.keyId));
+  }
+
+  /** persist saves the keys where a restarted operator finds them again (memory: nowhere). */
+  persist(): Promise<void> {
+    return Promise.resolve();
   }
 
   resolveKey(bindingId: string, keyRef: string): Promise<string> {
@@ -102,6 +107,7 @@ export class EdgeReconciler {
 
   async reconcile(graph: RouteGraph): Promise<ReconcileReport> {
     const report: ReconcileReport = { ready: new Set(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0 };
+    const heldBefore = [...this.#keys.heldKeyIds()].sort().join(',');
     const wanted = new Map<string, string>();
     for (const b of graph.bindings) {
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
@@ -154,6 +160,7 @@ export class EdgeReconciler {
         await this.#client.release(r.id);
         report.released++;
       }
+    if (report.minted > 0 || report.revoked > 0 || heldBefore !== [...this.#keys.heldKeyIds()].sort().join(',')) await this.#keys.persist();
     return report;
   }
 }

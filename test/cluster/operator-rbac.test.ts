@@ -77,6 +77,9 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
   for (const [what, attributes, allowed] of [
     ['read the kube-system namespace (the cluster id)', { verb: 'get', resource: 'namespaces', name: 'kube-system' }, true],
     ['patch an Ingress status', { verb: 'patch', group: 'networking.k8s.io', resource: 'ingresses', subresource: 'status', namespace: 'default' }, true],
+    ['read its key Secret', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
+    ['replace its key Secret', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
+    ['read another Secret of its namespace', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, false],
     ['read Secrets', { verb: 'get', resource: 'secrets', namespace: 'default' }, false],
     ['list Secrets', { verb: 'list', resource: 'secrets' }, false],
     ['change an Ingress spec', { verb: 'update', group: 'networking.k8s.io', resource: 'ingresses', namespace: 'default' }, false],

@@ -4,6 +4,7 @@ import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import { EdgeReconciler, TunnelKeys } from '../../operator/edge-reconciler.js';
 import { EventRecorder } from '../../operator/event-recorder.js';
 import { KubeObjects } from '../../operator/kube-objects.js';
+import { SecretTunnelKeys } from '../../operator/secret-tunnel-keys.js';
 import { Operator, OperatorTunnels } from '../../operator/operator.js';
 import type { SyncResult } from '../../operator/operator.js';
 import { StatusWriter } from '../../operator/status-writer.js';
@@ -22,9 +23,10 @@ const options = {
   'cluster-id': { type: 'string' },
   'base-domain': { type: 'string' },
   'no-status': { type: 'boolean' },
+  'keys-namespace': { type: 'string' },
 } as const;
 
-const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean });
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string });
 
 /**
  * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
@@ -35,7 +37,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const parsed = parseFlags(args, options, 'operator');
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status']), 'operator');
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace']), 'operator');
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
@@ -49,7 +51,10 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const ca = agent.edge.ca === undefined ? undefined : [agent.edge.ca].flat().join('\n');
   const client = new ControlClient({ url: new URL(`${scheme}://${host}:${agent.edge.port}`), ...(ca !== undefined ? { ca } : {}) }, agent.key);
 
-  const keys = new TunnelKeys();
+  // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
+  const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
+  const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace);
+  if (keys instanceof SecretTunnelKeys) await keys.load();
   const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
   const endpoints = new StaticEndpointResolver();
   const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorText(err)}`) });

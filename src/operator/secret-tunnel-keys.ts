@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { TunnelKeys } from './edge-reconciler.js';
+import type { HeldKey } from './edge-reconciler.js';
+
+/** StoredKey is one entry of the Secret: the binding it belongs to and its key. */
+interface StoredKey extends HeldKey {
+  bindingId: string;
+}
+
+/**
+ * SecretTunnelKeys keeps the tunnel keys the reconciler minted in one Secret of the operator's
+ * namespace (default `tuna-tunnel-keys`), so a restarted operator finds its keys again instead of
+ * minting new ones and reconnecting every binding. Each entry is stored under a hash of its
+ * binding id (binding ids hold `/`, which Secret keys may not), as JSON with the binding id, the
+ * key's id and its token. The token is the only secret the operator holds; it is never logged.
+ * RBAC: get, update on this Secret (by name) and create in the namespace (config/rbac).
+ */
+export class SecretTunnelKeys extends TunnelKeys {
+  readonly #core: CoreV1Api;
+  readonly #namespace: string;
+  readonly #name: string;
+  #resourceVersion: string | undefined;
+
+  constructor(config: KubeConfig, namespace: string, name = 'tuna-tunnel-keys') {
+    super();
+    this.#core = config.makeApiClient(CoreV1Api);
+    this.#namespace = namespace;
+    this.#name = name;
+  }
+
+  /** load reads the Secret (an absent Secret means no key yet). */
+  async load(): Promise<void> {
+    const secret = await this.#read();
+    this.#resourceVersion = secret?.metadata?.resourceVersion;
+    for (const value of Object.values(secret?.data ?? {})) {
+      const entry = parseEntry(Buffer.from(value, 'base64').toString('utf8'));
+      if (entry) this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token });
+    }
+  }
+
+  /** persist writes every held key (create, or update at the version read, re-reading on a conflict). */
+  override async persist(): Promise<void> {
+    const data: Record<string, string> = {};
+    for (const bindingId of this.bindings()) {
+      const key = this.get(bindingId);
+      if (key === undefined) continue;
+      const entry: StoredKey = { bindingId, keyId: key.keyId, token: key.token };
+      data[createHash('sha256').update(bindingId).digest('hex').slice(0, 40)] = Buffer.from(JSON.stringify(entry)).toString('base64');
+    }
+    const body: V1Secret = { metadata: { name: this.#name, namespace: this.#namespace, labels: { 'app.kubernetes.io/managed-by': 'tuna' } }, type: 'Opaque', data };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const written =
+          this.#resourceVersion === undefined
+            ? await this.#core.createNamespacedSecret({ namespace: this.#namespace, body })
+            : await this.#core.replaceNamespacedSecret({ name: this.#name, namespace: this.#namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: this.#resourceVersion } } });
+        this.#resourceVersion = written.metadata?.resourceVersion;
+        return;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+        // someone else wrote it (or it exists already): take its version; what this process holds wins
+        this.#resourceVersion = (await this.#read())?.metadata?.resourceVersion;
+      }
+    }
+    throw new Error(`could not write Secret ${this.#namespace}/${this.#name}: it keeps changing`);
+  }
+
+  async #read(): Promise<V1Secret | undefined> {
+    try {
+      return await this.#core.readNamespacedSecret({ name: this.#name, namespace: this.#namespace });
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  }
+}
+
+function parseEntry(text: string): StoredKey | undefined {
+  try {
+    const e = JSON.parse(text) as Partial<StoredKey>;
+    return typeof e.bindingId === 'string' && typeof e.keyId === 'string' && typeof e.token === 'string' ? (e as StoredKey) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+// operator-keys-secret.test.ts — the tunnel keys the operator mints survive a restart in a Secret:
+// a new operator loads them and mints nothing, revokes nothing.
+import { expect } from 'chai';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { ControlClient } from '../../src/cli/control-client.js';
+import { openSqliteStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
+import { emptyGraph } from '../../src/model/index.js';
+import { EdgeReconciler } from '../../src/operator/edge-reconciler.js';
+import { SecretTunnelKeys } from '../../src/operator/secret-tunnel-keys.js';
+import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import type { StoreEdge } from '../support/edge-store-harness.js';
+import { hostBinding } from '../support/graph-builders.js';
+import { clusterConfig } from './cluster-env.js';
+
+describe('operator: tunnel keys kept in a Secret', function () {
+  this.timeout(60_000);
+  const namespace = `tuna-keys-${process.pid}`;
+  let core: CoreV1Api;
+  let store: Store;
+  let edge: StoreEdge;
+  let client: ControlClient;
+
+  before(async () => {
+    core = clusterConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    store = await openSqliteStore(':memory:');
+    edge = await startStoreEdge(store);
+    client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, (await seedAccount(store)).reservationsToken);
+  });
+
+  after(async () => {
+    await edge?.edge.close();
+    await store?.close();
+    await core?.deleteNamespace({ name: namespace }).catch(() => undefined);
+  });
+
+  it('stores the minted key, and a restarted operator reuses it without minting or revoking', async () => {
+    const binding = hostBinding(`kept-${process.pid}.${BASE_DOMAIN}`).binding;
+    const graph = { ...emptyGraph(), bindings: [binding] };
+    const first = new SecretTunnelKeys(clusterConfig(), namespace);
+    await first.load();
+    expect((await new EdgeReconciler(client, first, { clusterId: 'keys' }).reconcile(graph)).minted).to.equal(1);
+    const secret = await core.readNamespacedSecret({ name: 'tuna-tunnel-keys', namespace });
+    expect(Object.keys(secret.data ?? {})).to.have.length(1);
+    expect(Object.keys(secret.data ?? {})[0]).to.match(/^[0-9a-f]{40}$/);
+
+    const restarted = new SecretTunnelKeys(clusterConfig(), namespace);
+    await restarted.load();
+    expect(restarted.get(binding.id)).to.deep.equal(first.get(binding.id));
+    const report = await new EdgeReconciler(client, restarted, { clusterId: 'keys' }).reconcile(graph);
+    expect(report).to.include({ minted: 0, revoked: 0, reserved: 0 });
+    expect(await restarted.resolveKey(binding.id, restarted.get(binding.id)!.keyId)).to.equal(first.get(binding.id)?.token);
+
+    // the binding leaves: its key is revoked and the Secret no longer holds it
+    await new EdgeReconciler(client, restarted, { clusterId: 'keys' }).reconcile(emptyGraph());
+    const emptied = await core.readNamespacedSecret({ name: 'tuna-tunnel-keys', namespace });
+    expect(Object.keys(emptied.data ?? {})).to.deep.equal([]);
+  });
+});
