@@ -32,6 +32,13 @@ export interface OperatorOptions {
    */
   reconciler?: { reconcile(graph: FileProviderState['graph']): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
+  /**
+   * absent: this replica writes (one replica). Present: only the leader reconciles the edge and
+   * writes statuses and events; the others serve tunnels with the keys the leader stored, which
+   * `followKeys` reloads on each of their syncs.
+   */
+  leader?: { isLeader(): boolean; on(event: 'started-leading' | 'stopped-leading', listener: () => void): unknown };
+  followKeys?: () => Promise<void>;
   translate?: Partial<TranslateOptions>;
   /** called for a failed sync; the next change (or `retryMs`) syncs again */
   onError?: (err: unknown) => void;
@@ -75,6 +82,8 @@ export class Operator {
   /** start fills the cache, syncs once, and follows changes from then on. */
   async start(): Promise<SyncResult> {
     this.#o.objects.onChange(() => this.#schedule());
+    this.#o.leader?.on('started-leading', () => this.#schedule());
+    this.#o.leader?.on('stopped-leading', () => this.#schedule());
     await this.#o.objects.start();
     return this.sync();
   }
@@ -93,7 +102,9 @@ export class Operator {
     const objects = this.#o.objects.objects();
     const state = buildFileProviderState(objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
-    const edge = await this.#o.reconciler?.reconcile(state.graph);
+    const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
+    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph) : undefined;
+    if (!isWriter) await this.#o.followKeys?.();
     let { tunnelsChanged } = await this.#agent.apply(state.graph);
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
@@ -108,8 +119,8 @@ export class Operator {
     const result: SyncResult = { state, tunnelsChanged };
     if (edge) result.edge = edge;
     const lookup = lookupIn(objects);
-    if (this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
-    if (this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
+    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
+    if (isWriter && this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
     this.#o.onSynced?.(result);
     return result;
   }

@@ -30,14 +30,19 @@ export class SecretTunnelKeys extends TunnelKeys {
     this.#name = name;
   }
 
-  /** load reads the Secret (an absent Secret means no key yet). */
+  /** load reads the Secret (an absent Secret means no key yet), replacing what is held. */
   async load(): Promise<void> {
     const secret = await this.#read();
     this.#resourceVersion = secret?.metadata?.resourceVersion;
+    const loaded = new Set<string>();
     for (const value of Object.values(secret?.data ?? {})) {
       const entry = parseEntry(Buffer.from(value, 'base64').toString('utf8'));
-      if (entry) this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token });
+      if (!entry) continue;
+      this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token });
+      loaded.add(entry.bindingId);
     }
+    // a follower reloads: what the leader removed is gone here too
+    for (const bindingId of this.bindings()) if (!loaded.has(bindingId)) this.delete(bindingId);
   }
 
   /** persist writes every held key (create, or update at the version read, re-reading on a conflict). */

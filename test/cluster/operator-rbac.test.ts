@@ -79,6 +79,7 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     ['patch an Ingress status', { verb: 'patch', group: 'networking.k8s.io', resource: 'ingresses', subresource: 'status', namespace: 'default' }, true],
     ['read its key Secret', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
     ['replace its key Secret', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
+    ['renew its Lease', { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'tuna-system', name: 'tuna-operator' }, true],
     ['read another Secret of its namespace', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, false],
     ['read Secrets', { verb: 'get', resource: 'secrets', namespace: 'default' }, false],
     ['list Secrets', { verb: 'list', resource: 'secrets' }, false],

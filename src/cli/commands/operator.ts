@@ -1,9 +1,11 @@
+import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import { EdgeReconciler, TunnelKeys } from '../../operator/edge-reconciler.js';
 import { EventRecorder } from '../../operator/event-recorder.js';
 import { KubeObjects } from '../../operator/kube-objects.js';
+import { LeaderElector } from '../../operator/leader-elector.js';
 import { SecretTunnelKeys } from '../../operator/secret-tunnel-keys.js';
 import { Operator, OperatorTunnels } from '../../operator/operator.js';
 import type { SyncResult } from '../../operator/operator.js';
@@ -60,6 +62,14 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorText(err)}`) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
   manager.on('tunnel-error', (bindingId: string, err: Error) => io.err(`tunnel for ${bindingId}: ${err.message}`));
+  // Several replicas in a namespace elect one writer; all of them serve tunnels.
+  const elector =
+    keys instanceof SecretTunnelKeys && keysNamespace !== undefined
+      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => io.err(`leader election: ${errorText(err)}`) })
+      : undefined;
+  elector?.on('started-leading', () => io.out('tuna operator: leading (reconciling the edge, writing statuses)'));
+  elector?.on('stopped-leading', () => io.out('tuna operator: following (serving tunnels with the leader’s keys)'));
+  elector?.start();
   let summary = '';
   const operator = new Operator({
     objects: new KubeObjects(kube, { onError: (kind, err) => io.err(`watching ${kind.kind}: ${errorText(err)}`) }),
@@ -68,6 +78,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
     reconciler: new EdgeReconciler(client, keys, { clusterId }),
     keyRefOf,
+    ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
     ...(flags['no-status'] === true
       ? {}
       : {
@@ -87,6 +98,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const signal = await io.stopSignal;
   io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
   await operator.stop();
+  await elector?.stop();
   return 0;
 }
 
