@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 import type { V1Deployment } from '@kubernetes/client-node';
 
 /** REPO_ROOT is the repository's top directory (scripts are run from there). */
@@ -74,4 +74,30 @@ export function echoDeployment(name: string, labels: Record<string, string>, rep
       },
     },
   };
+}
+
+/**
+ * deployEchoBehindIngress makes `namespace` with an echo-basic Deployment of `replicas` pods, its
+ * Service `echo` (port `http` 8080 → the pods' 3000) and an Ingress `echo` of class tuna sending
+ * `host` to it, and waits until the Service has `replicas` ready endpoints.
+ */
+export async function deployEchoBehindIngress(config: KubeConfig, namespace: string, host: string, replicas: number): Promise<void> {
+  const core = config.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
+  const labels = { app: 'echo' };
+  await config.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body: echoDeployment('echo', labels, replicas) });
+  await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
+  await config.makeApiClient(NetworkingV1Api).createNamespacedIngress({
+    namespace,
+    body: {
+      metadata: { name: 'echo' },
+      spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { name: 'http' } } } }] } }] },
+    },
+  });
+  const discovery = config.makeApiClient(DiscoveryV1Api);
+  await waitFor(`${replicas} ready endpoint(s)`, 90_000, async () => {
+    const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=echo' });
+    return slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length === replicas ? true : undefined;
+  });
 }

@@ -5,13 +5,13 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { AppsV1Api, CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { http1 } from '../support/tunnel-harness.js';
-import { REPO_ROOT, clusterConfig, echoDeployment, waitFor } from './cluster-env.js';
+import { REPO_ROOT, clusterConfig, deployEchoBehindIngress, waitFor } from './cluster-env.js';
 
 describe('tuna operator (the command) on the test cluster', function () {
   this.timeout(180_000);
@@ -30,24 +30,7 @@ describe('tuna operator (the command) on the test cluster', function () {
     const config = clusterConfig();
     core = config.makeApiClient(CoreV1Api);
     networking = config.makeApiClient(NetworkingV1Api);
-    const apps = config.makeApiClient(AppsV1Api);
-    const discovery = config.makeApiClient(DiscoveryV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
-    const labels = { app: 'echo' };
-    await apps.createNamespacedDeployment({ namespace, body: echoDeployment('echo', labels, 1) });
-    await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
-    await networking.createNamespacedIngress({
-      namespace,
-      body: {
-        metadata: { name: 'echo' },
-        spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { name: 'http' } } } }] } }] },
-      },
-    });
-    await waitFor('a ready endpoint', 90_000, async () => {
-      const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=echo' });
-      return slices.items.flatMap((s) => s.endpoints ?? []).some((e) => e.conditions?.ready === true) ? true : undefined;
-    });
+    await deployEchoBehindIngress(config, namespace, host, 1);
     store = await openSqliteStore(':memory:');
     edge = await startStoreEdge(store);
     apiKey = (await seedAccount(store)).reservationsToken;

@@ -2,7 +2,7 @@
 // Deployment's Service, the operator (object cache → translators → data plane + tunnels + status
 // writer), a tuna edge, and requests that come back from the pods through the tunnel.
 import { expect } from 'chai';
-import { AppsV1Api, CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { Operator, OperatorTunnels } from '../../src/operator/operator.js';
@@ -11,7 +11,7 @@ import { StatusWriter } from '../../src/operator/status-writer.js';
 import { newTestManager } from '../support/tunnel-manager-fixture.js';
 import { http1, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
-import { clusterConfig, echoDeployment, waitFor } from './cluster-env.js';
+import { clusterConfig, deployEchoBehindIngress, waitFor } from './cluster-env.js';
 
 
 describe('operator: an Ingress on the test cluster served through a tuna edge', function () {
@@ -30,27 +30,7 @@ describe('operator: an Ingress on the test cluster served through a tuna edge', 
     const config = clusterConfig();
     core = config.makeApiClient(CoreV1Api);
     networking = config.makeApiClient(NetworkingV1Api);
-    const apps = config.makeApiClient(AppsV1Api);
-    const discovery = config.makeApiClient(DiscoveryV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
-    const labels = { app: 'echo' };
-    await apps.createNamespacedDeployment({
-      namespace,
-      body: echoDeployment('echo', labels, 2),
-    });
-    await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
-    await networking.createNamespacedIngress({
-      namespace,
-      body: {
-        metadata: { name: 'echo' },
-        spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { name: 'http' } } } }] } }] },
-      },
-    });
-    await waitFor('2 ready endpoints', 90_000, async () => {
-      const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=echo' });
-      return slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length === 2 ? true : undefined;
-    });
+    await deployEchoBehindIngress(config, namespace, host, 2);
 
     // The edge knows the binding and its key; the operator holds that key by binding id (the edge
     // reconciler will mint such keys; here the test hands it over).

@@ -2,7 +2,7 @@
 // Ingress's hostname at a store-mode edge, mints the binding's tunnel key, serves the pods through
 // the tunnel, and releases and revokes both when the Ingress goes.
 import { expect } from 'chai';
-import { AppsV1Api, CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/cli/control-client.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
@@ -17,7 +17,7 @@ import { TunnelManager } from '../../src/tunnel/manager.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { http1 } from '../support/tunnel-harness.js';
-import { clusterConfig, echoDeployment, waitFor } from './cluster-env.js';
+import { clusterConfig, deployEchoBehindIngress, waitFor } from './cluster-env.js';
 
 describe('operator: reservations and tunnel keys at a store-mode edge', function () {
   this.timeout(180_000);
@@ -38,24 +38,7 @@ describe('operator: reservations and tunnel keys at a store-mode edge', function
     const config = clusterConfig();
     core = config.makeApiClient(CoreV1Api);
     networking = config.makeApiClient(NetworkingV1Api);
-    const apps = config.makeApiClient(AppsV1Api);
-    const discovery = config.makeApiClient(DiscoveryV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await waitFor('default ServiceAccount', 30_000, () => core.readNamespacedServiceAccount({ name: 'default', namespace }));
-    const labels = { app: 'echo' };
-    await apps.createNamespacedDeployment({ namespace, body: echoDeployment('echo', labels, 1) });
-    await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
-    await networking.createNamespacedIngress({
-      namespace,
-      body: {
-        metadata: { name: 'echo' },
-        spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { name: 'http' } } } }] } }] },
-      },
-    });
-    await waitFor('a ready endpoint', 90_000, async () => {
-      const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=echo' });
-      return slices.items.flatMap((s) => s.endpoints ?? []).some((e) => e.conditions?.ready === true) ? true : undefined;
-    });
+    await deployEchoBehindIngress(config, namespace, host, 1);
 
     store = await openSqliteStore(':memory:');
     edge = await startStoreEdge(store);
