@@ -17,6 +17,8 @@ export interface HeldKey {
  */
 export class TunnelKeys implements TunnelKeySource {
   readonly #byBinding = new Map<string, HeldKey>();
+  /** true when keys were set or deleted since the last persist (or load) */
+  protected isDirty = false;
 
   get(bindingId: string): HeldKey | undefined {
     return this.#byBinding.get(bindingId);
@@ -24,10 +26,11 @@ export class TunnelKeys implements TunnelKeySource {
 
   set(bindingId: string, key: HeldKey): void {
     this.#byBinding.set(bindingId, key);
+    this.isDirty = true;
   }
 
   delete(bindingId: string): void {
-    this.#byBinding.delete(bindingId);
+    this.isDirty ||= this.#byBinding.delete(bindingId);
   }
 
   /** bindings are the binding ids that hold a key. */
@@ -40,8 +43,9 @@ export class TunnelKeys implements TunnelKeySource {
     return new Set([...this.#byBinding.values()].map((k) => k.keyId));
   }
 
-  /** persist saves the keys where a restarted operator finds them again (memory: nowhere). */
+  /** persist saves the keys, when they changed, where a restarted operator finds them again (memory: nowhere). */
   persist(): Promise<void> {
+    this.isDirty = false;
     return Promise.resolve();
   }
 
@@ -107,7 +111,6 @@ export class EdgeReconciler {
 
   async reconcile(graph: RouteGraph): Promise<ReconcileReport> {
     const report: ReconcileReport = { ready: new Set(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0 };
-    const heldBefore = [...this.#keys.heldKeyIds()].sort().join(',');
     const wanted = new Map<string, string>();
     for (const b of graph.bindings) {
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
@@ -160,7 +163,7 @@ export class EdgeReconciler {
         await this.#client.release(r.id);
         report.released++;
       }
-    if (report.minted > 0 || report.revoked > 0 || heldBefore !== [...this.#keys.heldKeyIds()].sort().join(',')) await this.#keys.persist();
+    await this.#keys.persist();
     return report;
   }
 }

@@ -53,7 +53,7 @@ export interface KubeObjectsOptions {
 }
 
 /** KindState is what the cache knows of one kind. */
-type KindState = { informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject>; synced: boolean } | { absent: true };
+type KindState = { informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject> } | { absent: true };
 
 
 /**
@@ -145,7 +145,7 @@ export class KubeObjects {
           this.#later(() => void informer.start().catch((e: unknown) => this.#onError(kind, e)));
         });
         await informer.start();
-        this.#state.set(kind, { informer, synced: true });
+        this.#state.set(kind, { informer });
         return;
       } catch (err) {
         if (kind.optional && isNotServed(err)) {

@@ -114,7 +114,6 @@ export class LeaderElector extends EventEmitter {
     if ((err as { code?: number }).code !== 409) this.#o.onError?.(err);
     // a leader that could not renew for a whole lease duration must assume another took over
     if (this.#isLeader && this.#now().getTime() - this.#lastRenew >= this.#o.leaseDurationSeconds * 1000) this.#step(false);
-    else if (!this.#isLeader) this.#step(false);
   }
 
   #step(leading: boolean): void {

@@ -1,18 +1,16 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { Agent } from '../cli/agent.js';
 import type { TunnelControl } from '../cli/agent.js';
 import { buildFileProviderState } from '../cli/manifests.js';
 import type { FileProviderState } from '../cli/manifests.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
-import { refKey } from '../model/index.js';
-import type { Binding, ObjectRef } from '../model/index.js';
+import type { Binding } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KubeObjects } from './kube-objects.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
-import { refKeyOf } from './status-writer.js';
+import { objectLookup } from './status-writer.js';
 
 /** OperatorOptions wire the operator's parts; each is injected so tests can replace it. */
 export interface OperatorOptions {
@@ -118,7 +116,7 @@ export class Operator {
     }
     const result: SyncResult = { state, tunnelsChanged };
     if (edge) result.edge = edge;
-    const lookup = lookupIn(objects);
+    const lookup = objectLookup(objects);
     if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
     if (isWriter && this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
     this.#o.onSynced?.(result);
@@ -156,11 +154,6 @@ export class Operator {
         }
       });
   }
-}
-
-function lookupIn(objects: readonly KubernetesObject[]): (ref: ObjectRef) => KubernetesObject | undefined {
-  const byKey = new Map(objects.map((o) => [refKeyOf(o), o]));
-  return (ref) => byKey.get(refKey(ref));
 }
 
 /**

@@ -43,10 +43,12 @@ export class SecretTunnelKeys extends TunnelKeys {
     }
     // a follower reloads: what the leader removed is gone here too
     for (const bindingId of this.bindings()) if (!loaded.has(bindingId)) this.delete(bindingId);
+    this.isDirty = false;
   }
 
-  /** persist writes every held key (create, or update at the version read, re-reading on a conflict). */
+  /** persist writes every held key when they changed (create, or update at the version read, re-reading on a conflict). */
   override async persist(): Promise<void> {
+    if (!this.isDirty) return;
     const data: Record<string, string> = {};
     for (const bindingId of this.bindings()) {
       const key = this.get(bindingId);
@@ -62,6 +64,7 @@ export class SecretTunnelKeys extends TunnelKeys {
             ? await this.#core.createNamespacedSecret({ namespace: this.#namespace, body })
             : await this.#core.replaceNamespacedSecret({ name: this.#name, namespace: this.#namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: this.#resourceVersion } } });
         this.#resourceVersion = written.metadata?.resourceVersion;
+        this.isDirty = false;
         return;
       } catch (err) {
         if ((err as { code?: number }).code !== 409) throw err;

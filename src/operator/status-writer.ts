@@ -1,6 +1,8 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { refKey } from '../model/index.js';
 import type { ObjectRef, ObjectStatus } from '../model/index.js';
+import { apiGroupOf } from '../translate/index.js';
 import { WATCHED_KINDS } from './kube-objects.js';
 import type { WatchedKind } from './kube-objects.js';
 import { mergeStatus, rfc3339Seconds, statusDiffers } from './status-merge.js';
@@ -103,12 +105,13 @@ export class StatusWriter {
 
 /** kindOf finds the watched kind (its version and plural) of an object reference. */
 function kindOf(ref: ObjectRef): WatchedKind | undefined {
-  return WATCHED_KINDS.find((k) => k.kind === ref.kind && (k.apiVersion.includes('/') ? k.apiVersion.slice(0, k.apiVersion.indexOf('/')) : '') === (ref.group ?? ''));
+  return WATCHED_KINDS.find((k) => k.kind === ref.kind && apiGroupOf(k.apiVersion) === (ref.group ?? ''));
 }
 
-/** refKeyOf is the lookup key of a cached object: `group/kind/namespace/name` as refKey gives it. */
-export function refKeyOf(obj: KubernetesObject): string {
-  const api = obj.apiVersion ?? '';
-  const group = api.includes('/') ? api.slice(0, api.indexOf('/')) : '';
-  return `${group || 'core'}/${obj.kind ?? ''}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+/** objectLookup finds cached objects by the reference a status names (refKey on both sides). */
+export function objectLookup(objects: readonly KubernetesObject[]): (ref: ObjectRef) => KubernetesObject | undefined {
+  const byKey = new Map(
+    objects.map((o) => [refKey({ group: apiGroupOf(o.apiVersion), kind: o.kind ?? '', name: o.metadata?.name ?? '', ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}) }), o]),
+  );
+  return (ref) => byKey.get(refKey(ref));
 }

@@ -9,7 +9,7 @@ import { defaultTranslateOptions } from './types.js';
 import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
 
 export * from './types.js';
-export { snapshotFromObjects } from './snapshot.js';
+export { apiGroupOf, snapshotFromObjects } from './snapshot.js';
 
 /**
  * translateSnapshot runs every translator over one snapshot and merges their fragments. It is pure:

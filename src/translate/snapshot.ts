@@ -23,11 +23,15 @@ const listOf: Record<string, ListKey> = {
   'tuna.dev/Tunnel': 'tunnels',
 };
 
+/** apiGroupOf is the API group of an `apiVersion` (`networking.k8s.io/v1` → `networking.k8s.io`, `v1` → ''). */
+export function apiGroupOf(apiVersion: string | undefined): string {
+  const api = apiVersion ?? '';
+  return api.includes('/') ? api.slice(0, api.indexOf('/')) : '';
+}
+
 /** snapshotKey returns the snapshot list an object belongs to, or undefined for kinds tuna ignores. */
 export function snapshotKey(obj: { apiVersion?: string; kind?: string }): ListKey | undefined {
-  const api = obj.apiVersion ?? '';
-  const group = api.includes('/') ? api.slice(0, api.indexOf('/')) : '';
-  return listOf[`${group}/${obj.kind ?? ''}`];
+  return listOf[`${apiGroupOf(obj.apiVersion)}/${obj.kind ?? ''}`];
 }
 
 /**

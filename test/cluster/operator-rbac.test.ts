@@ -8,9 +8,8 @@ import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, Network
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { buildFileProviderState } from '../../src/cli/manifests.js';
-import { refKey } from '../../src/model/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
-import { StatusWriter, refKeyOf } from '../../src/operator/status-writer.js';
+import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
 import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
 
 const SUBJECT = 'system:serviceaccount:tuna-system:tuna-operator';
@@ -64,8 +63,7 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
       expect(errors, 'every list and watch is allowed').to.deep.equal([]);
       const state = buildFileProviderState(cache.objects());
       const ours = state.statuses.filter((s) => s.ref.namespace === namespace);
-      const byKey = new Map(cache.objects().map((o) => [refKeyOf(o), o]));
-      const report = await new StatusWriter(operatorConfig).write(ours, (ref) => byKey.get(refKey(ref)));
+      const report = await new StatusWriter(operatorConfig).write(ours, objectLookup(cache.objects()));
       expect(report).to.include({ written: 1, failed: 0 });
       const kubeSystem = await operatorConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
       expect(kubeSystem.metadata?.uid, 'the cluster id is readable').to.be.a('string');

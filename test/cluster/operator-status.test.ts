@@ -3,13 +3,12 @@
 // controller kept, and no write when nothing changed.
 import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { buildFileProviderState } from '../../src/cli/manifests.js';
 import { refKey } from '../../src/model/index.js';
-import type { ObjectRef, ObjectStatus } from '../../src/model/index.js';
+import type { ObjectStatus } from '../../src/model/index.js';
 import { EventRecorder } from '../../src/operator/event-recorder.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
-import { StatusWriter, refKeyOf } from '../../src/operator/status-writer.js';
+import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
 import { clusterConfig, runScript, waitFor } from './cluster-env.js';
 
 const GW = 'gateway.networking.k8s.io';
@@ -34,10 +33,7 @@ describe('operator: status writer on the test cluster', function () {
 
   /** ours keeps the statuses of this test's objects: other tests' objects live in the same cluster */
   const ours = (statuses: ObjectStatus[]): ObjectStatus[] => statuses.filter((s) => s.ref.namespace === namespace || (s.ref.kind === 'GatewayClass' && s.ref.name === className));
-  const lookup = (): ((ref: ObjectRef) => KubernetesObject | undefined) => {
-    const byKey = new Map(objects.objects().map((o) => [refKeyOf(o), o]));
-    return (ref) => byKey.get(refKey(ref));
-  };
+  const lookup = () => objectLookup(objects.objects());
   const translateAndWrite = async () => writer.write(ours(buildFileProviderState(objects.objects()).statuses), lookup());
   const routeParents = async (): Promise<Parent[]> =>
     (((await custom.getNamespacedCustomObjectStatus({ group: GW, version: 'v1', namespace, plural: 'httproutes', name: 'route' })) as { status?: { parents?: Parent[] } }).status?.parents ?? []);
