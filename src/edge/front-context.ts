@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
+import { constants as h2constants } from 'node:http2';
+import type { ClientHttp2Stream, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { BodyLimit } from './body-limit.js';
 import type { BindingDirectory, EdgeBinding } from './directory.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
 import type { EdgeMetrics } from './metrics.js';
@@ -106,4 +108,27 @@ export function replyHttp2(ctx: FrontContext, stream: ServerHttp2Stream, reply: 
   }
   stream.respond({ ':status': reply[0], 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(reply[1]) });
   stream.end(reply[1]);
+}
+
+/**
+ * openTunnelStream opens one public request's stream on a tunnel, as both HTTP fronts do: the
+ * body limit when one is configured and the request has a body, the stream counters, and an
+ * error listener (a reset reaches the fronts through 'close' and rstCode).
+ */
+export function openTunnelStream(ctx: FrontContext, tunnel: EdgeTunnel, headers: OutgoingHttpHeaders, isBodyless: boolean): { upstream: ClientHttp2Stream; limiter: BodyLimit | undefined } {
+  const upstream = tunnel.request(headers, { endStream: isBodyless });
+  const limit = ctx.limits.maxRequestBodyBytes;
+  const limiter = isBodyless || limit === undefined ? undefined : new BodyLimit(limit);
+  ctx.metrics.streamsTotal++;
+  ctx.metrics.streamsActive++;
+  upstream.on('error', () => undefined);
+  return { upstream, limiter };
+}
+
+/**
+ * mayRetryElsewhere is true for a stream the agent refused unprocessed (a GOAWAY race, RFC 9113
+ * §8.7): a bodyless request on its first attempt is then safe to send once more on another tunnel.
+ */
+export function mayRetryElsewhere(upstream: ClientHttp2Stream, isBodyless: boolean, attempt: number): boolean {
+  return isBodyless && attempt === 0 && upstream.rstCode === h2constants.NGHTTP2_REFUSED_STREAM;
 }

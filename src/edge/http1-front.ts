@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { relay } from '../tunnel/relay.js';
-import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
-import { REPLY, findTunnel, forwardInfo, replyHttp1, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
@@ -48,13 +47,8 @@ function send(
   bindingId: string,
   attempt: number,
 ): void {
-  const stream = tunnel.request(headers, { endStream: isBodyless });
-  const limit = ctx.limits.maxRequestBodyBytes;
-  const limiter = isBodyless || limit === undefined ? undefined : new BodyLimit(limit);
-  ctx.metrics.streamsTotal++;
-  ctx.metrics.streamsActive++;
+  const { upstream: stream, limiter } = openTunnelStream(ctx, tunnel, headers, isBodyless);
   let hasResponse = false;
-  stream.on('error', noop);
   stream.once('response', (responseHeaders: IncomingHttpHeaders) => {
     hasResponse = true;
     relayResponse(ctx, stream, res, responseHeaders);
@@ -63,8 +57,7 @@ function send(
     ctx.metrics.streamsActive--;
     if (hasResponse || res.writableEnded) return;
     if (limiter?.isExceeded === true) return replyHttp1(ctx, res, REPLY.tooLarge, true);
-    // a stream the agent refused unprocessed (GOAWAY race, RFC 9113 §8.7) is safe to send again.
-    if (isBodyless && attempt === 0 && stream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
+    if (mayRetryElsewhere(stream, isBodyless, attempt)) {
       const next = ctx.registry.pick(bindingId, tunnel);
       if (next !== undefined) return send(ctx, next, req, res, headers, isBodyless, bindingId, 1);
     }
@@ -104,4 +97,3 @@ function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: Server
   });
 }
 
-function noop(): void {}

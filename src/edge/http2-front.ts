@@ -1,9 +1,8 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { relay } from '../tunnel/relay.js';
-import { BodyLimit } from './body-limit.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
-import { REPLY, findTunnel, forwardInfo, replyHttp2, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';
 
@@ -50,13 +49,8 @@ function send(
   bindingId: string,
   attempt: number,
 ): void {
-  const upstream = tunnel.request(headers, { endStream: isBodyless });
-  const limit = ctx.limits.maxRequestBodyBytes;
-  const limiter = isBodyless || limit === undefined ? undefined : new BodyLimit(limit);
-  ctx.metrics.streamsTotal++;
-  ctx.metrics.streamsActive++;
+  const { upstream, limiter } = openTunnelStream(ctx, tunnel, headers, isBodyless);
   let hasResponse = false;
-  upstream.on('error', noop);
   upstream.once('response', (responseHeaders: IncomingHttpHeaders, flags: number) => {
     hasResponse = true;
     relayResponse(ctx, upstream, stream, responseHeaders, (flags & h2c.NGHTTP2_FLAG_END_STREAM) !== 0);
@@ -65,7 +59,7 @@ function send(
     ctx.metrics.streamsActive--;
     if (hasResponse) return;
     if (limiter?.isExceeded === true) return replyHttp2(ctx, stream, REPLY.tooLarge);
-    if (isBodyless && attempt === 0 && upstream.rstCode === h2c.NGHTTP2_REFUSED_STREAM) {
+    if (mayRetryElsewhere(upstream, isBodyless, attempt)) {
       const next = ctx.registry.pick(bindingId, tunnel);
       if (next !== undefined) return send(ctx, next, stream, headers, isBodyless, bindingId, 1);
     }
