@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import * as t from 'io-ts';
-import type { EdgeEndpoint } from '../tunnel/dialer.js';
+import type { EdgeEndpoint } from '../tunnel/index.js';
 import { UsageError } from './errors.js';
 import { PositiveIntString, decodeFlags } from './flags.js';
 

@@ -16,7 +16,7 @@ import {
   TUNNEL_STREAM_HANDLER,
   TunnelManager,
 } from '../tunnel/index.js';
-import type { TunnelStreamContext } from '../tunnel/index.js';
+import type { TunnelStreamContext } from '../wire/index.js';
 import { Agent } from './agent.js';
 import type { TunnelControl } from './agent.js';
 import type { AgentOptions } from './agent-options.js';

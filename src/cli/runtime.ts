@@ -1,5 +1,6 @@
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
-import type { TunnelKeySource, TunnelManager, TunnelStreamHandler } from '../tunnel/index.js';
+import type { TunnelKeySource, TunnelManager } from '../tunnel/index.js';
+import type { TunnelStreamHandler } from '../wire/index.js';
 import type { Agent } from './agent.js';
 import type { AgentOptions } from './agent-options.js';
 

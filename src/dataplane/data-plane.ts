@@ -3,7 +3,7 @@ import http2 from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { BackendProtocol, RouteGraph } from '../model/index.js';
 import { emptyGraph } from '../model/index.js';
-import type { TunnelStreamContext, TunnelStreamHandler } from '../tunnel/stream-handler.js';
+import type { TunnelStreamContext, TunnelStreamHandler } from '../wire/index.js';
 import type { Random } from './balancer.js';
 import { SecureContextCache, StaticCertificateSource } from './certificates.js';
 import type { CertificateSource } from './certificates.js';

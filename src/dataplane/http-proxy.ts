@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { relay } from '../tunnel/relay.js';
+import { relay } from '../wire/index.js';
 import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Random } from './balancer.js';

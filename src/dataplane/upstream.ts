@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
-import { writeCoalescer } from '../tunnel/relay.js';
+import { writeCoalescer } from '../wire/index.js';
 import type { Endpoint } from './endpoints.js';
 import type { HeaderMap } from './headers.js';
 

@@ -3,7 +3,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
-import { relay } from '../tunnel/relay.js';
+import { relay } from '../wire/index.js';
 import type { HttpRoute } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Downstream } from './exchange.js';

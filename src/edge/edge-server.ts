@@ -3,8 +3,8 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import { DEFAULT_TUNNEL_LIMITS } from '../tunnel/protocol.js';
-import type { TunnelLimits } from '../tunnel/protocol.js';
+import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
+import type { TunnelLimits } from '../wire/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../tunnel/protocol.js';
-import type { TunnelLimits } from '../tunnel/protocol.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
+import type { TunnelLimits } from '../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from './control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';

@@ -59,10 +59,3 @@ export class TunnelTimeoutError extends TunnelError {
     super('TUNA_TUNNEL_TIMEOUT', `${what} not answered within ${ms} ms`);
   }
 }
-
-/** StreamGoneError: a relay's destination closed before the relay began (a client left with its answer on the way). */
-export class StreamGoneError extends TunnelError {
-  constructor(message = 'the destination stream closed before the relay began') {
-    super('TUNA_STREAM_GONE', message);
-  }
-}

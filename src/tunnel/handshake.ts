@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { TunnelProtocolError, TunnelRefusedError, TunnelTimeoutError } from './errors.js';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from './protocol.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
 
 /** UpgradeRequest is what the agent asks for in the upgrade (docs/protocol.md §2). */
 export interface UpgradeRequest {

@@ -1,6 +1,6 @@
 import type { BackoffOptions } from './backoff.js';
 import type { EdgeEndpoint } from './dialer.js';
-import type { TunnelLimits } from './protocol.js';
+import type { TunnelLimits } from '../wire/index.js';
 
 /** TunnelSpec is one binding the route graph needs tunnels for. */
 export interface TunnelSpec {

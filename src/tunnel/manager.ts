@@ -7,7 +7,7 @@ import type { EdgeDialer } from './dialer.js';
 import type { TunnelKeySource } from './key-source.js';
 import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
 import type { TunnelSession } from './session.js';
-import type { TunnelStreamHandler } from './stream-handler.js';
+import type { TunnelStreamHandler } from '../wire/index.js';
 import { TunnelGroup, specIdentity } from './tunnel-group.js';
 import type { GroupDeps } from './tunnel-group.js';
 import { CLOCK, EDGE_DIALER, TUNNEL_KEY_SOURCE, TUNNEL_MANAGER_OPTIONS, TUNNEL_STREAM_HANDLER } from './tokens.js';

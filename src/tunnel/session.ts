@@ -8,9 +8,8 @@ import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
 import { upgradeTunnel } from './handshake.js';
-import { DEFAULT_TUNNEL_LIMITS, takeStreamMeta, tunnelSettings } from './protocol.js';
-import type { TunnelLimits } from './protocol.js';
-import type { TunnelStreamHandler } from './stream-handler.js';
+import { DEFAULT_TUNNEL_LIMITS, takeStreamMeta, tunnelSettings } from '../wire/index.js';
+import type { TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
 
 /** TunnelSessionOptions configures one tunnel connection. */
 export interface TunnelSessionOptions {

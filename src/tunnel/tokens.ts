@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { EdgeDialer } from './dialer.js';
 import type { TunnelKeySource } from './key-source.js';
 import type { TunnelManagerOptions } from './manager-options.js';
-import type { TunnelStreamHandler } from './stream-handler.js';
+import type { TunnelStreamHandler } from '../wire/index.js';
 
 /**
  * Injection tokens of the tunnel manager's dependencies. esbuild/tsx emit no decorator metadata,

@@ -7,7 +7,7 @@ import { edgeEndpointKey } from './dialer.js';
 import type { TunnelKeySource } from './key-source.js';
 import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
 import { TunnelSession } from './session.js';
-import type { TunnelStreamHandler } from './stream-handler.js';
+import type { TunnelStreamHandler } from '../wire/index.js';
 
 /** GroupDeps are what a group needs from its manager. */
 export interface GroupDeps {

@@ -4,7 +4,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { HEADER_BINDING, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../src/tunnel/protocol.js';
+import { HEADER_BINDING, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../src/wire/protocol.js';
 import { BASE_DOMAIN, api, refusalStatus, reserveAndMint, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 

@@ -2,7 +2,7 @@ import http2 from 'node:http2';
 import type { ClientHttp2Session, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { DataPlane } from '../../src/dataplane/index.js';
-import type { TunnelStreamContext } from '../../src/tunnel/stream-handler.js';
+import type { TunnelStreamContext } from '../../src/wire/stream-handler.js';
 import { BINDING } from './backend-graph.js';
 
 /**

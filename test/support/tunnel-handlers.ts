@@ -2,7 +2,7 @@ import { connect as connectTcp } from 'node:net';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { pipeline } from 'node:stream';
 import { TLSSocket } from 'node:tls';
-import type { TunnelStreamContext, TunnelStreamHandler } from '../../src/tunnel/stream-handler.js';
+import type { TunnelStreamContext, TunnelStreamHandler } from '../../src/wire/stream-handler.js';
 
 /** TestHandlerOptions configures the test stream handler. */
 export interface TestHandlerOptions {

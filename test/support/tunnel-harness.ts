@@ -11,7 +11,7 @@ import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import type { EdgeEndpoint } from '../../src/tunnel/dialer.js';
 import { TunnelSession } from '../../src/tunnel/session.js';
 import type { TunnelSessionOptions } from '../../src/tunnel/session.js';
-import type { TunnelStreamHandler } from '../../src/tunnel/stream-handler.js';
+import type { TunnelStreamHandler } from '../../src/wire/stream-handler.js';
 
 /** TestBinding is one binding of a test edge; a random key is minted for it. */
 export interface TestBinding {

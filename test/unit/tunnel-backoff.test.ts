@@ -5,7 +5,7 @@ import type { EdgeDialer, EdgeEndpoint } from '../../src/tunnel/dialer.js';
 import { EdgeUnreachableError } from '../../src/tunnel/errors.js';
 import { StaticKeySource } from '../../src/tunnel/key-source.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
-import type { TunnelStreamHandler } from '../../src/tunnel/stream-handler.js';
+import type { TunnelStreamHandler } from '../../src/wire/stream-handler.js';
 import { FakeClock } from '../support/tunnel-fake-clock.js';
 
 const EDGE: EdgeEndpoint = { host: '127.0.0.1', port: 1, tls: false };

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { IncomingHttpHeaders } from 'node:http2';
-import { takeStreamMeta, writeStreamMeta } from '../../src/tunnel/protocol.js';
+import { takeStreamMeta, writeStreamMeta } from '../../src/wire/protocol.js';
 
 describe('tunnel stream headers', () => {
   it('round-trips the stream context and strips the tunnel headers', () => {

@@ -1,0 +1,10 @@
+/**
+ * The wire: the tunnel protocol both ends speak (upgrade constants, stream metadata, settings and
+ * limits), the contract between a tunnel and what handles its streams, and the relay both ends
+ * pipe bodies with. The edge (src/edge), the agent's sessions (src/tunnel) and the data plane
+ * (src/dataplane) all import it; it imports nothing of the project.
+ */
+export * from './protocol.js';
+export * from './stream-handler.js';
+export * from './relay.js';
+export * from './errors.js';
