@@ -17,8 +17,8 @@ import {
   TunnelManager,
 } from '../tunnel/index.js';
 import type { TunnelStreamContext } from '../wire/index.js';
-import { Agent } from './agent.js';
-import type { TunnelControl } from './agent.js';
+import { Agent } from '../agent/index.js';
+import type { TunnelControl } from '../agent/index.js';
 import type { AgentOptions } from './agent-options.js';
 import { CLI_KEY_REF, ManagerTunnels } from './manager-tunnels.js';
 import type { CliRuntime, RunningEdge } from './runtime.js';

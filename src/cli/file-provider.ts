@@ -1,9 +1,9 @@
 import { StaticCertificateSource, StaticEndpointResolver } from '../dataplane/index.js';
 import type { TranslateOptions } from '../translate/index.js';
-import type { Agent } from './agent.js';
+import type { Agent, AgentState } from '../agent/index.js';
 import type { CliIo } from './io.js';
-import { ManifestWatcher, buildFileProviderState, loadManifestObjects } from './manifests.js';
-import type { FileProviderState } from './manifests.js';
+import { ManifestWatcher, loadManifestObjects } from './manifests.js';
+import { translateObjects } from '../agent/index.js';
 import { problemsOf, summarizeGraph } from './summary.js';
 
 /**
@@ -26,15 +26,15 @@ export class FileProvider {
   ) {}
 
   /** read loads and translates the manifests once, and swaps in their endpoints and certificates. */
-  async read(): Promise<FileProviderState> {
-    const state = buildFileProviderState(await loadManifestObjects(this.dirs), this.translateOptions);
+  async read(): Promise<AgentState> {
+    const state = translateObjects(await loadManifestObjects(this.dirs), this.translateOptions);
     this.endpoints.replace(state.endpoints);
     this.certificates.replace(state.certificates);
     return state;
   }
 
   /** report prints what a state publishes and every problem the translators found. */
-  report(state: FileProviderState): void {
+  report(state: AgentState): void {
     const lines = summarizeGraph(state.graph);
     this.io.out(lines.length > 0 ? `Publishing:\n${lines.join('\n')}` : 'Publishing nothing: no object in the manifests is for tuna');
     const problems = problemsOf(state.statuses);

@@ -1,6 +1,6 @@
 import type { Binding } from '../model/index.js';
 import type { TunnelManager, TunnelSpec } from '../tunnel/index.js';
-import type { TunnelControl } from './agent.js';
+import type { TunnelControl } from '../agent/index.js';
 import type { AgentOptions } from './agent-options.js';
 
 /** KEY_REF is the key reference of the CLI's one key (the key source maps it to the key). */

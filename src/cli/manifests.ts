@@ -1,21 +1,15 @@
-import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { CertificatePair, Endpoint } from '../dataplane/index.js';
-import { endpointsFromSlices } from '../dataplane/index.js';
-import type { ObjectStatus, RouteGraph } from '../model/index.js';
-import { snapshotFromObjects, translateSnapshot } from '../translate/index.js';
-import type { TranslateOptions } from '../translate/index.js';
 import { ManifestError } from './errors.js';
 
 /**
- * The file provider: Kubernetes objects from YAML/JSON files instead of an API server. It feeds
- * the same translators as the operator; EndpointSlices in the files say where Services live, and
- * `kubernetes.io/tls` Secrets give in-cluster TLS its key material (which never reaches the
- * translators or the graph).
+ * The file provider's reading side: Kubernetes objects from YAML/JSON files instead of an API
+ * server, for the agent's translateObjects (src/agent), the same pipeline as the operator's;
+ * EndpointSlices in the files say where Services live, and `kubernetes.io/tls` Secrets give
+ * in-cluster TLS its key material (which never reaches the translators or the graph).
  */
 
 const manifestExtensions = new Set(['.yaml', '.yml', '.json']);
@@ -61,58 +55,6 @@ export async function parseManifestFile(file: string): Promise<unknown[]> {
     else out.push(value);
   }
   return out;
-}
-
-/** FileProviderState is everything the agent needs from one reading of the manifests. */
-export interface FileProviderState {
-  graph: RouteGraph;
-  statuses: ObjectStatus[];
-  endpoints: Map<string, Map<string, Endpoint[]>>;
-  certificates: Map<string, CertificatePair>;
-  /** objects of kinds tuna does not read */
-  ignored: number;
-}
-
-/** buildFileProviderState translates manifest objects exactly as the operator translates a cluster. */
-export function buildFileProviderState(objects: unknown[], options: Partial<TranslateOptions> = {}): FileProviderState {
-  const { snapshot, ignored } = snapshotFromObjects(normalizeTimestamps(objects));
-  const result = translateSnapshot(snapshot, options);
-  return {
-    graph: result.graph,
-    statuses: result.statuses,
-    endpoints: endpointsFromSlices(snapshot.endpointSlices as V1EndpointSlice[]),
-    certificates: tlsPairsOf(objects),
-    ignored: ignored.length,
-  };
-}
-
-/**
- * normalizeTimestamps turns YAML timestamps into RFC 3339 strings: the yaml parser may yield Date
- * objects for unquoted `creationTimestamp`, while translators compare strings.
- */
-function normalizeTimestamps(objects: unknown[]): unknown[] {
-  return objects.map((o) => {
-    const meta = (o as { metadata?: { creationTimestamp?: unknown } } | null)?.metadata;
-    if (meta && meta.creationTimestamp instanceof Date) meta.creationTimestamp = meta.creationTimestamp.toISOString().replace('.000Z', 'Z');
-    return o;
-  });
-}
-
-/** tlsPairsOf extracts `kubernetes.io/tls` Secrets (`data` base64 or `stringData`) by namespace/name. */
-function tlsPairsOf(objects: unknown[]): Map<string, CertificatePair> {
-  const out = new Map<string, CertificatePair>();
-  for (const o of objects) {
-    const s = o as { apiVersion?: string; kind?: string; type?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string>; stringData?: Record<string, string> };
-    if (s?.kind !== 'Secret' || s.apiVersion !== 'v1' || s.type !== 'kubernetes.io/tls' || !s.metadata?.name) continue;
-    const cert = s.stringData?.['tls.crt'] ?? decode(s.data?.['tls.crt']);
-    const key = s.stringData?.['tls.key'] ?? decode(s.data?.['tls.key']);
-    if (cert && key) out.set(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, { cert, key });
-  }
-  return out;
-}
-
-function decode(b64: string | undefined): string | undefined {
-  return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
 }
 
 /**

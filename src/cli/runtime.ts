@@ -1,7 +1,7 @@
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
 import type { TunnelKeySource, TunnelManager } from '../tunnel/index.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
-import type { Agent } from './agent.js';
+import type { Agent } from '../agent/index.js';
 import type { AgentOptions } from './agent-options.js';
 
 /**

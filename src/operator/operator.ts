@@ -1,7 +1,5 @@
-import { Agent } from '../cli/agent.js';
-import type { TunnelControl } from '../cli/agent.js';
-import { buildFileProviderState } from '../cli/manifests.js';
-import type { FileProviderState } from '../cli/manifests.js';
+import { Agent, translateObjects } from '../agent/index.js';
+import type { TunnelControl, AgentState } from '../agent/index.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
@@ -28,7 +26,7 @@ export interface OperatorOptions {
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
    * `keyRefOf` tells which key each binding holds, so a new key reconnects its binding.
    */
-  reconciler?: { reconcile(graph: FileProviderState['graph']): Promise<ReconcileReport> };
+  reconciler?: { reconcile(graph: AgentState['graph']): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
   /**
    * absent: this replica writes (one replica). Present: only the leader reconciles the edge and
@@ -48,7 +46,7 @@ export interface OperatorOptions {
 
 /** SyncResult is what one sync did. */
 export interface SyncResult {
-  state: FileProviderState;
+  state: AgentState;
   tunnelsChanged: boolean;
   statuses?: WriteReport;
   /** events created by this sync */
@@ -98,7 +96,7 @@ export class Operator {
 
   async #syncOnce(): Promise<SyncResult> {
     const objects = this.#o.objects.objects();
-    const state = buildFileProviderState(objects, this.#o.translate);
+    const state = translateObjects(objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph) : undefined;

@@ -2,8 +2,8 @@
 // watch what the translators read, and the translated graph follows creates, updates and deletes.
 import { expect } from 'chai';
 import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { buildFileProviderState } from '../../src/cli/manifests.js';
-import type { FileProviderState } from '../../src/cli/manifests.js';
+import { translateObjects } from '../../src/agent/index.js';
+import type { AgentState } from '../../src/agent/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { clusterConfig, waitFor } from './cluster-env.js';
 
@@ -14,12 +14,12 @@ describe('operator: object cache on the test cluster', function () {
   let discovery: DiscoveryV1Api;
   let networking: NetworkingV1Api;
   let objects: KubeObjects;
-  let state: FileProviderState;
+  let state: AgentState;
   let changes = 0;
   const errors: string[] = [];
 
   const translate = (): void => {
-    state = buildFileProviderState(objects.objects());
+    state = translateObjects(objects.objects());
     changes++;
   };
   const bindingIds = (): string[] => state.graph.bindings.map((b) => b.id).filter((id) => id.includes(namespace));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, NetworkingV1Api } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { buildFileProviderState } from '../../src/cli/manifests.js';
+import { translateObjects } from '../../src/agent/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
 import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
@@ -61,7 +61,7 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     try {
       await cache.start();
       expect(errors, 'every list and watch is allowed').to.deep.equal([]);
-      const state = buildFileProviderState(cache.objects());
+      const state = translateObjects(cache.objects());
       const ours = state.statuses.filter((s) => s.ref.namespace === namespace);
       const report = await new StatusWriter(operatorConfig).write(ours, objectLookup(cache.objects()));
       expect(report).to.include({ written: 1, failed: 0 });

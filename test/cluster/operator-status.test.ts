@@ -3,7 +3,7 @@
 // controller kept, and no write when nothing changed.
 import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { buildFileProviderState } from '../../src/cli/manifests.js';
+import { translateObjects } from '../../src/agent/index.js';
 import { refKey } from '../../src/model/index.js';
 import type { ObjectStatus } from '../../src/model/index.js';
 import { EventRecorder } from '../../src/operator/event-recorder.js';
@@ -34,7 +34,7 @@ describe('operator: status writer on the test cluster', function () {
   /** ours keeps the statuses of this test's objects: other tests' objects live in the same cluster */
   const ours = (statuses: ObjectStatus[]): ObjectStatus[] => statuses.filter((s) => s.ref.namespace === namespace || (s.ref.kind === 'GatewayClass' && s.ref.name === className));
   const lookup = () => objectLookup(objects.objects());
-  const translateAndWrite = async () => writer.write(ours(buildFileProviderState(objects.objects()).statuses), lookup());
+  const translateAndWrite = async () => writer.write(ours(translateObjects(objects.objects()).statuses), lookup());
   const routeParents = async (): Promise<Parent[]> =>
     (((await custom.getNamespacedCustomObjectStatus({ group: GW, version: 'v1', namespace, plural: 'httproutes', name: 'route' })) as { status?: { parents?: Parent[] } }).status?.parents ?? []);
   const cachedRoute = (): { status?: { parents?: Parent[] } } | undefined =>
@@ -153,9 +153,9 @@ describe('operator: status writer on the test cluster', function () {
     });
     await waitFor('the cache to hold the broken Ingress', 30_000, async () => (objects.objects().some((o) => o.kind === 'Ingress' && o.metadata?.name === 'broken') ? true : undefined));
     const recorder = new EventRecorder(clusterConfig(), { onError: (ref, err) => writeErrors.push(`${refKey(ref)}: ${String(err)}`) });
-    const statuses = ours(buildFileProviderState(objects.objects()).statuses);
+    const statuses = ours(translateObjects(objects.objects()).statuses);
     expect(await recorder.record(statuses, lookup())).to.be.greaterThan(0);
-    expect(await recorder.record(ours(buildFileProviderState(objects.objects()).statuses), lookup())).to.equal(0);
+    expect(await recorder.record(ours(translateObjects(objects.objects()).statuses), lookup())).to.equal(0);
     const events = await core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=broken' });
     const warning = events.items.find((e) => e.reason === 'ServiceNotFound');
     expect(warning?.type).to.equal('Warning');

@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from '../../src/cli/agent.js';
-import type { TunnelControl } from '../../src/cli/agent.js';
+import { Agent } from '../../src/agent/agent.js';
+import type { TunnelControl } from '../../src/agent/agent.js';
 import { ManifestError } from '../../src/cli/errors.js';
-import { buildFileProviderState, loadManifestObjects } from '../../src/cli/manifests.js';
+import { translateObjects } from '../../src/agent/state.js';
+import { loadManifestObjects } from '../../src/cli/manifests.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { Binding } from '../../src/model/index.js';
 import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
@@ -39,7 +40,7 @@ describe('cli file provider', () => {
   });
 
   it('takes endpoints from EndpointSlices and key material from TLS Secrets only', () => {
-    const state = buildFileProviderState([
+    const state = translateObjects([
       {
         apiVersion: 'discovery.k8s.io/v1',
         kind: 'EndpointSlice',

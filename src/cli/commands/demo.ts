@@ -11,7 +11,7 @@ import { FileProvider } from '../file-provider.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import type { CliRuntime, RunningEdge } from '../runtime.js';
-import type { Agent } from '../agent.js';
+import type { Agent } from '../../agent/index.js';
 import { pick } from './http.js';
 
 /** demoManifests is examples/demo, found from this file in src/ and in dist/ alike. */

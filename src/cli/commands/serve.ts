@@ -1,5 +1,5 @@
 import type { RouteGraph } from '../../model/index.js';
-import type { Agent } from '../agent.js';
+import type { Agent } from '../../agent/index.js';
 import type { CliIo } from '../io.js';
 
 /**

@@ -1,0 +1,12 @@
+/**
+ * The operator: the object cache (informers), the sync loop over the agent runtime, the edge
+ * reconciler (reservations and tunnel keys), tunnel keys kept in a Secret, leader election, the
+ * status writer and the event recorder. Only the CLI (`tuna operator`) sits above it.
+ */
+export * from './edge-reconciler.js';
+export * from './event-recorder.js';
+export * from './kube-objects.js';
+export * from './leader-elector.js';
+export * from './operator.js';
+export * from './secret-tunnel-keys.js';
+export * from './status-writer.js';
