@@ -6,23 +6,23 @@ import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { TunnelLimits } from '../wire/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
-import { StaticTunnelAuthority } from './authority.js';
-import type { Grant, KeyRecord, TunnelAuthority } from './authority.js';
+import { StaticTunnelAuthority } from './tunnels/authority.js';
+import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
-import { StaticBindingDirectory } from './directory.js';
-import type { BindingDirectory, EdgeBinding } from './directory.js';
+import { StaticBindingDirectory } from './tunnels/directory.js';
+import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
 import { EdgeListenError } from './errors.js';
-import { newRequestIdGenerator } from './front-context.js';
-import type { EdgeLimits, FrontContext } from './front-context.js';
+import { newRequestIdGenerator } from './fronts/front-context.js';
+import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
-import { PublicFront } from './public-front.js';
+import { PublicFront } from './fronts/public-front.js';
 import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
-import { openStoreMode } from './store-mode.js';
-import { acceptTunnel } from './tunnel-acceptor.js';
-import { TunnelRegistry } from './tunnel-registry.js';
+import { openStoreMode } from './store-mode/store-mode.js';
+import { acceptTunnel } from './tunnels/tunnel-acceptor.js';
+import { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
 /** EdgeServerOptions wires an edge; authority and directory default to the config file's. */
 export interface EdgeServerOptions {

@@ -1,4 +1,4 @@
-import type { TunnelRegistry } from './tunnel-registry.js';
+import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
 /**
  * EdgeMetrics counts what the edge does and renders it in the Prometheus text exposition format

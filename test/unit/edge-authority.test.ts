@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { StaticTunnelAuthority, hashTunnelKey } from '../../src/edge/authority.js';
-import type { KeyRecord } from '../../src/edge/authority.js';
+import { StaticTunnelAuthority, hashTunnelKey } from '../../src/edge/tunnels/authority.js';
+import type { KeyRecord } from '../../src/edge/tunnels/authority.js';
 
 const info = (bindingId: string) => ({ bindingId, remoteAddress: '127.0.0.1', connectionId: 'c1' });
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEdgeConfig, loadEdgeConfig } from '../../src/edge/config.js';
-import { hashTunnelKey } from '../../src/edge/authority.js';
+import { hashTunnelKey } from '../../src/edge/tunnels/authority.js';
 
 describe('edge config file', () => {
   let dir: string;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { StaticBindingDirectory } from '../../src/edge/directory.js';
-import type { EdgeBinding } from '../../src/edge/directory.js';
+import { StaticBindingDirectory } from '../../src/edge/tunnels/directory.js';
+import type { EdgeBinding } from '../../src/edge/tunnels/directory.js';
 
 const bindings: EdgeBinding[] = [
   { id: 'exact', kind: 'host', hostnames: ['app.example.test'], tls: 'edge' },

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:tls';
-import { parseClientHello } from '../../src/edge/sni.js';
+import { parseClientHello } from '../../src/edge/fronts/sni.js';
 
 /** captureClientHello returns the first bytes a real TLS client sends. */
 async function captureClientHello(servername: string | undefined): Promise<Buffer> {

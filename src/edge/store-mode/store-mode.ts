@@ -1,16 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createControlApi } from './control/index.js';
-import type { ControlApi } from './control/index.js';
-import { openPostgresStore, openStore } from './store/index.js';
-import type { Store } from './store/index.js';
-import type { Grant } from './authority.js';
-import type { EdgeConfigFile } from './config.js';
-import { EdgeConfigError } from './errors.js';
+import { createControlApi } from '../control/index.js';
+import type { ControlApi } from '../control/index.js';
+import { openPostgresStore, openStore } from '../store/index.js';
+import type { Store } from '../store/index.js';
+import type { Grant } from '../tunnels/authority.js';
+import type { EdgeConfigFile } from '../config.js';
+import { EdgeConfigError } from '../errors.js';
 import { TunnelKeyEnforcer } from './key-enforcer.js';
 import { DEFAULT_ADDRESS_PORTS } from './reservation-bindings.js';
 import { StoreTunnelAuthority } from './store-authority.js';
 import { StoreBindingDirectory } from './store-directory.js';
-import type { TunnelRegistry } from './tunnel-registry.js';
+import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** StoreModeOptions lets a caller hand in a store it opened (the CLI) instead of the config's URL. */
 export interface StoreModeOptions {

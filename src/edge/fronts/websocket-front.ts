@@ -4,7 +4,7 @@ import { constants as h2c } from 'node:http2';
 import type { IncomingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { relay } from '../wire/index.js';
+import { relay } from '../../wire/index.js';
 import { REPLY, findTunnel, forwardInfo, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';

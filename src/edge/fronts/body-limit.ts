@@ -1,6 +1,6 @@
 import { Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
-import { EdgeError } from './errors.js';
+import { EdgeError } from '../errors.js';
 
 /** BodyTooLargeError: a request body passed the configured limit while streaming. */
 export class BodyTooLargeError extends EdgeError {

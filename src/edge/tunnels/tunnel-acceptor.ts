@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
-import type { TunnelLimits } from '../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../wire/index.js';
+import type { TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
-import type { FailureRateLimiter } from './control/rate-limiter.js';
+import type { FailureRateLimiter } from '../control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
 import { EdgeTunnel } from './edge-tunnel.js';
-import type { EdgeMetrics } from './metrics.js';
+import type { EdgeMetrics } from '../metrics.js';
 import type { TunnelRegistry } from './tunnel-registry.js';
 
 /** TunnelAcceptorOptions are the acceptor's collaborators. */

@@ -1,7 +1,7 @@
-import type { Store } from './store/index.js';
-import type { Grant } from './authority.js';
+import type { Store } from '../store/index.js';
+import type { Grant } from '../tunnels/authority.js';
 import { API_KEY_GRANT_PREFIX } from './store-authority.js';
-import type { TunnelRegistry } from './tunnel-registry.js';
+import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** TunnelKeyEnforcerOptions configures the enforcer. */
 export interface TunnelKeyEnforcerOptions {

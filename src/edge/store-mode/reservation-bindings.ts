@@ -1,5 +1,5 @@
-import type { Reservation, ServedReservation, TunnelProtocol } from './store/index.js';
-import type { AddressPort, EdgeBinding } from './directory.js';
+import type { Reservation, ServedReservation, TunnelProtocol } from '../store/index.js';
+import type { AddressPort, EdgeBinding } from '../tunnels/directory.js';
 
 /**
  * How reservations become edge bindings in store mode (docs/edge.md "Bindings from reservations").

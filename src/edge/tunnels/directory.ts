@@ -1,4 +1,4 @@
-import type { BindingKind, ListenerProtocol, TlsMode } from '../model/index.js';
+import type { BindingKind, ListenerProtocol, TlsMode } from '../../model/index.js';
 
 /** PortSpec is one port of a dedicated-address binding and what it speaks. */
 export interface AddressPort {

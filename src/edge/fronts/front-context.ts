@@ -3,11 +3,11 @@ import type { ServerResponse } from 'node:http';
 import { constants as h2constants } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { BodyLimit } from './body-limit.js';
-import type { BindingDirectory, EdgeBinding } from './directory.js';
-import type { EdgeTunnel } from './edge-tunnel.js';
-import type { EdgeMetrics } from './metrics.js';
+import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
+import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeMetrics } from '../metrics.js';
 import type { ForwardInfo } from './request-headers.js';
-import type { TunnelRegistry } from './tunnel-registry.js';
+import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** EdgeLimits bound what one public request may cost the edge. */
 export interface EdgeLimits {

@@ -1,7 +1,7 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { relay } from '../wire/index.js';
-import type { EdgeTunnel } from './edge-tunnel.js';
+import { relay } from '../../wire/index.js';
+import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';

@@ -1,6 +1,6 @@
-import type { Store } from './store/index.js';
-import { StaticBindingDirectory } from './directory.js';
-import type { AddressPort, BindingDirectory, EdgeBinding } from './directory.js';
+import type { Store } from '../store/index.js';
+import { StaticBindingDirectory } from '../tunnels/directory.js';
+import type { AddressPort, BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import { bindingFromReservation } from './reservation-bindings.js';
 
 /** StoreBindingDirectoryOptions configures the store-backed directory. */
@@ -14,7 +14,7 @@ export interface StoreBindingDirectoryOptions {
 }
 
 /**
- * StoreBindingDirectory serves the bindings of every held reservation (src/edge/reservation-bindings.ts).
+ * StoreBindingDirectory serves the bindings of every held reservation (src/edge/store-mode/reservation-bindings.ts).
  * It re-reads the store on an interval, so a reservation made through another edge node sharing the
  * PostgreSQL database is served here within `pollMs`; `refresh()` re-reads at once (after a control
  * API change on this node, or when a tunnel asks for a binding this node has not seen yet).

@@ -1,8 +1,8 @@
 import { connect } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
 import type { Socket } from 'node:net';
-import { tunnelSettings } from '../wire/index.js';
-import type { TunnelLimits } from '../wire/index.js';
+import { tunnelSettings } from '../../wire/index.js';
+import type { TunnelLimits } from '../../wire/index.js';
 
 // 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
 const MAX_STREAMS_PER_CONNECTION = 2 ** 30 - 10_000;

@@ -1,8 +1,8 @@
 import { constants as h2c } from 'node:http2';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
-import { relay, TCP_AUTHORITY_HOST, writeStreamMeta } from '../wire/index.js';
-import type { PublicProtocol } from '../wire/index.js';
+import { relay, TCP_AUTHORITY_HOST, writeStreamMeta } from '../../wire/index.js';
+import type { PublicProtocol } from '../../wire/index.js';
 import { findTunnel } from './front-context.js';
 import type { FrontContext } from './front-context.js';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { writeStreamMeta } from '../wire/index.js';
-import type { StreamMeta } from '../wire/index.js';
+import { writeStreamMeta } from '../../wire/index.js';
+import type { StreamMeta } from '../../wire/index.js';
 
 /**
  * Header translation between the public side and tunnel streams. HTTP/2 forbids

@@ -1,5 +1,5 @@
-import type { Account, ApiKey, Minted, Store } from './store/index.js';
-import { EdgeAlreadyInitializedError } from './errors.js';
+import type { Account, ApiKey, Minted, Store } from '../store/index.js';
+import { EdgeAlreadyInitializedError } from '../errors.js';
 
 /** InitEdgeResult is the first account and its admin key; the token is shown once and never stored. */
 export interface InitEdgeResult {

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { relay } from '../wire/index.js';
-import type { EdgeTunnel } from './edge-tunnel.js';
+import { relay } from '../../wire/index.js';
+import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
