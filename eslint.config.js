@@ -1,6 +1,8 @@
-// eslint.config.js — typescript-eslint's type-aware recommended rules over src, test, bench and hack.
+// eslint.config.js — typescript-eslint's type-aware recommended rules over src, test, bench and hack,
+// and the rooms rule of docs/architecture.md (hack/lint/rooms.js) over src.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import rooms from './hack/lint/rooms.js';
 
 export default tseslint.config(
   { ignores: ['.exp/**', 'dist/**', 'coverage/**', 'node_modules/**', 'charts/**', '**/*.js', '**/*.cjs'] },
@@ -15,6 +17,12 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       'no-console': 'off',
     },
+  },
+  {
+    // docs/architecture.md: each room of src/ imports only the rooms below it, through their index.
+    files: ['src/**/*.ts'],
+    plugins: { tuna: rooms },
+    rules: { 'tuna/rooms': 'error' },
   },
   {
     files: ['test/**/*.ts'],

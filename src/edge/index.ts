@@ -20,3 +20,5 @@ export type { StoreMode, StoreModeOptions } from './store-mode/store-mode.js';
 export { bindingIdForReservation, bindingFromReservation, DEFAULT_ADDRESS_PORTS } from './store-mode/reservation-bindings.js';
 export { initEdge } from './store-mode/init-edge.js';
 export type { InitEdgeResult } from './store-mode/init-edge.js';
+export { openPostgresStore, openStore, StoreConflictError } from './store/index.js';
+export type { Store } from './store/index.js';

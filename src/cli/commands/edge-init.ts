@@ -1,7 +1,6 @@
 import * as t from 'io-ts';
-import { EdgeAlreadyInitializedError, initEdge } from '../../edge/index.js';
-import { openPostgresStore, openStore, StoreConflictError } from '../../edge/store/index.js';
-import type { Store } from '../../edge/store/index.js';
+import { EdgeAlreadyInitializedError, initEdge, openPostgresStore, openStore, StoreConflictError } from '../../edge/index.js';
+import type { Store } from '../../edge/index.js';
 import { EdgeInitializedError, EdgeStoreOpenError } from '../control-errors.js';
 import { printResult, printTokenWarning } from '../control-output.js';
 import { edgeInitHelp } from '../control-help.js';

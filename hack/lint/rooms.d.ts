@@ -1,0 +1,6 @@
+// Types for hack/lint/rooms.js (an ESLint plugin written in plain JavaScript so eslint.config.js can load it).
+import type { ESLint, Rule } from 'eslint';
+export declare const ROOMS: Record<string, readonly string[]>;
+export declare const roomsRule: Rule.RuleModule;
+declare const plugin: ESLint.Plugin;
+export default plugin;
