@@ -1,6 +1,9 @@
 import type { Account, ApiKey, Minted, Store } from '../store/index.js';
 import { EdgeAlreadyInitializedError } from '../errors.js';
 
+/** InitStore is the store as `tuna edge init` writes it: only what it uses (docs/architecture.md, narrow interfaces). */
+export type InitStore = Pick<Store, 'createAccount' | 'createApiKey' | 'listAccounts'>;
+
 /** InitEdgeResult is the first account and its admin key; the token is shown once and never stored. */
 export interface InitEdgeResult {
   account: Account;
@@ -13,7 +16,7 @@ export interface InitEdgeResult {
  * behind the operator's back. Two nodes racing on one PostgreSQL database: the account name is
  * unique, so one of them fails with TUNA_STORE_CONFLICT.
  */
-export async function initEdge(store: Store, options: { accountName?: string; keyName?: string; actor?: string } = {}): Promise<InitEdgeResult> {
+export async function initEdge(store: InitStore, options: { accountName?: string; keyName?: string; actor?: string } = {}): Promise<InitEdgeResult> {
   if ((await store.listAccounts()).length > 0) throw new EdgeAlreadyInitializedError();
   const actor = options.actor ?? 'cli';
   const account = await store.createAccount({ name: options.accountName ?? 'admin' }, actor);

@@ -3,9 +3,12 @@ import type { Grant } from '../tunnels/authority.js';
 import { API_KEY_GRANT_PREFIX } from './store-authority.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
+/** EnforcerStore is the store as the key enforcer reads it after accept: only what it uses (docs/architecture.md, narrow interfaces). */
+export type EnforcerStore = Pick<Store, 'getTunnelKey' | 'listApiKeys' | 'watchTunnelKeyRevocations'>;
+
 /** TunnelKeyEnforcerOptions configures the enforcer. */
 export interface TunnelKeyEnforcerOptions {
-  store: Store;
+  store: EnforcerStore;
   registry: TunnelRegistry;
   now?: () => number;
   /** how often live connections are checked against their keys' expiry (default 250 ms, no I/O) */

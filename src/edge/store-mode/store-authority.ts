@@ -4,6 +4,9 @@ import type { Grant, Refusal, TunnelAuthority, TunnelRequestInfo } from '../tunn
 import { bindingIdForReservation, protocolFitsBinding } from './reservation-bindings.js';
 import type { StoreBindingDirectory } from './store-directory.js';
 
+/** TunnelAuthorityStore is the store as the tunnel authority reads it at accept time: only what it uses (docs/architecture.md, narrow interfaces). */
+export type TunnelAuthorityStore = Pick<Store, 'authenticateApiKey' | 'authenticateTunnelKey' | 'findReservation' | 'getReservation'>;
+
 /** API_KEY_GRANT_PREFIX marks grants made to an account API key (scope `tunnels`) rather than a tunnel key. */
 export const API_KEY_GRANT_PREFIX = 'apikey:';
 
@@ -31,10 +34,10 @@ const KIND_OF_SEGMENT: Record<string, ReservationKind> = { 'host': 'domain', 'tc
  * Every refusal is a 403 with one body: the reason goes to the edge's log and metrics only.
  */
 export class StoreTunnelAuthority implements TunnelAuthority {
-  readonly #store: Store;
+  readonly #store: TunnelAuthorityStore;
   readonly #directory: StoreBindingDirectory;
 
-  constructor(store: Store, directory: StoreBindingDirectory) {
+  constructor(store: TunnelAuthorityStore, directory: StoreBindingDirectory) {
     this.#store = store;
     this.#directory = directory;
   }

@@ -3,9 +3,12 @@ import { StaticBindingDirectory } from '../tunnels/directory.js';
 import type { AddressPort, BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import { bindingFromReservation } from './reservation-bindings.js';
 
+/** DirectoryStore is the store as the binding directory reads it: only what it uses (docs/architecture.md, narrow interfaces). */
+export type DirectoryStore = Pick<Store, 'listServedReservations'>;
+
 /** StoreBindingDirectoryOptions configures the store-backed directory. */
 export interface StoreBindingDirectoryOptions {
-  store: Store;
+  store: DirectoryStore;
   /** ports opened on every dedicated address */
   addressPorts: readonly AddressPort[];
   /** how often to re-read the reservations (default 1 s): how soon another node's reservation is served */
