@@ -3,7 +3,7 @@ import { container as rootContainer, inject, injectable } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { DataPlane } from '../dataplane/index.js';
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
-import { decodeEdgeConfig, loadEdgeConfig, startEdge } from '../edge/index.js';
+import { decodeEdgeConfig, edgeScope, loadEdgeConfig, registerEdgeDefaults, startEdgeIn } from '../edge/index.js';
 import type { EdgeConfigFile } from '../edge/index.js';
 import {
   CLOCK,
@@ -70,14 +70,16 @@ export function createContainer(): DependencyContainer {
       return new ManagerTunnels(scope.resolve(TunnelManager), options);
     },
   });
-  c.register(EDGE_STARTER, { useValue: startRunningEdge });
+  // The edge's parts (how a store opens); each edge started gets a child container of its own.
+  registerEdgeDefaults(c);
+  c.register(EDGE_STARTER, {
+    useFactory: (deps) => async (config: EdgeConfigFile, log: (line: string) => void) => {
+      const edge = await startEdgeIn(edgeScope(deps, config, log));
+      const addresses = edge.address();
+      return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
+    },
+  });
   return c;
-}
-
-async function startRunningEdge(config: EdgeConfigFile, log: (line: string) => void): Promise<RunningEdge> {
-  const edge = await startEdge(config, { log });
-  const addresses = edge.address();
-  return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
 }
 
 /** createRuntime exposes the container's services to the commands. */

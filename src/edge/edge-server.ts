@@ -21,6 +21,7 @@ import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
 import { openStoreMode } from './store-mode/store-mode.js';
+import type { StoreOpener } from './store-mode/store-mode.js';
 import { acceptTunnel } from './tunnels/tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
@@ -43,6 +44,8 @@ export interface EdgeServerOptions {
   onTunnelGranted?: (grant: Grant) => void;
   /** store mode: an open store to use instead of opening `config.store.url` (startEdge; not closed by the edge) */
   store?: Store;
+  /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
+  openStore?: StoreOpener;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */
@@ -332,7 +335,11 @@ export class EdgeServer {
  */
 export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServerOptions, 'config'> = {}): Promise<EdgeServer> {
   if (config.store === undefined && options.store === undefined) return listenOrDestroy(new EdgeServer({ ...options, config }));
-  const mode = await openStoreMode(config, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.log !== undefined ? { log: options.log } : {}) });
+  const mode = await openStoreMode(config, {
+    ...(options.store !== undefined ? { store: options.store } : {}),
+    ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
   let certificates: CertificateManager | undefined;
   try {
     certificates = await createConfiguredCertificates(config, mode, options);

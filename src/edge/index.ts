@@ -22,3 +22,8 @@ export { initEdge } from './store-mode/init-edge.js';
 export type { InitEdgeResult } from './store-mode/init-edge.js';
 export { openPostgresStore, openStore, StoreConflictError } from './store/index.js';
 export type { Store } from './store/index.js';
+export { openConfiguredStore } from './store-mode/store-mode.js';
+export type { StoreOpener } from './store-mode/store-mode.js';
+export { EDGE_CONFIG, EDGE_LOG, EDGE_OPTIONS, STORE_OPENER, edgeScope, registerEdgeDefaults, startEdgeIn } from './container.js';
+export type { EdgeInstanceOptions } from './container.js';
+export { STORE } from './store/index.js';

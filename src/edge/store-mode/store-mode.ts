@@ -4,7 +4,7 @@ import type { ControlApi } from '../control/index.js';
 import { openPostgresStore, openStore } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
-import type { EdgeConfigFile } from '../config.js';
+import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
 import { EdgeConfigError } from '../errors.js';
 import { TunnelKeyEnforcer } from './key-enforcer.js';
 import { DEFAULT_ADDRESS_PORTS } from './reservation-bindings.js';
@@ -12,10 +12,15 @@ import { StoreTunnelAuthority } from './store-authority.js';
 import { StoreBindingDirectory } from './store-directory.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
-/** StoreModeOptions lets a caller hand in a store it opened (the CLI) instead of the config's URL. */
+/** StoreOpener opens the store a config's `store` section names (the edge then owns and closes it). */
+export type StoreOpener = (settings: EdgeStoreConfig) => Promise<Store>;
+
+/** StoreModeOptions lets a caller hand in a store it opened (the CLI), or how to open one, instead of the config's URL. */
 export interface StoreModeOptions {
   /** an open store; the edge does not close it */
   store?: Store;
+  /** how to open `config.store` when no store is handed in (default: openConfiguredStore) */
+  openStore?: StoreOpener;
   log?: (line: string) => void;
 }
 
@@ -42,7 +47,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const settings = config.store;
   if (settings === undefined && options.store === undefined) throw new EdgeConfigError('store mode needs `store.url` in the edge config');
   const log = options.log ?? (() => undefined);
-  const store = options.store ?? (await openConfiguredStore(settings!.url, settings!.schema));
+  const store = options.store ?? (await (options.openStore ?? openConfiguredStore)(settings!));
   const ownsStore = options.store === undefined;
   const directory = new StoreBindingDirectory({
     store,
@@ -96,7 +101,8 @@ function closeOrphans(registry: TunnelRegistry, directory: StoreBindingDirectory
   if (orphans.length > 0) log(`closed ${orphans.length} tunnel connection(s) of released reservations`);
 }
 
-function openConfiguredStore(url: string, schema: string | undefined): Promise<Store> {
+/** openConfiguredStore opens SQLite or PostgreSQL from `store.url` (and `store.schema`, PostgreSQL only). */
+export function openConfiguredStore({ url, schema }: EdgeStoreConfig): Promise<Store> {
   if (schema === undefined) return openStore(url);
   if (!/^postgres(ql)?:\/\//.test(url)) throw new EdgeConfigError('store.schema applies to a postgres:// store only');
   return openPostgresStore({ connectionString: url, schema });
