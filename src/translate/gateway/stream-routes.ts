@@ -3,7 +3,7 @@ import type { Backend, ObjectRef } from '../../model/index.js';
 import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { ownsHostname } from './emit.js';
-import { PARENT_REFS, STREAM_ROUTE_SPEC, shapeError } from './shapes.js';
+import { malformedField, routeParentsCodec, streamRouteCodec } from './codecs.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
@@ -31,8 +31,8 @@ export interface StreamRouteObject extends GatewayApiObject {
 export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' | 'TCPRoute', route: StreamRouteObject): void {
   const obj = asKube(route);
   const namespace = namespaceOf(obj);
-  if (shapeError(route.spec, PARENT_REFS)) return;
-  const malformed = shapeError(route.spec, STREAM_ROUTE_SPEC);
+  if (malformedField(routeParentsCodec, route)) return;
+  const malformed = malformedField(streamRouteCodec, route);
   const hostnames = kind === 'TLSRoute' && !malformed ? (route.spec?.hostnames ?? []) : [];
   const parents = attachRoute(ctx, { kind, namespace, parentRefs: route.spec?.parentRefs ?? [], hostnames });
   if (parents.length === 0) return;
