@@ -21,6 +21,8 @@ import { ReferenceGrants } from './reference-grants.js';
 import { writeRouteStatus } from './route-status.js';
 import type { CompiledRule } from './rules.js';
 import { translateStreamRoute } from './stream-routes.js';
+import type { StreamRouteObject } from './stream-routes.js';
+import { STREAM_ROUTE_KINDS } from '../kinds.js';
 import type { RouteVerdict } from './route-status.js';
 import { grpcRouteCodec, httpRouteCodec, malformedField, routeParentsCodec } from './codecs.js';
 
@@ -45,8 +47,10 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
   buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes);
   if (ctx.gateways.size > 0) {
     translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
-    for (const route of keepOneCopy(snap.tlsRoutes, repeated)) translateStreamRoute(ctx, 'TLSRoute', route);
-    for (const route of keepOneCopy(snap.tcpRoutes, repeated)) translateStreamRoute(ctx, 'TCPRoute', route);
+    for (const kind of STREAM_ROUTE_KINDS) {
+      const routes: StreamRouteObject[] = snap[kind.key];
+      for (const route of keepOneCopy(routes, repeated)) translateStreamRoute(ctx, kind.kind, route);
+    }
   }
   // Fragments in name order: merge.ts settles equal claims by first seen, so order must not follow the input.
   const ordered = [...ctx.gateways.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, gw]) => gw);

@@ -13,6 +13,10 @@ import { asKube, namespacedRefOf } from './kube-object.js';
 import type { GatewayApiObject } from './kube-object.js';
 import { isAttached, writeRouteStatus } from './route-status.js';
 import type { RouteVerdict } from './route-status.js';
+import type { StreamRouteKindRow } from '../kinds.js';
+
+/** StreamRouteKind is a route kind served as raw streams (the table's `serving: stream`). */
+export type StreamRouteKind = StreamRouteKindRow['kind'];
 
 /** StreamRouteObject is the shape TLSRoute (v1, v1alpha2) and TCPRoute share. */
 export interface StreamRouteObject extends GatewayApiObject {
@@ -28,7 +32,7 @@ export interface StreamRouteObject extends GatewayApiObject {
  * intersected with the listener's) or a TCPRoute (to TCP listeners) and emits one StreamRoute per
  * listener, with the weighted backends of its rules spoken to as raw TCP.
  */
-export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' | 'TCPRoute', route: StreamRouteObject): void {
+export function translateStreamRoute(ctx: TranslationContext, kind: StreamRouteKind, route: StreamRouteObject): void {
   const obj = asKube(route);
   const namespace = namespaceOf(obj);
   if (malformedField(routeParentsCodec, route)) return;
