@@ -2,8 +2,9 @@
 import * as t from 'io-ts';
 
 /**
- * jsonText decodes a string holding JSON with `inner`; text that is not JSON fails at the same path
- * with the parser's reason, so a corrupt column is named, not a SyntaxError from deep inside.
+ * jsonText decodes a string holding JSON with `inner`; text that is not JSON fails at the same path,
+ * so a corrupt column is named, not a SyntaxError from deep inside. The parser's own message is
+ * left out on purpose: it quotes the text, which may hold a secret (a Secret's token).
  */
 export function jsonText<C extends t.Mixed>(inner: C): t.Type<t.TypeOf<C>, string, unknown> {
   return new t.Type<t.TypeOf<C>, string, unknown>(
@@ -14,8 +15,8 @@ export function jsonText<C extends t.Mixed>(inner: C): t.Type<t.TypeOf<C>, strin
       let parsed: unknown;
       try {
         parsed = JSON.parse(u);
-      } catch (err) {
-        return t.failure(u, c, `not JSON (${(err as Error).message})`);
+      } catch {
+        return t.failure(u, c, 'expected JSON text');
       }
       return inner.validate(parsed, c) as t.Validation<t.TypeOf<C>>;
     },

@@ -81,6 +81,7 @@ export function looseList<C extends t.Mixed>(item: C): t.Type<t.TypeOf<C>[], unk
     (u, c) => {
       if (!Array.isArray(u)) return t.failure(u, c, 'expected a list');
       const errors: t.Errors = [];
+      let out: unknown[] = u;
       for (let i = 0; i < u.length; i++) {
         const value: unknown = u[i];
         const at = t.appendContext(c, String(i), item, value);
@@ -88,9 +89,13 @@ export function looseList<C extends t.Mixed>(item: C): t.Type<t.TypeOf<C>[], unk
         else {
           const r = item.validate(value, at);
           if (r._tag === 'Left') errors.push(...r.left);
+          else if (r.right !== value) {
+            if (out === u) out = [...u];
+            out[i] = r.right;
+          }
         }
       }
-      return errors.length > 0 ? t.failures(errors) : t.success(u as t.TypeOf<C>[]);
+      return errors.length > 0 ? t.failures(errors) : t.success(out as t.TypeOf<C>[]);
     },
     t.identity,
   );
@@ -99,7 +104,8 @@ export function looseList<C extends t.Mixed>(item: C): t.Type<t.TypeOf<C>[], unk
 /**
  * looseObject accepts a mapping whose listed fields decode with their codecs, checked in the order
  * given (so the first error is the first field in that order); absent and `null` fields are fine
- * unless marked `required`. Other keys are left in place and ignored; the value is returned as is.
+ * unless marked `required`. Other keys are left in place and ignored; the value is returned as is,
+ * or, where a field's codec transforms (JSON text, integer text), as a shallow copy with the result.
  */
 export function looseObject<P extends LooseProps>(name: string, props: P): t.Type<LooseObjectOf<P>, unknown, unknown> {
   const fields = Object.entries(props).map(([key, field]) =>
@@ -112,6 +118,7 @@ export function looseObject<P extends LooseProps>(name: string, props: P): t.Typ
     (u, c) => {
       if (!isMapping(u)) return t.failure(u, c, 'expected an object');
       const errors: t.Errors = [];
+      let out: Record<string, unknown> = u;
       for (const f of fields) {
         const value = u[f.key];
         if (value === undefined || value === null) {
@@ -120,8 +127,12 @@ export function looseObject<P extends LooseProps>(name: string, props: P): t.Typ
         }
         const r = f.codec.validate(value, t.appendContext(c, f.key, f.codec, value));
         if (r._tag === 'Left') errors.push(...r.left);
+        else if (r.right !== value) {
+          if (out === u) out = { ...u };
+          out[f.key] = r.right;
+        }
       }
-      return errors.length > 0 ? t.failures(errors) : t.success(u as LooseObjectOf<P>);
+      return errors.length > 0 ? t.failures(errors) : t.success(out as LooseObjectOf<P>);
     },
     t.identity,
   );
