@@ -58,22 +58,3 @@ export function firstProblem(codec: t.Decoder<unknown, unknown>, input: unknown,
   const first = result._tag === 'Left' ? result.left[0] : undefined;
   return first === undefined ? undefined : formatError(first, root);
 }
-
-/** DecodeError is thrown by decodeOrThrow: what was decoded and every problem, each naming its field. */
-export class DecodeError extends Error {
-  readonly code = 'TUNA_DECODE_FAILED';
-  constructor(
-    readonly what: string,
-    readonly problems: readonly string[],
-  ) {
-    super(`invalid ${what}: ${problems.join('; ')}`);
-    this.name = 'DecodeError';
-  }
-}
-
-/** decodeOrThrow decodes a value that must be valid (a stored row, a config file), or throws DecodeError. */
-export function decodeOrThrow<A>(codec: t.Decoder<unknown, A>, input: unknown, what: string, root = ''): A {
-  const result = decodeWith(codec, input, root);
-  if (result.ok) return result.value;
-  throw new DecodeError(what, result.errors);
-}

@@ -5,7 +5,7 @@
  */
 export { closedObject, unknownField } from './closed-object.js';
 export type { ClosedObjectOf, Props } from './closed-object.js';
-export { DecodeError, decodeOrThrow, decodeWith, firstProblem, formatError, formatErrors } from './decode.js';
+export { decodeWith, firstProblem, formatError, formatErrors } from './decode.js';
 export type { DecodeResult } from './decode.js';
 export { jsonText } from './json.js';
 export { anyMapping, looseBoolean, looseList, looseNumber, looseObject, looseString, required } from './loose.js';
