@@ -4,7 +4,7 @@
  * record (`spec.customDomain: shop.example.com`). Exactly one of the two. See docs/crds.md.
  */
 import * as t from 'io-ts';
-import { closedObject } from './closed-object.js';
+import { closedObject } from '../codec/index.js';
 import { nonEmptyString, reclaimPolicyCodec } from './fields.js';
 import { resourceCodec } from './resource.js';
 

@@ -5,7 +5,7 @@
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import * as t from 'io-ts';
-import { closedObject } from './closed-object.js';
+import { closedObject } from '../codec/index.js';
 
 /** TUNA_GROUP is the API group of tuna's custom resources. */
 export const TUNA_GROUP = 'tuna.dev';

@@ -3,10 +3,7 @@
  * truth; the TypeScript types are derived from them, and config/crd holds the matching
  * CustomResourceDefinitions. User reference: docs/crds.md.
  */
-export { closedObject, unknownField } from './closed-object.js';
-export type { ClosedObjectOf, Props } from './closed-object.js';
-export { decodeDomain, decodeTCPPort, decodeTunnel, decodeWith, formatErrors } from './decode.js';
-export type { DecodeResult } from './decode.js';
+export { decodeDomain, decodeTCPPort, decodeTunnel } from './decode.js';
 export { domainCodec, domainSpecCodec } from './domain.js';
 export type { Domain, DomainSpec } from './domain.js';
 export {

@@ -4,7 +4,7 @@
  * `status.port`). See docs/crds.md.
  */
 import type * as t from 'io-ts';
-import { closedObject } from './closed-object.js';
+import { closedObject } from '../codec/index.js';
 import { portNumberCodec, reclaimPolicyCodec } from './fields.js';
 import { resourceCodec } from './resource.js';
 

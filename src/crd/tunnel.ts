@@ -3,7 +3,7 @@
  * as raw TCP on an edge port, or as TLS passed through by SNI. See docs/crds.md.
  */
 import * as t from 'io-ts';
-import { closedObject } from './closed-object.js';
+import { closedObject } from '../codec/index.js';
 import { localObjectReferenceCodec, nonEmptyString, servicePortCodec } from './fields.js';
 import { resourceCodec } from './resource.js';
 

@@ -1,70 +1,111 @@
 import { KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
 import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import { KINDS } from '../translate/index.js';
+import type { KindEntry } from '../translate/index.js';
 
 /**
- * WatchedKind is one resource the operator lists and watches: what the translators read
- * (src/translate/snapshot.ts). `optional` kinds come from CRDs that a cluster may not have
- * installed (Gateway API, tuna.dev); their absence is not an error, and they are looked for again
- * later, so installing the CRDs after the operator started works.
+ * WatchedKind is one resource the operator lists and watches: a watched row of the table of kinds
+ * (src/translate/kinds.ts). `optional` kinds come from CRDs that a cluster may not have installed
+ * (Gateway API, tuna.dev); their absence is not an error, and they are looked for again later, so
+ * installing the CRDs after the operator started works. A kind with several `versions` is watched at
+ * the first one the API serves (API discovery), and moved to a more preferred one once it is served.
  */
 export interface WatchedKind {
-  apiVersion: string;
   kind: string;
-  /** the cluster-wide collection path, e.g. `/api/v1/services` */
+  group: string;
+  plural: string;
+  /** versions in order of preference */
+  versions: readonly [string, ...string[]];
+  /** the most preferred apiVersion (`group/version`, or `v1` for the core group) */
+  apiVersion: string;
+  /** the cluster-wide collection path at the most preferred version, e.g. `/api/v1/services` */
   path: string;
   optional: boolean;
 }
 
-const core = (kind: string, plural: string): WatchedKind => ({ apiVersion: 'v1', kind, path: `/api/v1/${plural}`, optional: false });
-const group = (apiVersion: string, kind: string, plural: string, optional: boolean): WatchedKind => ({ apiVersion, kind, path: `/apis/${apiVersion}/${plural}`, optional });
+/** apiVersionAt is the apiVersion of a kind at one of its versions. */
+export function apiVersionAt(kind: Pick<WatchedKind, 'group'>, version: string): string {
+  return kind.group === '' ? version : `${kind.group}/${version}`;
+}
+
+/** collectionPath is the cluster-wide collection path of a kind at one of its versions. */
+export function collectionPath(kind: Pick<WatchedKind, 'group' | 'plural'>, version: string): string {
+  return `${kind.group === '' ? '/api' : '/apis'}/${apiVersionAt(kind, version)}/${kind.plural}`;
+}
+
+/** watchedKind makes the WatchedKind of a table row. */
+function watchedKind(row: KindEntry): WatchedKind {
+  const preferred = row.versions[0];
+  return { kind: row.kind, group: row.group, plural: row.plural, versions: row.versions, apiVersion: apiVersionAt(row, preferred), path: collectionPath(row, preferred), optional: row.optional };
+}
+
+/** WATCHED_KINDS: every row of the table of kinds the operator watches (not Secrets: see KINDS). */
+export const WATCHED_KINDS: readonly WatchedKind[] = KINDS.filter((k) => k.watched).map(watchedKind);
 
 /**
- * WATCHED_KINDS: everything the translators read, at the versions the API serves them. Secrets are
- * not watched yet: in-cluster TLS termination needs them, and watching every Secret of a cluster
- * needs RBAC tuna should not ask for; the operator will read the Secrets that listeners name.
+ * ApiDiscovery answers whether the API serves a kind at an apiVersion, from the apiserver's
+ * discovery document of that group version (`/apis/<group>/<version>`), which lists the resources
+ * served there. A group version the API does not serve at all answers false, not an error.
  */
-export const WATCHED_KINDS: readonly WatchedKind[] = [
-  core('Namespace', 'namespaces'),
-  core('Service', 'services'),
-  group('discovery.k8s.io/v1', 'EndpointSlice', 'endpointslices', false),
-  group('networking.k8s.io/v1', 'IngressClass', 'ingressclasses', false),
-  group('networking.k8s.io/v1', 'Ingress', 'ingresses', false),
-  group('gateway.networking.k8s.io/v1', 'GatewayClass', 'gatewayclasses', true),
-  group('gateway.networking.k8s.io/v1', 'Gateway', 'gateways', true),
-  group('gateway.networking.k8s.io/v1', 'HTTPRoute', 'httproutes', true),
-  group('gateway.networking.k8s.io/v1', 'GRPCRoute', 'grpcroutes', true),
-  group('gateway.networking.k8s.io/v1alpha2', 'TLSRoute', 'tlsroutes', true),
-  group('gateway.networking.k8s.io/v1alpha2', 'TCPRoute', 'tcproutes', true),
-  group('gateway.networking.k8s.io/v1beta1', 'ReferenceGrant', 'referencegrants', true),
-  group('tuna.dev/v1alpha1', 'Domain', 'domains', true),
-  group('tuna.dev/v1alpha1', 'TCPPort', 'tcpports', true),
-  group('tuna.dev/v1alpha1', 'Tunnel', 'tunnels', true),
-];
+export interface ApiDiscovery {
+  isServed(apiVersion: string, kind: string): Promise<boolean>;
+}
+
+/**
+ * ObjectApiDiscovery asks the apiserver with the client's own discovery request, fresh each time:
+ * the answer changes when CRDs are installed, upgraded or removed.
+ */
+class ObjectApiDiscovery extends KubernetesObjectApi implements ApiDiscovery {
+  async isServed(apiVersion: string, kind: string): Promise<boolean> {
+    this.apiVersionResourceCache = {};
+    try {
+      return (await this.resource(apiVersion, kind)) !== undefined;
+    } catch (err) {
+      if (isNotServed(err)) return false;
+      throw err;
+    }
+  }
+}
+
+/**
+ * chooseVersion returns the first of a kind's versions (in order of preference) that the API
+ * serves, or undefined when it serves none. A kind with one version is not asked about: listing it
+ * tells (as before there were several versions).
+ */
+export async function chooseVersion(kind: WatchedKind, discovery: ApiDiscovery): Promise<string | undefined> {
+  if (kind.versions.length === 1) return kind.versions[0];
+  for (const version of kind.versions) if (await discovery.isServed(apiVersionAt(kind, version), kind.kind)) return version;
+  return undefined;
+}
 
 /** KubeObjectsOptions tune the cache. */
 export interface KubeObjectsOptions {
   kinds?: readonly WatchedKind[];
   /** quiet time after the last change before `onChange` runs (default 100 ms) */
   debounceMs?: number;
-  /** wait before a failed watch (or an absent optional kind) is tried again (default 5 s) */
+  /** wait before a failed watch, an absent optional kind or a less preferred version is tried again (default 5 s) */
   retryMs?: number;
   /** called for failures worth a log line */
   onError?: (kind: WatchedKind, err: unknown) => void;
+  /** which versions the API serves (default: the apiserver's discovery; tests pass a fake) */
+  discovery?: ApiDiscovery;
 }
 
-/** KindState is what the cache knows of one kind. */
-type KindState = { informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject> } | { absent: true };
+type CachedInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
+/** KindState is what the cache knows of one kind: watched at one version, or absent. */
+type KindState = { version: string; informer: CachedInformer } | { absent: true };
 
 /**
  * KubeObjects keeps every object the translators read, from one informer (list + watch) per
  * kind, and calls `onChange` (debounced) whenever any of them changed. `objects()` returns them
- * as plain objects with their `apiVersion` and `kind`, ready for `snapshotFromObjects`, the same
- * path `tuna run` takes from YAML files.
+ * as plain objects with their `apiVersion` (the version watched) and `kind`, ready for
+ * `snapshotFromObjects`, the same path `tuna run` takes from YAML files.
  */
 export class KubeObjects {
   readonly #config: KubeConfig;
   readonly #api: KubernetesObjectApi;
+  readonly #discovery: ApiDiscovery;
   readonly #kinds: readonly WatchedKind[];
   readonly #debounceMs: number;
   readonly #retryMs: number;
@@ -73,12 +114,18 @@ export class KubeObjects {
   readonly #listeners = new Set<() => void>();
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #wakers = new Set<() => void>();
+  /** kinds with a recheck scheduled, and those whose recheck must restart a stopped informer */
+  readonly #rechecks = new Set<WatchedKind>();
+  readonly #restartOnRecheck = new Set<WatchedKind>();
+  /** informers replaced by one at another version: their late errors are not acted on */
+  readonly #retired = new WeakSet<CachedInformer>();
   #debounce: NodeJS.Timeout | undefined;
   #isStopped = false;
 
   constructor(config: KubeConfig, options: KubeObjectsOptions = {}) {
     this.#config = config;
     this.#api = KubernetesObjectApi.makeApiClient(config);
+    this.#discovery = options.discovery ?? config.makeApiClient(ObjectApiDiscovery);
     this.#kinds = options.kinds ?? WATCHED_KINDS;
     this.#debounceMs = options.debounceMs ?? 100;
     this.#retryMs = options.retryMs ?? 5000;
@@ -98,19 +145,27 @@ export class KubeObjects {
     await Promise.all(this.#kinds.map((kind) => this.#startKind(kind)));
   }
 
-  /** objects returns every cached object, stamped with its apiVersion and kind. */
+  /** objects returns every cached object, stamped with the apiVersion it is watched at and its kind. */
   objects(): KubernetesObject[] {
     const out: KubernetesObject[] = [];
     for (const [kind, state] of this.#state) {
       if ('absent' in state) continue;
-      for (const o of state.informer.list()) out.push({ ...o, apiVersion: kind.apiVersion, kind: kind.kind });
+      const apiVersion = apiVersionAt(kind, state.version);
+      for (const o of state.informer.list()) out.push({ ...o, apiVersion, kind: kind.kind });
     }
+    return out;
+  }
+
+  /** watchedVersions maps each watched kind's name to the apiVersion it is watched at. */
+  watchedVersions(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [kind, state] of this.#state) if (!('absent' in state)) out.set(kind.kind, apiVersionAt(kind, state.version));
     return out;
   }
 
   /** absentKinds names the optional kinds the API does not serve (their CRDs are not installed). */
   absentKinds(): string[] {
-    return [...this.#state].filter(([, s]) => 'absent' in s).map(([k]) => `${k.kind}.${k.apiVersion}`);
+    return [...this.#state].filter(([, s]) => 'absent' in s).map(([k]) => `${k.kind}.${apiVersionAt(k, k.versions.join(','))}`);
   }
 
   /** stop ends every watch and timer. */
@@ -125,27 +180,25 @@ export class KubeObjects {
   }
 
   /**
-   * startKind lists and watches one kind. Until the first list succeeds it keeps trying every
-   * `retryMs`: an apiserver that is starting, or whose storage is re-initialising after a CRD
-   * change, answers 429 or 5xx for a while, and an operator must ride that out (as client-go's
-   * WaitForCacheSync does), not exit. An optional kind the API does not serve is noted as absent
-   * and looked for again later.
+   * startKind lists and watches one kind at the first of its versions the API serves. Until the
+   * first list succeeds it keeps trying every `retryMs`: an apiserver that is starting, or whose
+   * storage is re-initialising after a CRD change, answers 429 or 5xx for a while, and an operator
+   * must ride that out (as client-go's WaitForCacheSync does), not exit. An optional kind the API
+   * does not serve is noted as absent and looked for again later.
    */
   async #startKind(kind: WatchedKind): Promise<void> {
-    const list = (): Promise<KubernetesListObject<KubernetesObject>> => this.#api.list(kind.apiVersion, kind.kind);
     for (;;) {
       if (this.#isStopped) return;
       try {
-        if (kind.optional) await list();
-        const informer = makeInformer(this.#config, kind.path, list);
-        for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#changed());
-        informer.on('error', (err: unknown) => {
-          this.#onError(kind, err);
-          // the informer stops on an error; it is started again, and a new list brings it up to date
-          this.#later(() => void informer.start().catch((e: unknown) => this.#onError(kind, e)));
-        });
-        await informer.start();
-        this.#state.set(kind, { informer });
+        const version = await chooseVersion(kind, this.#discovery);
+        if (version === undefined) throw new NotServedError(kind);
+        const informer = await this.#openInformer(kind, version);
+        if (this.#isStopped) {
+          await informer.stop();
+          return;
+        }
+        this.#state.set(kind, { version, informer });
+        if (version !== kind.versions[0]) this.#scheduleRecheck(kind);
         return;
       } catch (err) {
         if (kind.optional && isNotServed(err)) {
@@ -157,6 +210,78 @@ export class KubeObjects {
         await this.#sleep();
       }
     }
+  }
+
+  /** openInformer lists one kind at one version and starts its watch. */
+  async #openInformer(kind: WatchedKind, version: string): Promise<CachedInformer> {
+    const apiVersion = apiVersionAt(kind, version);
+    const list = (): Promise<KubernetesListObject<KubernetesObject>> => this.#api.list(apiVersion, kind.kind);
+    if (kind.optional) await list();
+    const informer = makeInformer(this.#config, collectionPath(kind, version), list);
+    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#changed());
+    informer.on('error', (err: unknown) => {
+      if (this.#retired.has(informer)) return;
+      this.#onError(kind, err);
+      // the informer stops on an error; it is started again (a new list brings it up to date), or,
+      // for a kind with several versions, moved to the version the API serves now
+      if (kind.versions.length > 1) this.#scheduleRecheck(kind, true);
+      else this.#later(() => void informer.start().catch((e: unknown) => this.#onError(kind, e)));
+    });
+    await informer.start();
+    return informer;
+  }
+
+  /** scheduleRecheck runs `recheck` after `retryMs`, once per kind however often it is asked for. */
+  #scheduleRecheck(kind: WatchedKind, afterError = false): void {
+    if (afterError) this.#restartOnRecheck.add(kind);
+    if (this.#rechecks.has(kind)) return;
+    this.#rechecks.add(kind);
+    this.#later(() => {
+      this.#rechecks.delete(kind);
+      const restart = this.#restartOnRecheck.delete(kind);
+      this.#recheck(kind, restart).catch((err: unknown) => {
+        this.#onError(kind, err);
+        this.#scheduleRecheck(kind, restart);
+      });
+    });
+  }
+
+  /**
+   * recheck asks discovery again for a kind with several versions: watched at a less preferred
+   * version, it moves once a more preferred one is served (a CRD upgrade); after a watch error
+   * (`restart`) it moves to whatever is served now (a version no longer served), restarts the same
+   * version, or marks the kind absent. The new informer is listed before the old one stops, so no
+   * sync sees the kind empty meanwhile.
+   */
+  async #recheck(kind: WatchedKind, restart: boolean): Promise<void> {
+    const state = this.#state.get(kind);
+    if (this.#isStopped || state === undefined || 'absent' in state) return;
+    const version = await chooseVersion(kind, this.#discovery);
+    if (this.#isStopped || this.#state.get(kind) !== state) return;
+    if (version === state.version) {
+      if (restart) await state.informer.start();
+      if (version !== kind.versions[0]) this.#scheduleRecheck(kind);
+      return;
+    }
+    if (version === undefined) {
+      this.#retired.add(state.informer);
+      await state.informer.stop();
+      this.#state.delete(kind);
+      await this.#startKind(kind);
+      this.#changed();
+      return;
+    }
+    const informer = await this.#openInformer(kind, version);
+    if (this.#isStopped || this.#state.get(kind) !== state) {
+      this.#retired.add(informer);
+      await informer.stop();
+      return;
+    }
+    this.#state.set(kind, { version, informer });
+    this.#retired.add(state.informer);
+    await state.informer.stop();
+    if (version !== kind.versions[0]) this.#scheduleRecheck(kind);
+    this.#changed();
   }
 
   /** sleep waits `retryMs`, or until stop(). */
@@ -186,6 +311,15 @@ export class KubeObjects {
       this.#debounce = undefined;
       for (const l of this.#listeners) l();
     }, this.#debounceMs);
+  }
+}
+
+/** NotServedError says that the API serves a kind at none of its versions. */
+class NotServedError extends Error {
+  readonly code = 404;
+  constructor(kind: WatchedKind) {
+    super(`${kind.kind} is not served at ${kind.versions.map((v) => apiVersionAt(kind, v)).join(' or ')}`);
+    this.name = 'NotServedError';
   }
 }
 

@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { decodeWith, jsonText, looseObject, looseString, required } from '../codec/index.js';
+import type { DecodeResult } from '../codec/index.js';
 import { TunnelKeys } from './edge-reconciler.js';
 import type { HeldKey } from './edge-reconciler.js';
 
 /** StoredKey is one entry of the Secret: the binding it belongs to and its key. */
 interface StoredKey extends HeldKey {
   bindingId: string;
+}
+
+/** storedKeyCodec decodes one entry: JSON text with the binding id, the key's id and its token. */
+const storedKeyCodec = jsonText(looseObject('StoredKey', { bindingId: required(looseString), keyId: required(looseString), token: required(looseString) }));
+
+/**
+ * decodeKeyEntry decodes one entry of the Secret (its base64-decoded text). Problems name the field
+ * (`token: required`) and never quote the text, which holds a token.
+ */
+export function decodeKeyEntry(text: string): DecodeResult<StoredKey> {
+  return decodeWith(storedKeyCodec, text);
 }
 
 /**
@@ -21,10 +34,24 @@ export class SecretTunnelKeys extends TunnelKeys {
   readonly #core: CoreV1Api;
   readonly #namespace: string;
   readonly #name: string;
+  readonly #onProblem: (problem: string) => void;
   #resourceVersion: string | undefined;
 
-  constructor(config: KubeConfig, namespace: string, name = 'tuna-tunnel-keys') {
+  /** problems of the last load: one line per entry that did not decode (it was skipped) */
+  problems: string[] = [];
+
+  /**
+   * constructor names the Secret. `onProblem` hears of each entry `load` skips because it does not
+   * decode: the operator keeps running and mints that binding a new key, and the log says why.
+   */
+  constructor(
+    config: KubeConfig,
+    namespace: string,
+    name = 'tuna-tunnel-keys',
+    onProblem: (problem: string) => void = () => undefined,
+  ) {
     super();
+    this.#onProblem = onProblem;
     this.#core = config.makeApiClient(CoreV1Api);
     this.#namespace = namespace;
     this.#name = name;
@@ -35,9 +62,16 @@ export class SecretTunnelKeys extends TunnelKeys {
     const secret = await this.#read();
     this.#resourceVersion = secret?.metadata?.resourceVersion;
     const loaded = new Set<string>();
-    for (const value of Object.values(secret?.data ?? {})) {
-      const entry = parseEntry(Buffer.from(value, 'base64').toString('utf8'));
-      if (!entry) continue;
+    this.problems = [];
+    for (const [key, value] of Object.entries(secret?.data ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const decoded = decodeKeyEntry(Buffer.from(value, 'base64').toString('utf8'));
+      if (!decoded.ok) {
+        const problem = `Secret ${this.#namespace}/${this.#name} entry ${key} is skipped: ${decoded.errors.join('; ')}`;
+        this.problems.push(problem);
+        this.#onProblem(problem);
+        continue;
+      }
+      const entry = decoded.value;
       this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token });
       loaded.add(entry.bindingId);
     }
@@ -82,14 +116,5 @@ export class SecretTunnelKeys extends TunnelKeys {
       if ((err as { code?: number }).code === 404) return undefined;
       throw err;
     }
-  }
-}
-
-function parseEntry(text: string): StoredKey | undefined {
-  try {
-    const e = JSON.parse(text) as Partial<StoredKey>;
-    return typeof e.bindingId === 'string' && typeof e.keyId === 'string' && typeof e.token === 'string' ? (e as StoredKey) : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -9,7 +9,9 @@ import { defaultTranslateOptions } from './types.js';
 import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
 
 export * from './types.js';
-export { apiGroupOf, snapshotFromObjects } from './snapshot.js';
+export { apiGroupOf, snapshotFromObjects, snapshotKey } from './snapshot.js';
+export { GATEWAY_GROUP, KINDS, ROUTE_KINDS, STREAM_ROUTE_KINDS, kindOf } from './kinds.js';
+export type { GatewayRouteRole, KindEntry, KindName, KindRow, Reader, RouteKind, SnapshotKey } from './kinds.js';
 
 /**
  * translateSnapshot runs every translator over one snapshot and merges their fragments. It is pure:

@@ -1,46 +1,7 @@
-import type {
-  V1EndpointSlice,
-  V1Ingress,
-  V1IngressClass,
-  V1Namespace,
-  V1Secret,
-  V1Service,
-} from '@kubernetes/client-node';
-import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
-import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
-import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute';
-import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
-import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
-import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute';
-import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/TCPRoute';
-import type { Domain, TCPPort, Tunnel } from '../crd/index.js';
 import type { ObjectRef, ObjectStatus, RouteGraph } from '../model/index.js';
 
-/**
- * Snapshot is everything the translators read, as plain Kubernetes objects. Lists are in no
- * particular order; translators must not depend on it. Secrets carry metadata and type only
- * (no key material reaches the translators).
- */
-export interface Snapshot {
-  namespaces: V1Namespace[];
-  services: V1Service[];
-  endpointSlices: V1EndpointSlice[];
-  secrets: V1Secret[];
-  ingressClasses: V1IngressClass[];
-  ingresses: V1Ingress[];
-  gatewayClasses: IGatewayClass[];
-  gateways: IGateway[];
-  httpRoutes: IHTTPRoute[];
-  grpcRoutes: IGRPCRoute[];
-  /** v1 and v1alpha2 TLSRoutes alike (same spec shape for what tuna reads) */
-  tlsRoutes: ITLSRoute[];
-  tcpRoutes: ITCPRoute[];
-  /** v1 and v1beta1 ReferenceGrants alike */
-  referenceGrants: IReferenceGrant[];
-  domains: Domain[];
-  tcpPorts: TCPPort[];
-  tunnels: Tunnel[];
-}
+export type { Snapshot } from './kinds.js';
+export { emptySnapshot } from './kinds.js';
 
 /** TranslateOptions are the operator's settings that change translation. */
 export interface TranslateOptions {
@@ -94,26 +55,4 @@ export interface TranslatorOutput {
 export interface TranslateResult {
   graph: RouteGraph;
   statuses: ObjectStatus[];
-}
-
-/** emptySnapshot returns a snapshot with every list empty. */
-export function emptySnapshot(): Snapshot {
-  return {
-    namespaces: [],
-    services: [],
-    endpointSlices: [],
-    secrets: [],
-    ingressClasses: [],
-    ingresses: [],
-    gatewayClasses: [],
-    gateways: [],
-    httpRoutes: [],
-    grpcRoutes: [],
-    tlsRoutes: [],
-    tcpRoutes: [],
-    referenceGrants: [],
-    domains: [],
-    tcpPorts: [],
-    tunnels: [],
-  };
 }

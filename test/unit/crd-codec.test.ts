@@ -2,7 +2,8 @@
  * The tuna.dev/v1alpha1 codecs: what they accept, what they refuse and the error path they print.
  */
 import { expect } from 'chai';
-import { closedObject, decodeDomain, decodeTCPPort, decodeTunnel, decodeWith, portNumberCodec } from '../../src/crd/index.js';
+import { closedObject, decodeWith } from '../../src/codec/index.js';
+import { decodeDomain, decodeTCPPort, decodeTunnel, portNumberCodec } from '../../src/crd/index.js';
 
 const meta = { name: 'x', namespace: 'ns' };
 const domain = (spec: unknown): unknown => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: meta, spec });

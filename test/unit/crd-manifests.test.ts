@@ -16,7 +16,7 @@ import {
   reclaimPolicyCodec,
   tunnelProtocolCodec,
 } from '../../src/crd/index.js';
-import type { DecodeResult } from '../../src/crd/index.js';
+import type { DecodeResult } from '../../src/codec/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
 

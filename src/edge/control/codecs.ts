@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { closedObject, decodeWith } from '../../crd/index.js';
+import { closedObject, decodeWith } from '../../codec/index.js';
 import { API_KEY_SCOPES, TUNNEL_PROTOCOLS } from '../store/index.js';
 import type { ApiKeyScope, TunnelProtocol } from '../store/index.js';
 import { ControlInvalidRequestError } from './errors.js';

@@ -46,6 +46,22 @@ export class StoreSchemaTooNewError extends StoreError {
   override readonly name = 'StoreSchemaTooNewError';
 }
 
+/**
+ * StoreCorruptRowError: a stored row does not decode (a column of the wrong type, JSON that is not
+ * JSON); each problem names its column. A database edited by hand or by a broken migration gives
+ * this, never a TypeError later. Messages name columns, never their values.
+ */
+export class StoreCorruptRowError extends StoreError {
+  readonly code = 'TUNA_STORE_CORRUPT_ROW';
+  override readonly name = 'StoreCorruptRowError';
+  constructor(
+    readonly table: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`corrupt ${table} row: ${problems.join('; ')}`);
+  }
+}
+
 /** StoreClosedError: the store was used after close(). */
 export class StoreClosedError extends StoreError {
   readonly code = 'TUNA_STORE_CLOSED';

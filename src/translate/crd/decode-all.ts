@@ -2,7 +2,7 @@
  * Decoding the snapshot's tuna.dev objects. The snapshot's lists are typed, but their content comes
  * from files or the API server and is checked here with the codecs before anything trusts it.
  */
-import type { DecodeResult } from '../../crd/index.js';
+import type { DecodeResult } from '../../codec/index.js';
 import type { KubeObject, StatusBook } from '../common/meta.js';
 import type { CrdKind } from './status.js';
 import { byAge, rejectObject } from './status.js';

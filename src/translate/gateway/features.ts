@@ -1,51 +1,15 @@
 import { condition } from '../common/meta.js';
+import { KINDS } from '../kinds.js';
 import type { Condition } from '../../model/index.js';
 
 /**
  * SUPPORTED_FEATURES is the honest list of Gateway API v1.6 conformance feature names tuna's
- * GatewayClass reports in `status.supportedFeatures` (sorted, as GatewayClassStatus requires).
- * Left out on purpose: backend-level filters (HTTPRouteBackendRequestHeaderModification: the graph
- * has no per-backend filters), static addresses, infrastructure propagation, client certificate
- * validation, ListenerSet, UDPRoute, BackendTLSPolicy, mesh, retry on connection errors,
- * HTTPRouteDestinationPortMatching, and TLSRouteModeMixed (the data plane terminates every TLS
- * stream of a port that has a terminating listener, so passthrough cannot share that port).
+ * GatewayClass reports in `status.supportedFeatures` (sorted, as GatewayClassStatus requires): the
+ * features of every kind in the table of kinds (kinds.ts says why each is claimed or left out).
+ * Left out whole: static addresses, infrastructure propagation, client certificate validation,
+ * ListenerSet, UDPRoute, BackendTLSPolicy and mesh, none of which tuna serves.
  */
-export const SUPPORTED_FEATURES: readonly string[] = [
-  'GRPCRoute',
-  'GRPCRouteNamedRouteRule',
-  'Gateway',
-  'GatewayHTTPListenerIsolation',
-  'GatewayPort8080',
-  'HTTPRoute',
-  'HTTPRoute303RedirectStatusCode',
-  'HTTPRoute307RedirectStatusCode',
-  'HTTPRoute308RedirectStatusCode',
-  'HTTPRouteBackendProtocolH2C',
-  'HTTPRouteBackendProtocolWebSocket',
-  'HTTPRouteBackendTimeout',
-  'HTTPRouteCORS',
-  'HTTPRouteHostRewrite',
-  'HTTPRouteMethodMatching',
-  'HTTPRouteNamedRouteRule',
-  'HTTPRouteParentRefPort',
-  'HTTPRoutePathRedirect',
-  'HTTPRoutePathRewrite',
-  'HTTPRoutePortRedirect',
-  'HTTPRouteQueryParamMatching',
-  'HTTPRouteRequestMirror',
-  'HTTPRouteRequestMultipleMirrors',
-  'HTTPRouteRequestPercentageMirror',
-  'HTTPRouteRequestTimeout',
-  'HTTPRouteResponseHeaderModification',
-  'HTTPRouteRetry',
-  'HTTPRouteSchemeRedirect',
-  'ReferenceGrant',
-  'TCPRoute',
-  'TLSRoute',
-  // The data plane forwards the decrypted bytes of a TLS Terminate listener to its TLSRoutes'
-  // backends (test/e2e/dataplane-tls.test.ts).
-  'TLSRouteModeTerminate',
-];
+export const SUPPORTED_FEATURES: readonly string[] = [...new Set(KINDS.flatMap((k) => ('features' in k ? k.features : [])))].sort();
 
 /**
  * supportsFeature says whether tuna claims a feature. Listener checks follow the claims, so the list

@@ -4,7 +4,7 @@ import type { StatusBook } from '../common/meta.js';
 import { SUPPORTED_FEATURES } from './features.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { asKube } from './kube-object.js';
-import { GATEWAY_CLASS_SPEC, shapeError } from './shapes.js';
+import { gatewayClassCodec, malformedField } from './codecs.js';
 
 /** ClassVerdict is whether tuna accepted one of its GatewayClasses. */
 export interface ClassVerdict {
@@ -30,7 +30,7 @@ export function translateGatewayClasses(
     const gen = generationOf(asKube(gc));
     const status = book.entry(asKube(gc), refOf(asKube(gc), 'GatewayClass', GATEWAY_GROUP));
     const params = gc.spec.parametersRef;
-    const malformed = shapeError(gc.spec, GATEWAY_CLASS_SPEC);
+    const malformed = malformedField(gatewayClassCodec, gc);
     const verdict: ClassVerdict = malformed
       ? { accepted: false, message: `malformed ${malformed}` }
       : params

@@ -7,7 +7,7 @@ import type { GatewayContext, ListenerContext, Problem, TranslationContext } fro
 import type { ClassVerdict } from './gateway-classes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { buildListeners } from './listeners.js';
-import { GATEWAY_SPEC, shapeError } from './shapes.js';
+import { gatewayCodec, malformedField } from './codecs.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
 
 /**
@@ -36,7 +36,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       claims: [],
       claimKeys: new Set(),
     };
-    const malformed = shapeError(obj.spec, GATEWAY_SPEC);
+    const malformed = malformedField(gatewayCodec, obj);
     const rejected = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
     if (rejected) gw.rejected = rejected;
     // A malformed spec is not read any further: its listeners cannot be trusted.

@@ -21,8 +21,10 @@ import { ReferenceGrants } from './reference-grants.js';
 import { writeRouteStatus } from './route-status.js';
 import type { CompiledRule } from './rules.js';
 import { translateStreamRoute } from './stream-routes.js';
+import type { StreamRouteObject } from './stream-routes.js';
+import { STREAM_ROUTE_KINDS } from '../kinds.js';
 import type { RouteVerdict } from './route-status.js';
-import { GRPC_ROUTE_SPEC, HTTP_ROUTE_SPEC, PARENT_REFS, shapeError } from './shapes.js';
+import { grpcRouteCodec, httpRouteCodec, malformedField, routeParentsCodec } from './codecs.js';
 
 export { SUPPORTED_FEATURES, SUPPORTED_BUNDLE_VERSIONS, supportedVersionCondition } from './features.js';
 
@@ -45,8 +47,10 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
   buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes);
   if (ctx.gateways.size > 0) {
     translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
-    for (const route of keepOneCopy(snap.tlsRoutes, repeated)) translateStreamRoute(ctx, 'TLSRoute', route);
-    for (const route of keepOneCopy(snap.tcpRoutes, repeated)) translateStreamRoute(ctx, 'TCPRoute', route);
+    for (const kind of STREAM_ROUTE_KINDS) {
+      const routes: StreamRouteObject[] = snap[kind.key];
+      for (const route of keepOneCopy(routes, repeated)) translateStreamRoute(ctx, kind.kind, route);
+    }
   }
   // Fragments in name order: merge.ts settles equal claims by first seen, so order must not follow the input.
   const ordered = [...ctx.gateways.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, gw]) => gw);
@@ -81,12 +85,12 @@ function dropRepeatedClaims(gateways: GatewayContext[]): void {
 function translateHttpLikeRoutes(ctx: TranslationContext, http: IHTTPRoute[], grpc: IGRPCRoute[]): void {
   const pending: (PendingHttpRoute & { rules: CompiledRule[]; obj: KubeObject })[] = [];
   for (const route of http) {
-    const malformed = shapeError(route.spec, HTTP_ROUTE_SPEC);
+    const malformed = malformedField(httpRouteCodec, route);
     const parents = attachHttpLike(ctx, 'HTTPRoute', route, malformed);
     if (parents.length > 0) pending.push({ ...pendingOf('HTTPRoute', route, parents), ...(malformed ? rejected(malformed) : compileHttpRoute(ctx, route)) });
   }
   for (const route of grpc) {
-    const malformed = shapeError(route.spec, GRPC_ROUTE_SPEC);
+    const malformed = malformedField(grpcRouteCodec, route);
     const parents = attachHttpLike(ctx, 'GRPCRoute', route, malformed);
     if (parents.length > 0) pending.push({ ...pendingOf('GRPCRoute', route, parents), ...(malformed ? rejected(malformed) : compileGrpcRoute(ctx, route)) });
   }
@@ -111,7 +115,7 @@ function pendingOf(kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, parents: Pa
  * can be read, so that it can be told why it is not accepted; its hostnames are then not trusted.
  */
 function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, malformed?: string): ParentAttachment[] {
-  if (shapeError(route.spec, PARENT_REFS)) return [];
+  if (malformedField(routeParentsCodec, route)) return [];
   return attachRoute(ctx, {
     kind,
     namespace: namespaceOf(asKube(route)),

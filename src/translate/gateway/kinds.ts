@@ -1,13 +1,12 @@
 /**
- * Gateway API groups, kinds and the route kinds each listener protocol accepts (Gateway API v1.6,
- * `Listener.allowedRoutes.kinds` and `ListenerStatus.supportedKinds`).
+ * Gateway API route kinds and the listener protocols that serve them (Gateway API v1.6,
+ * `Listener.allowedRoutes.kinds` and `ListenerStatus.supportedKinds`), read from the table of kinds.
  */
+import { GATEWAY_GROUP, ROUTE_KINDS } from '../kinds.js';
+import type { RouteKind } from '../kinds.js';
 
-/** GATEWAY_GROUP is the Gateway API group. */
-export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-
-/** RouteKind is a route kind tuna attaches to listeners. */
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute';
+export { GATEWAY_GROUP };
+export type { RouteKind };
 
 /** RouteGroupKind is the status shape of a supported kind. */
 export interface RouteGroupKind {
@@ -17,23 +16,17 @@ export interface RouteGroupKind {
 
 /**
  * kindsForProtocol lists the route kinds a listener of a protocol can serve, in the order tuna reports
- * them. A TLS listener serves TLSRoutes in both modes (TLSRouteModeTerminate); UDP serves nothing.
+ * them (table order). A TLS listener serves TLSRoutes in both modes (TLSRouteModeTerminate); UDP
+ * serves nothing.
  */
 export function kindsForProtocol(protocol: string): RouteKind[] {
-  switch (protocol) {
-    case 'HTTP':
-    case 'HTTPS':
-      return ['HTTPRoute', 'GRPCRoute'];
-    case 'TLS':
-      return ['TLSRoute'];
-    case 'TCP':
-      return ['TCPRoute'];
-    default:
-      return [];
-  }
+  return ROUTE_KINDS.filter((k) => {
+    const protocols: readonly string[] = k.route.listenerProtocols;
+    return protocols.includes(protocol);
+  }).map((k) => k.kind);
 }
 
 /** isRouteKind narrows a kind name to one tuna attaches. */
 export function isRouteKind(kind: string): kind is RouteKind {
-  return kind === 'HTTPRoute' || kind === 'GRPCRoute' || kind === 'TLSRoute' || kind === 'TCPRoute';
+  return ROUTE_KINDS.some((k) => k.kind === kind);
 }

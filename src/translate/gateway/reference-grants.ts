@@ -1,7 +1,7 @@
 import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
 import { namespaceOf } from '../common/meta.js';
 import { asKube } from './kube-object.js';
-import { REFERENCE_GRANT_SPEC, shapeError } from './shapes.js';
+import { malformedField, referenceGrantCodec } from './codecs.js';
 
 /** ReferenceTarget is the object a cross-namespace reference points at. */
 export interface ReferenceTarget {
@@ -30,7 +30,7 @@ export class ReferenceGrants {
   /** constructor indexes the grants by their namespace. */
   constructor(grants: IReferenceGrant[]) {
     for (const g of grants) {
-      if (shapeError(g.spec, REFERENCE_GRANT_SPEC)) continue; // a malformed grant grants nothing
+      if (malformedField(referenceGrantCodec, g)) continue; // a malformed grant grants nothing
       const ns = namespaceOf(asKube(g));
       const list = this.byNamespace.get(ns) ?? [];
       list.push(g);

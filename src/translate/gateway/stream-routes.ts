@@ -3,7 +3,7 @@ import type { Backend, ObjectRef } from '../../model/index.js';
 import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { ownsHostname } from './emit.js';
-import { PARENT_REFS, STREAM_ROUTE_SPEC, shapeError } from './shapes.js';
+import { malformedField, routeParentsCodec, streamRouteCodec } from './codecs.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
@@ -13,6 +13,10 @@ import { asKube, namespacedRefOf } from './kube-object.js';
 import type { GatewayApiObject } from './kube-object.js';
 import { isAttached, writeRouteStatus } from './route-status.js';
 import type { RouteVerdict } from './route-status.js';
+import type { StreamRouteKindRow } from '../kinds.js';
+
+/** StreamRouteKind is a route kind served as raw streams (the table's `serving: stream`). */
+export type StreamRouteKind = StreamRouteKindRow['kind'];
 
 /** StreamRouteObject is the shape TLSRoute (v1, v1alpha2) and TCPRoute share. */
 export interface StreamRouteObject extends GatewayApiObject {
@@ -28,11 +32,11 @@ export interface StreamRouteObject extends GatewayApiObject {
  * intersected with the listener's) or a TCPRoute (to TCP listeners) and emits one StreamRoute per
  * listener, with the weighted backends of its rules spoken to as raw TCP.
  */
-export function translateStreamRoute(ctx: TranslationContext, kind: 'TLSRoute' | 'TCPRoute', route: StreamRouteObject): void {
+export function translateStreamRoute(ctx: TranslationContext, kind: StreamRouteKind, route: StreamRouteObject): void {
   const obj = asKube(route);
   const namespace = namespaceOf(obj);
-  if (shapeError(route.spec, PARENT_REFS)) return;
-  const malformed = shapeError(route.spec, STREAM_ROUTE_SPEC);
+  if (malformedField(routeParentsCodec, route)) return;
+  const malformed = malformedField(streamRouteCodec, route);
   const hostnames = kind === 'TLSRoute' && !malformed ? (route.spec?.hostnames ?? []) : [];
   const parents = attachRoute(ctx, { kind, namespace, parentRefs: route.spec?.parentRefs ?? [], hostnames });
   if (parents.length === 0) return;

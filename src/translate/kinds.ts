@@ -1,0 +1,218 @@
+/**
+ * The table of kinds: every Kubernetes kind tuna reads, in one place. From it come the operator's
+ * informers (src/operator/kube-objects.ts), the Snapshot type and `snapshotFromObjects` (so what
+ * the file provider accepts), the route kinds of Gateway listeners, and the Gateway API features
+ * the GatewayClass claims. A new kind is one entry here plus its translator (docs/architecture.md).
+ */
+import type { V1EndpointSlice, V1Ingress, V1IngressClass, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
+import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
+import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute';
+import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
+import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
+import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute';
+import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/TCPRoute';
+import type * as t from 'io-ts';
+import { TUNA_GROUP, domainCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
+import type { Domain, TCPPort, Tunnel } from '../crd/index.js';
+import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
+
+/** GATEWAY_GROUP is the Gateway API group. */
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/** Reader names a part of tuna that reads a kind from the snapshot. */
+export type Reader = 'ingress' | 'service' | 'gateway' | 'crd' | 'endpoints';
+
+/** GatewayRouteRole says which Gateway listeners a route kind attaches to, and how it is served. */
+export interface GatewayRouteRole {
+  /** listener protocols that serve the kind, in the order tuna reports supportedKinds */
+  listenerProtocols: readonly string[];
+  /** `http`: rules matched per request (with cross-kind hostname rules); `stream`: raw bytes to weighted backends */
+  serving: 'http' | 'stream';
+}
+
+/** KindEntry is one row of the table of kinds. */
+export interface KindEntry {
+  kind: string;
+  /** API group ('' for the core group) */
+  group: string;
+  /** versions the API serves it at, most preferred first; the operator watches the first one served */
+  versions: readonly [string, ...string[]];
+  /** the resource name in URLs (`/apis/<group>/<version>/<plural>`) */
+  plural: string;
+  /** the Snapshot list that holds its objects */
+  key: string;
+  /** from a CRD a cluster may lack (Gateway API, tuna.dev): absent is no error, and it is looked for again */
+  optional: boolean;
+  /** whether the operator lists and watches it (false: read from manifest files only) */
+  watched: boolean;
+  /** the parts that read it */
+  readBy: readonly Reader[];
+  /**
+   * the codec its translator decodes it with (the fields it reads, each failure naming the field);
+   * absent for core kinds, which the API server has validated and their translators read defensively
+   */
+  codec?: t.Decoder<unknown, unknown>;
+  /** Gateway API conformance features that come with serving this kind (GatewayClass supportedFeatures) */
+  features?: readonly string[];
+  /** set for Gateway API route kinds */
+  route?: GatewayRouteRole;
+  /** redact makes the object safe for translators (drops key material) */
+  redact?: (obj: Record<string, unknown>) => unknown;
+}
+
+/** Typed carries, at the type level only, the TypeScript type of a kind's objects in the Snapshot. */
+interface Typed<Obj> {
+  readonly objectType?: Obj;
+}
+
+/** entry types a table row: `entry<V1Service>()({...})` keeps every field's literal type. */
+function entry<Obj>() {
+  return <const E extends KindEntry>(row: E): E & Typed<Obj> => row;
+}
+
+/**
+ * KINDS is the table of kinds, in the order the operator starts its informers. Secrets are not
+ * watched yet: in-cluster TLS termination needs them, and watching every Secret of a cluster needs
+ * RBAC tuna should not ask for; the operator will read the Secrets that listeners name.
+ */
+export const KINDS = [
+  entry<V1Namespace>()({ kind: 'Namespace', group: '', versions: ['v1'], plural: 'namespaces', key: 'namespaces', optional: false, watched: true, readBy: ['gateway'] }),
+  entry<V1Service>()({ kind: 'Service', group: '', versions: ['v1'], plural: 'services', key: 'services', optional: false, watched: true, readBy: ['service', 'ingress', 'gateway', 'crd'] }),
+  entry<V1Secret>()({
+    kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', key: 'secrets', optional: false, watched: false, readBy: ['ingress', 'gateway'],
+    // metadata and type only reach a translator, plus the names of the data keys
+    redact: withoutSecretData,
+  }),
+  entry<V1EndpointSlice>()({ kind: 'EndpointSlice', group: 'discovery.k8s.io', versions: ['v1'], plural: 'endpointslices', key: 'endpointSlices', optional: false, watched: true, readBy: ['endpoints'] }),
+  entry<V1IngressClass>()({ kind: 'IngressClass', group: 'networking.k8s.io', versions: ['v1'], plural: 'ingressclasses', key: 'ingressClasses', optional: false, watched: true, readBy: ['ingress'] }),
+  entry<V1Ingress>()({ kind: 'Ingress', group: 'networking.k8s.io', versions: ['v1'], plural: 'ingresses', key: 'ingresses', optional: false, watched: true, readBy: ['ingress'] }),
+  entry<IGatewayClass>()({
+    kind: 'GatewayClass', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gatewayclasses', key: 'gatewayClasses', optional: true, watched: true, readBy: ['gateway'],
+    codec: gatewayClassCodec,
+  }),
+  entry<IGateway>()({
+    kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
+    codec: gatewayCodec,
+    features: ['Gateway', 'GatewayHTTPListenerIsolation', 'GatewayPort8080'],
+  }),
+  entry<IHTTPRoute>()({
+    kind: 'HTTPRoute', group: GATEWAY_GROUP, versions: ['v1'], plural: 'httproutes', key: 'httpRoutes', optional: true, watched: true, readBy: ['gateway'],
+    codec: httpRouteCodec,
+    route: { listenerProtocols: ['HTTP', 'HTTPS'], serving: 'http' },
+    // Left out on purpose: backend-level filters (HTTPRouteBackendRequestHeaderModification: the graph
+    // has no per-backend filters), retry on connection errors, HTTPRouteDestinationPortMatching.
+    features: [
+      'HTTPRoute',
+      'HTTPRoute303RedirectStatusCode',
+      'HTTPRoute307RedirectStatusCode',
+      'HTTPRoute308RedirectStatusCode',
+      'HTTPRouteBackendProtocolH2C',
+      'HTTPRouteBackendProtocolWebSocket',
+      'HTTPRouteBackendTimeout',
+      'HTTPRouteCORS',
+      'HTTPRouteHostRewrite',
+      'HTTPRouteMethodMatching',
+      'HTTPRouteNamedRouteRule',
+      'HTTPRouteParentRefPort',
+      'HTTPRoutePathRedirect',
+      'HTTPRoutePathRewrite',
+      'HTTPRoutePortRedirect',
+      'HTTPRouteQueryParamMatching',
+      'HTTPRouteRequestMirror',
+      'HTTPRouteRequestMultipleMirrors',
+      'HTTPRouteRequestPercentageMirror',
+      'HTTPRouteRequestTimeout',
+      'HTTPRouteResponseHeaderModification',
+      'HTTPRouteRetry',
+      'HTTPRouteSchemeRedirect',
+    ],
+  }),
+  entry<IGRPCRoute>()({
+    kind: 'GRPCRoute', group: GATEWAY_GROUP, versions: ['v1'], plural: 'grpcroutes', key: 'grpcRoutes', optional: true, watched: true, readBy: ['gateway'],
+    codec: grpcRouteCodec,
+    route: { listenerProtocols: ['HTTP', 'HTTPS'], serving: 'http' },
+    features: ['GRPCRoute', 'GRPCRouteNamedRouteRule'],
+  }),
+  // Gateway API v1.6's standard channel serves TLSRoute and TCPRoute at v1 only, the experimental
+  // channel (and older bundles) at v1alpha2 too; the spec fields tuna reads are the same.
+  entry<ITLSRoute>()({
+    kind: 'TLSRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'tlsroutes', key: 'tlsRoutes', optional: true, watched: true, readBy: ['gateway'],
+    codec: streamRouteCodec,
+    route: { listenerProtocols: ['TLS'], serving: 'stream' },
+    // The data plane forwards the decrypted bytes of a TLS Terminate listener to its TLSRoutes'
+    // backends (test/e2e/dataplane-tls.test.ts). Not TLSRouteModeMixed: the data plane terminates
+    // every TLS stream of a port that has a terminating listener, so passthrough cannot share it.
+    features: ['TLSRoute', 'TLSRouteModeTerminate'],
+  }),
+  entry<ITCPRoute>()({
+    kind: 'TCPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'tcproutes', key: 'tcpRoutes', optional: true, watched: true, readBy: ['gateway'],
+    codec: streamRouteCodec,
+    route: { listenerProtocols: ['TCP'], serving: 'stream' },
+    features: ['TCPRoute'],
+  }),
+  entry<IReferenceGrant>()({
+    // v1beta1 first, as tuna always watched it (it is the stored version of v1.6's CRD); v1 where a
+    // bundle serves v1 only
+    kind: 'ReferenceGrant', group: GATEWAY_GROUP, versions: ['v1beta1', 'v1'], plural: 'referencegrants', key: 'referenceGrants', optional: true, watched: true, readBy: ['gateway'],
+    codec: referenceGrantCodec,
+    features: ['ReferenceGrant'],
+  }),
+  entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec }),
+  entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec }),
+  entry<Tunnel>()({ kind: 'Tunnel', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tunnels', key: 'tunnels', optional: true, watched: true, readBy: ['crd'], codec: tunnelCodec }),
+] as const;
+
+/** KindRow is the type of one row of KINDS. */
+export type KindRow = (typeof KINDS)[number];
+
+/** KindName is a kind tuna reads. */
+export type KindName = KindRow['kind'];
+
+/** SnapshotKey names a Snapshot list. */
+export type SnapshotKey = KindRow['key'];
+
+/** ObjectOf is the TypeScript type of a row's objects. */
+export type ObjectOf<R> = R extends Typed<infer Obj> ? Obj : never;
+
+/**
+ * Snapshot is everything the translators read, as plain Kubernetes objects: one list per kind of
+ * the table (any served version of it). Lists are in no particular order; translators must not
+ * depend on it. Secrets carry metadata and type only (no key material reaches the translators).
+ */
+export type Snapshot = { [R in KindRow as R['key']]: ObjectOf<R>[] };
+
+/** RouteKindRow is a row of a Gateway API route kind. */
+export type RouteKindRow = Extract<KindRow, { route: GatewayRouteRole }>;
+
+/** RouteKind is a route kind tuna attaches to Gateway listeners. */
+export type RouteKind = RouteKindRow['kind'];
+
+/** StreamRouteKindRow is a row of a route kind served as raw streams (TLSRoute, TCPRoute). */
+export type StreamRouteKindRow = Extract<RouteKindRow, { route: { serving: 'stream' } }>;
+
+/** ROUTE_KINDS are the rows of the route kinds, in table order. */
+export const ROUTE_KINDS: readonly RouteKindRow[] = KINDS.filter((k): k is RouteKindRow => 'route' in k);
+
+/** STREAM_ROUTE_KINDS are the rows of the route kinds served as raw streams, in table order. */
+export const STREAM_ROUTE_KINDS: readonly StreamRouteKindRow[] = ROUTE_KINDS.filter((k): k is StreamRouteKindRow => k.route.serving === 'stream');
+
+const byGroupKind = new Map<string, KindRow>(KINDS.map((k) => [`${k.group}/${k.kind}`, k]));
+
+/** kindOf finds the row of an API group and kind. */
+export function kindOf(group: string, kind: string): KindRow | undefined {
+  return byGroupKind.get(`${group}/${kind}`);
+}
+
+/** emptySnapshot returns a snapshot with every list empty. */
+export function emptySnapshot(): Snapshot {
+  const lists: Partial<Record<SnapshotKey, unknown[]>> = {};
+  for (const k of KINDS) lists[k.key] = [];
+  return lists as Snapshot;
+}
+
+function withoutSecretData(secret: Record<string, unknown>): unknown {
+  const { data, stringData, ...rest } = secret;
+  const keys = Object.keys({ ...(data as object | undefined), ...(stringData as object | undefined) });
+  return { ...rest, dataKeys: keys.sort() };
+}

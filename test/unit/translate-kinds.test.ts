@@ -1,0 +1,75 @@
+/**
+ * The table of kinds (src/translate/kinds.ts): its rows are consistent, the Snapshot, the route
+ * kinds and the features come from it, and TLSRoute / TCPRoute translate alike at every version the
+ * table names.
+ */
+import { expect } from 'chai';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { SUPPORTED_FEATURES } from '../../src/translate/gateway/index.js';
+import { kindsForProtocol } from '../../src/translate/gateway/kinds.js';
+import { KINDS, ROUTE_KINDS, emptySnapshot, snapshotFromObjects, snapshotKey, translateSnapshot } from '../../src/translate/index.js';
+
+const golden = join(dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'gateway');
+
+describe('the table of kinds', () => {
+  it('names each group/kind, plural and snapshot list once', () => {
+    for (const column of [(k: (typeof KINDS)[number]) => `${k.group}/${k.kind}`, (k: (typeof KINDS)[number]) => `${k.group}/${k.plural}`, (k: (typeof KINDS)[number]) => k.key]) {
+      const values = KINDS.map(column);
+      expect(new Set(values).size, values.join(', ')).to.equal(values.length);
+    }
+  });
+
+  it('gives the empty snapshot one list per row', () => {
+    expect(Object.keys(emptySnapshot()).sort()).to.deep.equal(KINDS.map((k) => k.key).sort());
+  });
+
+  it('files an object of any listed version of a kind under its row', () => {
+    for (const k of KINDS)
+      for (const version of k.versions) expect(snapshotKey({ apiVersion: k.group === '' ? version : `${k.group}/${version}`, kind: k.kind })).to.equal(k.key);
+    expect(snapshotKey({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'UDPRoute' })).to.equal(undefined);
+  });
+
+  it('claims exactly the features of its rows, sorted', () => {
+    const fromRows = KINDS.flatMap((k) => ('features' in k ? [...k.features] : []));
+    expect([...SUPPORTED_FEATURES]).to.deep.equal([...new Set(fromRows)].sort());
+    for (const route of ROUTE_KINDS) expect(SUPPORTED_FEATURES).to.include(route.kind);
+  });
+
+  it('lets each listener protocol serve the route kinds whose rows name it, in table order', () => {
+    expect(kindsForProtocol('HTTP')).to.deep.equal(['HTTPRoute', 'GRPCRoute']);
+    expect(kindsForProtocol('HTTPS')).to.deep.equal(['HTTPRoute', 'GRPCRoute']);
+    expect(kindsForProtocol('TLS')).to.deep.equal(['TLSRoute']);
+    expect(kindsForProtocol('TCP')).to.deep.equal(['TCPRoute']);
+    expect(kindsForProtocol('UDP')).to.deep.equal([]);
+  });
+});
+
+/** atVersion rewrites the apiVersion of every object of `kinds` to `group/version`. */
+function atVersion(objects: unknown[], kinds: readonly string[], version: string): unknown[] {
+  return objects.map((o) => {
+    const obj = o as { kind?: string };
+    return kinds.includes(obj.kind ?? '') ? { ...obj, apiVersion: `gateway.networking.k8s.io/${version}` } : o;
+  });
+}
+
+describe('TLSRoute and TCPRoute at every version the table names', () => {
+  const scenarios = readdirSync(golden).filter((f) => f.endsWith('.in.yaml') && /kind: (TLSRoute|TCPRoute)/.test(readFileSync(join(golden, f), 'utf8')));
+
+  it('has golden scenarios with stream routes to try', () => {
+    expect(scenarios.length).to.be.greaterThan(3);
+  });
+
+  for (const file of scenarios) {
+    it(`translates ${file.replace('.in.yaml', '')} alike at v1 and v1alpha2`, () => {
+      const objects = parseAllDocuments(readFileSync(join(golden, file), 'utf8')).map((d) => d.toJS() as unknown).filter((o) => o !== null);
+      const kinds = ['TLSRoute', 'TCPRoute'];
+      const translate = (version: string) => translateSnapshot(snapshotFromObjects(atVersion(objects, kinds, version)).snapshot);
+      const v1 = translate('v1');
+      expect(v1.graph.streamRoutes.length + v1.statuses.length).to.be.greaterThan(0);
+      expect(translate('v1alpha2')).to.deep.equal(v1);
+    });
+  }
+});
