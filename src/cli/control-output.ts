@@ -1,4 +1,4 @@
-import type { ApiKey, Reservation, TunnelKey } from './control-codecs.js';
+import type { ApiKey, Reservation, TunnelKey } from '../control-api/index.js';
 import type { CliIo } from './io.js';
 import { formatLabels, formatTable, formatTime } from './table.js';
 

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { pathToFileURL } from 'node:url';
 import { createRuntime } from './container.js';
+import { controlCliError } from './control-errors.js';
 import { CliError } from './errors.js';
 import { commandHelp, mainHelp } from './help.js';
 import { processIo } from './io.js';
@@ -58,9 +59,11 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
       io.err(`tuna ${name}: ${explained.message}`);
       return explained.exitCode;
     }
-    if (err instanceof CliError) {
-      io.err(err.message.startsWith('tuna') ? err.message : `tuna ${name}: ${err.message}`);
-      return err.exitCode;
+    // A control API failure (src/control-api) ends the command through the CLI's one table of exits.
+    const failure = err instanceof CliError ? err : controlCliError(err);
+    if (failure) {
+      io.err(failure.message.startsWith('tuna') ? failure.message : `tuna ${name}: ${failure.message}`);
+      return failure.exitCode;
     }
     io.err(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 70;

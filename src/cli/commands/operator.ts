@@ -11,7 +11,7 @@ import { Operator, OperatorTunnels } from '../../operator/operator.js';
 import type { SyncResult } from '../../operator/operator.js';
 import { StatusWriter } from '../../operator/status-writer.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
-import { ControlClient } from '../control-client.js';
+import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';

@@ -1,6 +1,17 @@
-import { ControlNotFoundError } from './errors.js';
-import { createAccountBody, createApiKeyBody, decodeBody } from './codecs.js';
-import { ok } from './routes.js';
+import {
+  AccountAnswer,
+  AccountsAnswer,
+  ApiKeyAnswer,
+  ApiKeysAnswer,
+  AuditAnswer,
+  ControlNotFoundError,
+  CreateAccountBody,
+  CreateApiKeyBody,
+  MintedApiKeyAnswer,
+  WhoAmIAnswer,
+  decodeRequest,
+} from '../../control-api/index.js';
+import { answer } from './routes.js';
 import type { RequestContext, Route, RouteDeps } from './routes.js';
 
 /**
@@ -23,22 +34,26 @@ function accountOnlyRoutes({ store }: RouteDeps): Route[] {
       method: 'GET',
       path: /^\/v1\/account$/,
       scope: 'any',
-      handle: async (ctx) => ok({ account: await store.getAccount(ctx.key.accountId), apiKey: ctx.key }),
+      handle: async (ctx) => {
+        const account = await store.getAccount(ctx.key.accountId);
+        if (!account) throw new ControlNotFoundError(`account ${ctx.key.accountId} not found`);
+        return answer(WhoAmIAnswer, { account, apiKey: ctx.key });
+      },
     },
     {
       method: 'POST',
       path: /^\/v1\/accounts$/,
       scope: 'admin',
       handle: async (ctx) => {
-        const body = decodeBody(createAccountBody, await ctx.body());
-        return { status: 201, body: { account: await store.createAccount({ name: body.name }, ctx.actor) } };
+        const body = decodeRequest(CreateAccountBody, await ctx.body());
+        return answer(AccountAnswer, { account: await store.createAccount({ name: body.name }, ctx.actor) }, 201);
       },
     },
     {
       method: 'GET',
       path: /^\/v1\/accounts$/,
       scope: 'admin',
-      handle: async () => ok({ accounts: await store.listAccounts() }),
+      handle: async () => answer(AccountsAnswer, { accounts: await store.listAccounts() }),
     },
   ];
 }
@@ -50,18 +65,18 @@ function apiKeyRoutes({ store }: RouteDeps): Route[] {
       path: /^\/v1\/api-keys$/,
       scope: 'admin',
       handle: async (ctx) => {
-        const body = decodeBody(createApiKeyBody, await ctx.body());
+        const body = decodeRequest(CreateApiKeyBody, await ctx.body());
         const accountId = targetAccount(ctx, body.accountId);
         if (!(await store.getAccount(accountId))) throw new ControlNotFoundError(`account ${accountId} not found`);
         const { record, token } = await store.createApiKey({ accountId, name: body.name, scopes: body.scopes }, ctx.actor);
-        return { status: 201, body: { apiKey: record, token } };
+        return answer(MintedApiKeyAnswer, { apiKey: record, token }, 201);
       },
     },
     {
       method: 'GET',
       path: /^\/v1\/api-keys$/,
       scope: 'admin',
-      handle: async (ctx) => ok({ apiKeys: await store.listApiKeys(targetAccount(ctx, ctx.query.get('accountId'))) }),
+      handle: async (ctx) => answer(ApiKeysAnswer, { apiKeys: await store.listApiKeys(targetAccount(ctx, ctx.query.get('accountId'))) }),
     },
     {
       method: 'DELETE',
@@ -69,7 +84,7 @@ function apiKeyRoutes({ store }: RouteDeps): Route[] {
       scope: 'admin',
       handle: async (ctx) => {
         const accountId = targetAccount(ctx, ctx.query.get('accountId'));
-        return ok({ apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
+        return answer(ApiKeyAnswer, { apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
       },
     },
   ];
@@ -88,7 +103,7 @@ function auditRoute({ store }: RouteDeps): Route {
         afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
         limit: Number.isSafeInteger(limit) ? limit : 100,
       });
-      return ok({ events });
+      return answer(AuditAnswer, { events });
     },
   };
 }
