@@ -99,7 +99,8 @@ function auditRoute({ store }: RouteDeps): Route {
       const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
       const limit = Number(ctx.query.get('limit') ?? 100);
       const events = await store.listAuditEvents({
-        accountId: ctx.key.accountId,
+        // Issue 9: `?accountId=` names the account whose events an admin reads (it was ignored).
+        accountId: targetAccount(ctx, ctx.query.get('accountId')),
         afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
         limit: Number.isSafeInteger(limit) ? limit : 100,
       });
