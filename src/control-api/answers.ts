@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { AccountCodec, ApiKeyCodec, AuditEventCodec, ReservationCodec, TunnelKeyCodec } from './records.js';
+import { AccountCodec, ApiKeyCodec, AuditEventCodec, EdgeInfoCodec, ReservationCodec, TunnelKeyCodec } from './records.js';
 
 /**
  * io-ts codecs of the control API's answer envelopes, one per answer shape. The edge builds its
@@ -9,6 +9,8 @@ import { AccountCodec, ApiKeyCodec, AuditEventCodec, ReservationCodec, TunnelKey
 
 const ids = t.readonlyArray(t.string);
 
+/** EdgeAnswer is GET /v1/edge. */
+export const EdgeAnswer = t.type({ edge: EdgeInfoCodec });
 /** WhoAmIAnswer is GET /v1/account: the calling key and its account. */
 export const WhoAmIAnswer = t.type({ account: t.union([AccountCodec, t.null]), apiKey: ApiKeyCodec });
 /** AccountAnswer is POST /v1/accounts (201). */

@@ -7,6 +7,7 @@ import {
   ApiKeysAnswer,
   AuditAnswer,
   CreatedReservationAnswer,
+  EdgeAnswer,
   ErrorAnswer,
   MintedApiKeyAnswer,
   MintedTunnelKeyAnswer,
@@ -55,6 +56,11 @@ export class ControlClient {
   constructor(endpoint: ControlEndpoint, apiKey: string) {
     this.#endpoint = endpoint;
     this.#apiKey = apiKey;
+  }
+
+  /** describeEdge asks what the edge serves: base domain, pools, public listeners, version (any valid key). */
+  describeEdge() {
+    return this.#call('GET', '/v1/edge', EdgeAnswer, undefined);
   }
 
   /** createApiKey mints an account API key (admin scope); the token is in the answer once. */

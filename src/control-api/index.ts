@@ -12,3 +12,4 @@ export { parseSelector, selectorQuery, toQuery } from './query.js';
 export type { AuditQuery } from './query.js';
 export { ControlClient } from './client.js';
 export type { ControlEndpoint } from './client.js';
+export { TUNA_VERSION } from './version.js';

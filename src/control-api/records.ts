@@ -141,3 +141,35 @@ export type AuditEvent = t.TypeOf<typeof AuditEventCodec>;
 export const PortPoolCodec = t.readonly(t.type({ first: t.number, last: t.number }), 'PortPool');
 /** PortPool is an inclusive TCP port range the edge allocates from. */
 export type PortPool = t.TypeOf<typeof PortPoolCodec>;
+
+/** PortSpecCodec is one port a dedicated address serves and the public protocol on it. */
+export const PortSpecCodec = t.readonly(t.type({ port: t.number, protocol: TunnelProtocolCodec }), 'PortSpec');
+/** PortSpec is one port a dedicated address serves and the public protocol on it. */
+export type PortSpec = t.TypeOf<typeof PortSpecCodec>;
+
+const ListenerCodec = t.union([t.readonly(t.type({ port: t.number })), t.null]);
+
+/**
+ * EdgeInfoCodec is `GET /v1/edge`: what a client needs to know about the edge it talks to, so it
+ * need not be told twice (the operator's base domain, the pools it may reserve from).
+ */
+export const EdgeInfoCodec = t.readonly(
+  t.type({
+    /** the tuna version the edge runs */
+    version: t.string,
+    /** `<name>.<baseDomain>` is a subdomain reservation, served under the edge's wildcard certificate */
+    baseDomain: t.string,
+    /** TCP ports `tcp-port` reservations without a port are allocated from; null: none (a port must be named) */
+    portPool: t.union([PortPoolCodec, t.null]),
+    /** dedicated addresses: the pool (IPv4 CIDR or range) and the ports every address serves; null: none */
+    addressPool: t.union([t.readonly(t.type({ range: t.string, ports: t.readonlyArray(PortSpecCodec) })), t.null]),
+    /** the public HTTP and HTTPS listeners (the bound ports); null where there is none */
+    http: ListenerCodec,
+    https: ListenerCodec,
+    /** the scheme of a reserved hostname's public URL: https when the edge has an HTTPS listener */
+    scheme: t.union([t.literal('https'), t.literal('http'), t.null]),
+  }),
+  'EdgeInfo',
+);
+/** EdgeInfo is what `GET /v1/edge` tells about the edge. */
+export type EdgeInfo = t.TypeOf<typeof EdgeInfoCodec>;

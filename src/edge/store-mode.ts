@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createControlApi } from './control/index.js';
-import type { ControlApi } from './control/index.js';
+import type { ControlApi, PublicListeners } from './control/index.js';
 import { openPostgresStore, openStore } from './store/index.js';
 import type { Store } from './store/index.js';
 import type { Grant } from './authority.js';
@@ -17,6 +17,8 @@ export interface StoreModeOptions {
   /** an open store; the edge does not close it */
   store?: Store;
   log?: (line: string) => void;
+  /** the bound public HTTP/HTTPS ports, for GET /v1/edge (read per request: they are bound later) */
+  publicListeners?: () => PublicListeners;
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -44,9 +46,10 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const log = options.log ?? (() => undefined);
   const store = options.store ?? (await openConfiguredStore(settings!.url, settings!.schema));
   const ownsStore = options.store === undefined;
+  const addressPorts = settings?.addressPorts ?? DEFAULT_ADDRESS_PORTS;
   const directory = new StoreBindingDirectory({
     store,
-    addressPorts: settings?.addressPorts ?? DEFAULT_ADDRESS_PORTS,
+    addressPorts,
     ...(settings?.pollMs !== undefined ? { pollMs: settings.pollMs } : {}),
     log,
   });
@@ -65,6 +68,8 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     ...(settings?.portPool !== undefined ? { portPool: settings.portPool } : {}),
     ...(settings?.addressPool !== undefined ? { addressPool: settings.addressPool } : {}),
     ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
+    addressPorts,
+    ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
     onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
     log,
   });

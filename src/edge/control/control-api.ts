@@ -10,12 +10,14 @@ import {
   ControlServerError,
   ControlUnauthorizedError,
 } from '../../control-api/index.js';
-import type { PortPool } from '../../control-api/index.js';
+import type { PortPool, PortSpec } from '../../control-api/index.js';
 import { StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, systemClock } from '../store/index.js';
 import type { ApiKey, Clock, Store } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
 import { createDnsVerifier } from './dns-verifier.js';
 import type { DomainVerifier } from './dns-verifier.js';
+import { edgeInfoRoute } from './edge-info-route.js';
+import type { PublicListeners } from './edge-info-route.js';
 import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from './http-io.js';
 import { FailureRateLimiter } from './rate-limiter.js';
 import type { RateLimitOptions } from './rate-limiter.js';
@@ -39,6 +41,10 @@ export interface ControlApiOptions {
   readonly portPool?: PortPool;
   /** IPv4 CIDR or range for dedicated addresses */
   readonly addressPool?: string;
+  /** the ports every dedicated address serves (GET /v1/edge; default none) */
+  readonly addressPorts?: readonly PortSpec[];
+  /** the bound ports of the public HTTP/HTTPS listeners, read per request (GET /v1/edge; default none) */
+  readonly publicListeners?: () => PublicListeners;
   /** largest request body in bytes (default 1 MiB) */
   readonly maxBodyBytes?: number;
   /** failed-authentication budget per client address (default 20, refilling 1 per second) */
@@ -117,6 +123,13 @@ function answerError(res: ServerResponse, err: unknown, log: (line: string) => v
 function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
   const defaults = options.tunnelKeyDefaults ?? {};
   return [
+    edgeInfoRoute({
+      baseDomain: options.baseDomain,
+      portPool: options.portPool,
+      addressPool: options.addressPool,
+      addressPorts: options.addressPorts ?? [],
+      publicListeners: options.publicListeners ?? (() => ({})),
+    }),
     ...accountRoutes(deps),
     ...reservationRoutes(deps, {
       baseDomain: options.baseDomain,

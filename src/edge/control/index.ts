@@ -3,4 +3,5 @@ export { createControlApi } from './control-api.js';
 export type { ControlApi, ControlApiOptions } from './control-api.js';
 export { createDnsVerifier, challengeName } from './dns-verifier.js';
 export type { DomainVerifier } from './dns-verifier.js';
+export type { PublicListeners } from './edge-info-route.js';
 export type { RateLimitOptions } from './rate-limiter.js';
