@@ -17,6 +17,8 @@ export const WhoAmIAnswer = t.type({ account: t.union([AccountCodec, t.null]), a
 export const AccountAnswer = t.type({ account: AccountCodec });
 /** AccountsAnswer is GET /v1/accounts. */
 export const AccountsAnswer = t.type({ accounts: t.readonlyArray(AccountCodec) });
+/** DisabledAccountAnswer is POST /v1/accounts/{id}/disable: the account and the keys revoked with it. */
+export const DisabledAccountAnswer = t.type({ account: AccountCodec, revokedApiKeyIds: ids, revokedTunnelKeyIds: ids });
 /** MintedApiKeyAnswer is POST /v1/api-keys: the record and its token, shown once. */
 export const MintedApiKeyAnswer = t.type({ apiKey: ApiKeyCodec, token: t.string });
 /** ApiKeysAnswer is GET /v1/api-keys. */
@@ -44,6 +46,8 @@ export const ReleasedAnswer = t.type({ reservation: ReservationCodec, revokedTun
 export type CreatedReservation = t.TypeOf<typeof CreatedReservationAnswer>;
 /** ReleasedReservation is a released reservation and its revoked tunnel keys (the store's releaseReservation result). */
 export type ReleasedReservation = t.TypeOf<typeof ReleasedAnswer>;
+/** DisabledAccount is a disabled account and its revoked keys (the store's disableAccount result). */
+export type DisabledAccount = t.TypeOf<typeof DisabledAccountAnswer>;
 
 /**
  * ErrorAnswer is the control API's error document, `{"error": {code, message, field?}}`. Every

@@ -3,10 +3,13 @@ import https from 'node:https';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import {
+  AccountAnswer,
+  AccountsAnswer,
   ApiKeyAnswer,
   ApiKeysAnswer,
   AuditAnswer,
   CreatedReservationAnswer,
+  DisabledAccountAnswer,
   EdgeAnswer,
   ErrorAnswer,
   MintedApiKeyAnswer,
@@ -61,6 +64,21 @@ export class ControlClient {
   /** describeEdge asks what the edge serves: base domain, pools, public listeners, version (any valid key). */
   describeEdge() {
     return this.#call('GET', '/v1/edge', EdgeAnswer, undefined);
+  }
+
+  /** createAccount creates a tenant account (admin scope). */
+  createAccount(name: string) {
+    return this.#call('POST', '/v1/accounts', AccountAnswer, 'admin', { name });
+  }
+
+  /** listAccounts lists every account, disabled ones included (admin scope). */
+  listAccounts() {
+    return this.#call('GET', '/v1/accounts', AccountsAnswer, 'admin');
+  }
+
+  /** disableAccount disables an account and revokes its keys (admin scope); its reservations stay held. */
+  disableAccount(id: string) {
+    return this.#call('POST', `/v1/accounts/${encodeURIComponent(id)}/disable`, DisabledAccountAnswer, 'admin', {});
   }
 
   /** createApiKey mints an account API key (admin scope); the token is in the answer once. */

@@ -54,6 +54,8 @@ export const AccountCodec = t.readonly(
     id: t.string,
     name: t.string,
     createdAt: t.number,
+    /** set once an admin disabled the account: its keys no longer authenticate */
+    disabledAt: nullableNumber,
   }),
   'Account',
 );

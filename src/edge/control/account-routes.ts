@@ -4,9 +4,11 @@ import {
   ApiKeyAnswer,
   ApiKeysAnswer,
   AuditAnswer,
+  ControlInvalidRequestError,
   ControlNotFoundError,
   CreateAccountBody,
   CreateApiKeyBody,
+  DisabledAccountAnswer,
   MintedApiKeyAnswer,
   WhoAmIAnswer,
   decodeRequest,
@@ -28,7 +30,7 @@ export function accountRoutes(deps: RouteDeps): Route[] {
   return [...accountOnlyRoutes(deps), ...apiKeyRoutes(deps), auditRoute(deps)];
 }
 
-function accountOnlyRoutes({ store }: RouteDeps): Route[] {
+function accountOnlyRoutes({ store, notifyRevoked }: RouteDeps): Route[] {
   return [
     {
       method: 'GET',
@@ -54,6 +56,19 @@ function accountOnlyRoutes({ store }: RouteDeps): Route[] {
       path: /^\/v1\/accounts$/,
       scope: 'admin',
       handle: async () => answer(AccountsAnswer, { accounts: await store.listAccounts() }),
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/accounts\/([^/]+)\/disable$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const id = ctx.params[0] ?? '';
+        // The calling key would lock itself (and perhaps every admin) out: another account's admin must do it.
+        if (id === ctx.key.accountId) throw new ControlInvalidRequestError('an API key cannot disable its own account', 'id');
+        const result = await store.disableAccount(id, ctx.actor);
+        if (result.revokedTunnelKeyIds.length) notifyRevoked(result.revokedTunnelKeyIds);
+        return answer(DisabledAccountAnswer, result);
+      },
     },
   ];
 }

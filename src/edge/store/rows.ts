@@ -42,7 +42,7 @@ function labels(row: SqlRow): Labels {
 
 /** toAccount maps an `accounts` row. */
 export function toAccount(row: SqlRow): Account {
-  return { id: text(row, 'id'), name: text(row, 'name'), createdAt: int(row, 'created_at') };
+  return { id: text(row, 'id'), name: text(row, 'name'), createdAt: int(row, 'created_at'), disabledAt: optionalInt(row, 'disabled_at') };
 }
 
 /** toApiKey maps an `api_keys` row (the hash stays behind). */

@@ -10,7 +10,7 @@
  */
 
 import type {
-  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, CreatedReservation, DomainType, LabelSelector, Labels, PortPool,
+  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, CreatedReservation, DisabledAccount, DomainType, LabelSelector, Labels, PortPool,
   ReleasedReservation, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
 } from '../../control-api/index.js';
 
@@ -68,7 +68,7 @@ export interface Minted<T> {
 }
 
 /** TunnelKeyRejection says why a tunnel key was refused (for the edge's own logs, never the client). */
-export type TunnelKeyRejection = 'malformed' | 'unknown' | 'wrong-secret' | 'revoked' | 'expired';
+export type TunnelKeyRejection = 'malformed' | 'unknown' | 'wrong-secret' | 'revoked' | 'expired' | 'account-disabled';
 
 /** TunnelKeyCheck is the result of Store.authenticateTunnelKey. */
 export type TunnelKeyCheck =
@@ -90,6 +90,9 @@ export type PutCertificateInput = Omit<Certificate, 'updatedAt'>;
 /** ReleaseResult lists the tunnel keys revoked with a released reservation (close their tunnels): the API's answer. */
 export type ReleaseResult = ReleasedReservation;
 
+/** DisableAccountResult is a disabled account and the keys revoked with it (close their tunnels): the API's answer. */
+export type DisableAccountResult = DisabledAccount;
+
 /** ServedReservation is a held reservation with the protocols of its live, unexpired tunnel keys (routing). */
 export interface ServedReservation {
   readonly reservation: Reservation;
@@ -105,6 +108,14 @@ export interface Store {
   createAccount(input: { name: string }, actor: Actor): Promise<Account>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
+  /**
+   * disableAccount marks an account disabled and revokes its API keys and tunnel keys (announced as
+   * revocations, so every node closes their tunnels); its reservations stay held, so nobody else
+   * takes its addresses. Keys of a disabled account never authenticate, and it gets no new keys or
+   * reservations. Disabling a disabled account changes nothing.
+   */
+  disableAccount(id: string, actor: Actor): Promise<DisableAccountResult>;
+
   createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>>;
   listApiKeys(accountId: string): Promise<ApiKey[]>;
   revokeApiKey(accountId: string, id: string, actor: Actor): Promise<ApiKey>;
