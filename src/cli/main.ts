@@ -7,6 +7,7 @@ import { commandHelp, mainHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
+import { accountsCommand } from './commands/accounts.js';
 import { demoCommand } from './commands/demo.js';
 import { edgeCommand } from './commands/edge.js';
 import { edgeInitCommand } from './commands/edge-init.js';
@@ -30,6 +31,7 @@ const commands: Record<string, Command> = {
   // `tuna edge init` works on the edge's store; `tuna edge --config` runs the edge.
   edge: (args, io, runtime) => (args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : edgeCommand(args, io, runtime)),
   demo: demoCommand,
+  accounts: accountsCommand,
   keys: keysCommand,
   reserve: reserveCommand,
   release: releaseCommand,
