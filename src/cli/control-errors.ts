@@ -1,18 +1,4 @@
-import {
-  ControlBadAnswerError,
-  ControlBodyTooLargeError,
-  ControlConflictError,
-  ControlDomainUnverifiedError,
-  ControlForbiddenError,
-  ControlInvalidRequestError,
-  ControlMethodNotAllowedError,
-  ControlNotFoundError,
-  ControlRateLimitedError,
-  ControlServerError,
-  ControlUnauthorizedError,
-  ControlUnreachableError,
-  ControlUnsupportedMediaTypeError,
-} from '../control-api/index.js';
+import * as api from '../control-api/index.js';
 import type { ControlAnswerError, ControlError } from '../control-api/index.js';
 import { CliError } from './errors.js';
 
@@ -42,21 +28,21 @@ const serverFailed = (err: ControlAnswerError) => `the edge's control API answer
 
 /** CONTROL_EXITS maps every control API failure onto the CLI's code, exit status and line. */
 export const CONTROL_EXITS: readonly ControlExit<ControlError>[] = [
-  exit(ControlUnauthorizedError, 'TUNA_CLI_CONTROL_UNAUTHORIZED', 77, () => 'the edge refused the API key (401): it is wrong, revoked, or a tunnel key; check --api-key or TUNA_API_KEY'),
-  exit(ControlForbiddenError, 'TUNA_CLI_CONTROL_FORBIDDEN', 77, (e) => `the API key lacks the scope for this (403): it needs the ${e.requiredScope ?? 'right'} scope`),
-  exit(ControlNotFoundError, 'TUNA_CLI_CONTROL_NOT_FOUND', 66, (e) => `not found (404): ${e.message}`),
-  exit(ControlConflictError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
-  exit(ControlDomainUnverifiedError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
-  exit(ControlRateLimitedError, 'TUNA_CLI_CONTROL_RATE_LIMITED', 75, (e) =>
+  exit(api.ControlUnauthorizedError, 'TUNA_CLI_CONTROL_UNAUTHORIZED', 77, () => 'the edge refused the API key (401): it is wrong, revoked, or a tunnel key; check --api-key or TUNA_API_KEY'),
+  exit(api.ControlForbiddenError, 'TUNA_CLI_CONTROL_FORBIDDEN', 77, (e) => `the API key lacks the scope for this (403): it needs the ${e.requiredScope ?? 'right'} scope`),
+  exit(api.ControlNotFoundError, 'TUNA_CLI_CONTROL_NOT_FOUND', 66, (e) => `not found (404): ${e.message}`),
+  exit(api.ControlConflictError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
+  exit(api.ControlDomainUnverifiedError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
+  exit(api.ControlRateLimitedError, 'TUNA_CLI_CONTROL_RATE_LIMITED', 75, (e) =>
     `the edge is rate-limiting this address after failed authentications (429); try again ${e.retryAfterSeconds === undefined ? 'later' : `in ${e.retryAfterSeconds} s`}`,
   ),
-  exit(ControlInvalidRequestError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
-  exit(ControlBodyTooLargeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
-  exit(ControlUnsupportedMediaTypeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
-  exit(ControlMethodNotAllowedError, 'TUNA_CLI_CONTROL_SERVER', 69, serverFailed),
-  exit(ControlServerError, 'TUNA_CLI_CONTROL_SERVER', 69, serverFailed),
-  exit(ControlBadAnswerError, 'TUNA_CLI_CONTROL_SERVER', 69, (e) => `${e.message}; see the edge's log`),
-  exit(ControlUnreachableError, 'TUNA_CLI_CONTROL_UNREACHABLE', 69, (e) => `${e.message}; check --edge (the edge's tunnel listener URL) and that the edge runs in store mode`),
+  exit(api.ControlInvalidRequestError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
+  exit(api.ControlBodyTooLargeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
+  exit(api.ControlUnsupportedMediaTypeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
+  exit(api.ControlMethodNotAllowedError, 'TUNA_CLI_CONTROL_SERVER', 69, serverFailed),
+  exit(api.ControlServerError, 'TUNA_CLI_CONTROL_SERVER', 69, serverFailed),
+  exit(api.ControlBadAnswerError, 'TUNA_CLI_CONTROL_SERVER', 69, (e) => `${e.message}; see the edge's log`),
+  exit(api.ControlUnreachableError, 'TUNA_CLI_CONTROL_UNREACHABLE', 69, (e) => `${e.message}; check --edge (the edge's tunnel listener URL) and that the edge runs in store mode`),
 ];
 
 /** controlCliError turns a control API failure into the CliError the command ends with (undefined for any other error). */

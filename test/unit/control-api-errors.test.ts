@@ -2,24 +2,13 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { CONTROL_EXITS, controlCliError } from '../../src/cli/control-errors.js';
 import * as api from '../../src/control-api/index.js';
-import type {
-  ControlAnswerError} from '../../src/control-api/index.js';
-import {
-  ControlBodyTooLargeError,
-  ControlConflictError,
-  ControlDomainUnverifiedError,
-  ControlError,
-  ControlForbiddenError,
-  ControlInvalidRequestError,
-  ControlMethodNotAllowedError,
-  ControlNotFoundError,
-  ControlRateLimitedError,
-  ControlServerError,
-  ControlUnauthorizedError,
-  ControlUnsupportedMediaTypeError,
-  errorFromAnswer,
-  toErrorBody,
-} from '../../src/control-api/index.js';
+import type { ControlAnswerError } from '../../src/control-api/index.js';
+
+const {
+  ControlBodyTooLargeError, ControlConflictError, ControlDomainUnverifiedError, ControlError, ControlForbiddenError, ControlInvalidRequestError,
+  ControlMethodNotAllowedError, ControlNotFoundError, ControlRateLimitedError, ControlServerError, ControlUnauthorizedError,
+  ControlUnsupportedMediaTypeError, errorFromAnswer, toErrorBody,
+} = api;
 
 /** The control API's one set of error classes: what the edge answers comes back as the same class, and the CLI has one exit for each. */
 describe('control API errors', () => {
@@ -50,10 +39,10 @@ describe('control API errors', () => {
   }
 
   it('keeps the 429 wait and the 405 methods from the headers, and the scope the call needed on a 403', () => {
-    expect((errorFromAnswer(429, {}, { retryAfter: '2.5' }) as ControlRateLimitedError).retryAfterSeconds).to.equal(3);
-    expect((errorFromAnswer(429, {}, {}) as ControlRateLimitedError).retryAfterSeconds).to.equal(undefined);
-    expect((errorFromAnswer(405, {}, { allow: 'GET, DELETE' }) as ControlMethodNotAllowedError).allow).to.deep.equal(['GET', 'DELETE']);
-    expect((errorFromAnswer(403, { code: 'TUNA_CONTROL_FORBIDDEN' }, {}, 'admin') as ControlForbiddenError).requiredScope).to.equal('admin');
+    expect((errorFromAnswer(429, {}, { retryAfter: '2.5' }) as api.ControlRateLimitedError).retryAfterSeconds).to.equal(3);
+    expect((errorFromAnswer(429, {}, {}) as api.ControlRateLimitedError).retryAfterSeconds).to.equal(undefined);
+    expect((errorFromAnswer(405, {}, { allow: 'GET, DELETE' }) as api.ControlMethodNotAllowedError).allow).to.deep.equal(['GET', 'DELETE']);
+    expect((errorFromAnswer(403, { code: 'TUNA_CONTROL_FORBIDDEN' }, {}, 'admin') as api.ControlForbiddenError).requiredScope).to.equal('admin');
   });
 
   it('turns an error page without a document (a proxy in front of the edge) into ControlServerError by its status', () => {
