@@ -1,6 +1,6 @@
 import { controlFlagsHelp } from './control-options.js';
 
-/** Help texts of the control-plane commands (`tuna edge init`, `keys`, `reserve`, `release`). */
+/** Help texts of the control-plane commands (`tuna edge init`, `accounts`, `keys`, `reserve`, `release`). */
 
 /** edgeInitHelp is `tuna edge init --help`. */
 export const edgeInitHelp = `Usage: tuna edge init --store <sqlite path | postgres:// url> [options]
@@ -16,6 +16,19 @@ Options:
   --account NAME     the account's name (default admin)
   --key-name NAME    the admin key's name (default admin)
   --json             print JSON ({account, apiKey, token}) instead of a table`;
+
+/** accountsHelp is `tuna accounts --help`. */
+export const accountsHelp = `Usage: tuna accounts create NAME
+       tuna accounts list
+       tuna accounts disable ID
+
+The edge's accounts (tenants); every command needs an API key with the admin scope. create
+makes an account (give it keys with tuna keys create --account ID); list shows every account,
+disabled ones too; disable switches one off: its API keys and tunnel keys are revoked and never
+authenticate again, its live tunnels close, and its reservations stay held so nobody else takes
+its addresses. A key cannot disable its own account. There is no enable.
+
+${controlFlagsHelp}`;
 
 /** keysHelp is `tuna keys --help`. */
 export const keysHelp = `Usage: tuna keys create --scope SCOPE [--scope SCOPE …] [--name NAME] [--account ID]

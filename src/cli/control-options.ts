@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import * as t from 'io-ts';
-import { ControlClient } from './control-client.js';
-import type { ControlEndpoint } from './control-client.js';
+import { ControlClient } from '../control-api/index.js';
+import type { ControlEndpoint } from '../control-api/index.js';
 import { UsageError } from './errors.js';
 import { decodeFlags } from './flags.js';
 

@@ -1,4 +1,4 @@
-import type { ApiKey, Reservation, TunnelKey } from './control-codecs.js';
+import type { Account, ApiKey, Reservation, TunnelKey } from '../control-api/index.js';
 import type { CliIo } from './io.js';
 import { formatLabels, formatTable, formatTime } from './table.js';
 
@@ -12,6 +12,14 @@ export function printResult(io: CliIo, isJson: boolean, json: unknown, table: ()
 /** printTokenWarning says, on stderr, that the key just printed is shown this once. */
 export function printTokenWarning(io: CliIo): void {
   io.err('warning: this is the only time the key is shown; store it now in a secret store (the edge keeps only its hash)');
+}
+
+/** accountTable renders accounts; STATUS is active or disabled. */
+export function accountTable(accounts: readonly Account[]): string {
+  return formatTable(
+    ['ID', 'NAME', 'STATUS', 'CREATED', 'DISABLED'],
+    accounts.map((a) => [a.id, a.name, a.disabledAt === null ? 'active' : 'disabled', formatTime(a.createdAt), formatTime(a.disabledAt)]),
+  );
 }
 
 /** apiKeyTable renders API keys. */

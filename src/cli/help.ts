@@ -1,5 +1,5 @@
 import { agentFlagsHelp } from './agent-options.js';
-import { edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
+import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
 
 /** Help texts of every command (`tuna <command> --help`). */
 
@@ -18,6 +18,7 @@ Commands:
   demo                   run an edge, two sample backends and an Ingress on loopback
 
 Control plane (the edge's control API, --edge URL and --api-key):
+  accounts create|list|disable            the edge's accounts (admin key)
   keys create|list|revoke                 account API keys and tunnel keys (--tunnel)
   reserve domain|tcp|address|list         reserve a hostname, a TCP port or an IP address
   release <domain|tcp|address> <id|value> release a reservation (its tunnel keys are revoked)
@@ -88,6 +89,7 @@ Options:
 
 tuna edge init --store URL creates the first account and admin key (tuna edge init --help).`,
   'edge init': edgeInitHelp,
+  accounts: accountsHelp,
   keys: keysHelp,
   reserve: reserveHelp,
   release: releaseHelp,

@@ -1,11 +1,13 @@
 import 'reflect-metadata';
 import { pathToFileURL } from 'node:url';
 import { createRuntime } from './container.js';
+import { controlCliError } from './control-errors.js';
 import { CliError } from './errors.js';
 import { commandHelp, mainHelp } from './help.js';
 import { processIo } from './io.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
+import { accountsCommand } from './commands/accounts.js';
 import { demoCommand } from './commands/demo.js';
 import { edgeCommand } from './commands/edge.js';
 import { edgeInitCommand } from './commands/edge-init.js';
@@ -29,6 +31,7 @@ const commands: Record<string, Command> = {
   // `tuna edge init` works on the edge's store; `tuna edge --config` runs the edge.
   edge: (args, io, runtime) => (args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : edgeCommand(args, io, runtime)),
   demo: demoCommand,
+  accounts: accountsCommand,
   keys: keysCommand,
   reserve: reserveCommand,
   release: releaseCommand,
@@ -58,9 +61,11 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
       io.err(`tuna ${name}: ${explained.message}`);
       return explained.exitCode;
     }
-    if (err instanceof CliError) {
-      io.err(err.message.startsWith('tuna') ? err.message : `tuna ${name}: ${err.message}`);
-      return err.exitCode;
+    // A control API failure (src/control-api) ends the command through the CLI's one table of exits.
+    const failure = err instanceof CliError ? err : controlCliError(err);
+    if (failure) {
+      io.err(failure.message.startsWith('tuna') ? failure.message : `tuna ${name}: ${failure.message}`);
+      return failure.exitCode;
     }
     io.err(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 70;

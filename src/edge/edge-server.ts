@@ -335,10 +335,14 @@ export class EdgeServer {
  */
 export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServerOptions, 'config'> = {}): Promise<EdgeServer> {
   if (config.store === undefined && options.store === undefined) return listenOrDestroy(new EdgeServer({ ...options, config }));
+  // GET /v1/edge reports the bound public ports, known only once the edge below listens.
+  const started: { edge?: EdgeServer } = {};
+  const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port });
   const mode = await openStoreMode(config, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    publicListeners,
   });
   let certificates: CertificateManager | undefined;
   try {
@@ -365,6 +369,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
       options.onTunnelGranted?.(grant);
     },
   });
+  started.edge = edge;
   // The manager stops renewing before the store goes (both hooks run on close() and destroy()).
   edge.onClose(async () => {
     isClosed = true;

@@ -1,5 +1,4 @@
-import type { ControlClient } from '../cli/control-client.js';
-import type { Reservation } from '../cli/control-codecs.js';
+import type { ControlClient, Reservation } from '../control-api/index.js';
 import type { RouteGraph } from '../model/index.js';
 import type { TunnelKeySource } from '../tunnel/index.js';
 

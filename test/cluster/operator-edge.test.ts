@@ -3,7 +3,7 @@
 // the tunnel, and releases and revokes both when the Ingress goes.
 import { expect } from 'chai';
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { ControlClient } from '../../src/cli/control-client.js';
+import { ControlClient } from '../../src/control-api/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';

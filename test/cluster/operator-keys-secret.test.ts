@@ -2,7 +2,7 @@
 // a new operator loads them and mints nothing, revokes nothing.
 import { expect } from 'chai';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { ControlClient } from '../../src/cli/control-client.js';
+import { ControlClient } from '../../src/control-api/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { emptyGraph } from '../../src/model/index.js';

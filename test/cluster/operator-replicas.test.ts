@@ -3,7 +3,7 @@
 // other takes over without minting again.
 import { expect } from 'chai';
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { ControlClient } from '../../src/cli/control-client.js';
+import { ControlClient } from '../../src/control-api/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';

@@ -165,6 +165,53 @@ describe('tuna edge init, keys, reserve and release against a store-mode edge', 
     expect(keyLines.map((l) => l.split(/\s+/)[1])).to.deep.equal(['NAME', 'admin', 'ci']);
   });
 
+  it('runs accounts create, list and disable with an admin key; the disabled account\'s keys then get the 401 line (exit 77)', async () => {
+    const { env: admin } = await initAndStart();
+    const created = await tuna(['accounts', 'create', 'team-a'], admin);
+    expect(created.code, created.stderr).to.equal(0);
+    const [header, row] = created.stdout.trimEnd().split('\n');
+    expect(header!.split(/\s+/)).to.deep.equal(['ID', 'NAME', 'STATUS', 'CREATED', 'DISABLED']);
+    const id = row!.split(/\s+/)[0]!;
+    expect(row!.split(/\s+/).slice(1, 3)).to.deep.equal(['team-a', 'active']);
+    expect(created.stderr).to.contain(`tuna keys create --account ${id} --scope reservations`);
+    const key = json<Minted>(await tuna(['keys', 'create', '--account', id, '--scope', 'reservations', '--json'], admin));
+    const tenant = { ...admin, TUNA_API_KEY: key.token };
+    expect((await tuna(['reserve', 'tcp', '--json'], tenant)).code).to.equal(0);
+
+    const listed = json<{ id: string; name: string; disabledAt: number | null }[]>(await tuna(['accounts', 'list', '--json'], admin));
+    expect(listed.map((a) => [a.name, a.disabledAt])).to.deep.equal([['admin', null], ['team-a', null]]);
+
+    const disabled = json<{ account: { id: string; disabledAt: number }; revokedApiKeyIds: string[]; revokedTunnelKeyIds: string[] }>(
+      await tuna(['accounts', 'disable', id, '--json'], admin),
+    );
+    expect(disabled.account.id).to.equal(id);
+    expect(disabled.account.disabledAt).to.be.a('number');
+    expect(disabled.revokedApiKeyIds).to.have.length(1);
+    const table = await tuna(['accounts', 'list'], admin);
+    expect(table.stdout.trimEnd().split('\n')[2]!.split(/\s+/).slice(1, 3)).to.deep.equal(['team-a', 'disabled']);
+
+    const refused = await tuna(['reserve', 'list'], tenant);
+    expect(refused.code).to.equal(77);
+    expect(refused.stderr).to.contain('the edge refused the API key (401)');
+    const again = await tuna(['accounts', 'disable', id], admin);
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stderr).to.contain('0 API key(s) and 0 tunnel key(s) revoked');
+  });
+
+  it('refuses accounts commands without the admin scope (exit 77), a taken name (exit 73) and an unknown account (exit 66)', async () => {
+    const { env: admin } = await initAndStart();
+    const ops = json<Minted>(await tuna(['keys', 'create', '--scope', 'reservations', '--json'], admin));
+    const forbidden = await tuna(['accounts', 'create', 'x'], { ...admin, TUNA_API_KEY: ops.token });
+    expect(forbidden.code).to.equal(77);
+    expect(forbidden.stderr).to.contain('(403): it needs the admin scope');
+    const taken = await tuna(['accounts', 'create', 'admin'], admin);
+    expect(taken.code).to.equal(73);
+    expect(taken.stderr).to.match(/^tuna accounts: conflict \(409\): account name "admin" is taken/);
+    const missing = await tuna(['accounts', 'disable', '0123456789abcdef'], admin);
+    expect(missing.code).to.equal(66);
+    expect(missing.stderr.trim()).to.equal('tuna accounts: not found (404): account 0123456789abcdef not found');
+  });
+
   it('refuses a second edge init and leaves the store unchanged, with exit status 73', async () => {
     const first = await tuna(['edge', 'init', '--store', storePath]);
     expect(first.code, first.stderr).to.equal(0);

@@ -191,6 +191,23 @@ describe('control API: accounts, reservations and tunnel keys', function () {
     expect(JSON.stringify(events)).not.to.include(a.token.slice(25));
   });
 
+  it('answers GET /v1/audit?accountId= with that account\'s events only, and the caller\'s own without it (issue 9)', async () => {
+    const a = await newTenant('a');
+    const b = await newTenant('b');
+    await call('POST', '/v1/reservations', a.token, { kind: 'tcp-port', port: 30001 });
+    await call('POST', '/v1/reservations', b.token, { kind: 'tcp-port', port: 30002 });
+    const ofA = await call('GET', `/v1/audit?accountId=${a.accountId}`, adminToken);
+    expect(ofA.status).to.equal(200);
+    const eventsOfA = ofA.json['events'] as { accountId: string; action: string }[];
+    expect(eventsOfA.map((e) => e.action)).to.deep.equal(['account.create', 'api-key.create', 'reservation.create']);
+    expect(eventsOfA.every((e) => e.accountId === a.accountId)).to.equal(true);
+    const ofB = await call('GET', `/v1/audit?accountId=${b.accountId}&afterSeq=0&limit=1`, adminToken);
+    expect((ofB.json['events'] as { accountId: string; action: string }[]).map((e) => [e.accountId, e.action])).to.deep.equal([[b.accountId, 'account.create']]);
+    // Without accountId: the caller's own account (the admins' account: its creation and its key).
+    const own = await call('GET', '/v1/audit', adminToken);
+    expect((own.json['events'] as { action: string }[]).map((e) => e.action)).to.deep.equal(['account.create', 'api-key.create']);
+  });
+
   it('stores SQL injection strings sent through the API verbatim', async () => {
     const a = await newTenant("a'); DROP TABLE accounts; --");
     const labels = { "x' OR '1'='1": 'Robert"); DELETE FROM reservations; --' };

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ControlClient } from '../../src/cli/control-client.js';
+import { ControlClient } from '../../src/control-api/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { Binding, RouteGraph } from '../../src/model/index.js';

@@ -20,6 +20,8 @@ describe('cli control usage', () => {
     [['edge', 'init', '--help'], 'Usage: tuna edge init'],
     [['edge', '--help'], 'Usage: tuna edge --config'],
     [['help', 'keys'], 'Usage: tuna keys create'],
+    [['accounts', '--help'], 'Usage: tuna accounts create NAME'],
+    [['help', 'accounts'], 'tuna accounts disable ID'],
   ];
   for (const [argv, want] of helps) {
     it(`prints help for tuna ${argv.join(' ')}`, async () => {
@@ -31,7 +33,7 @@ describe('cli control usage', () => {
 
   it('lists the control-plane commands in tuna --help', async () => {
     const ran = await run(['--help']);
-    for (const word of ['edge init --store', 'keys create|list|revoke', 'reserve domain|tcp|address|list', 'release <domain|tcp|address>']) expect(ran.out).to.contain(word);
+    for (const word of ['edge init --store', 'accounts create|list|disable', 'keys create|list|revoke', 'reserve domain|tcp|address|list', 'release <domain|tcp|address>']) expect(ran.out).to.contain(word);
   });
 
   const env = { TUNA_EDGE: 'tcp://127.0.0.1:9', TUNA_API_KEY: 'tuna_ak_0123456789abcdef_x' };
@@ -56,6 +58,12 @@ describe('cli control usage', () => {
     [['release', 'domain'], 'expected <domain|tcp|address> <id|value>'],
     [['release', 'port', '22'], 'expected <domain|tcp|address> <id|value>'],
     [['edge', 'init'], '--store is required'],
+    [['accounts'], 'a subcommand is required: create, list or disable'],
+    [['accounts', 'rename', 'x'], 'unknown subcommand "rename"'],
+    [['accounts', 'create'], 'the account name is required'],
+    [['accounts', 'list', 'extra'], 'unexpected argument "extra"'],
+    [['accounts', 'disable'], 'the account id is required'],
+    [['accounts', 'disable', 'a', 'b'], 'unexpected argument "b"'],
     [['edge', 'init', '--store', 'x.db', '--schema', 's'], '--schema applies to postgres:// stores only'],
   ];
   for (const [argv, want] of usage) {

@@ -5,7 +5,7 @@ import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import { EdgeReconciler, TunnelKeys, EventRecorder, KubeObjects, LeaderElector, SecretTunnelKeys, Operator, OperatorTunnels, StatusWriter } from '../../operator/index.js';
 import type { SyncResult } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
-import { ControlClient } from '../control-client.js';
+import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';

@@ -1,10 +1,9 @@
 import { isIP } from 'node:net';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import type { ReservationRequest } from '../control-client.js';
 import { controlFlagOptions, LabelString, labelsFrom, resolveControlContext } from '../control-options.js';
 import { printResult, reservationTable } from '../control-output.js';
-import type { Reservation } from '../control-codecs.js';
+import type { ReservationKind, ReservationRequest } from '../../control-api/index.js';
 import { reserveHelp } from '../control-help.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, PortOrZeroString, decodeFlags, parseFlags } from '../flags.js';
@@ -17,7 +16,7 @@ const options = { ...controlFlagOptions, name: { type: 'string' }, label: { type
 const ReserveFlags = t.partial({ name: t.string, label: t.array(LabelString) });
 
 /** KIND_ALIASES maps the words the CLI takes to the control API's reservation kinds. */
-export const KIND_ALIASES: Record<string, Reservation['kind']> = { domain: 'domain', tcp: 'tcp-port', 'tcp-port': 'tcp-port', address: 'address' };
+export const KIND_ALIASES: Record<string, ReservationKind> = { domain: 'domain', tcp: 'tcp-port', 'tcp-port': 'tcp-port', address: 'address' };
 
 /**
  * reserveCommand is `tuna reserve domain <host>`, `tuna reserve tcp [port]`, `tuna reserve address [ip]`,

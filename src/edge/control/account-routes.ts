@@ -1,6 +1,19 @@
-import { ControlNotFoundError } from './errors.js';
-import { createAccountBody, createApiKeyBody, decodeBody } from './codecs.js';
-import { ok } from './routes.js';
+import {
+  AccountAnswer,
+  AccountsAnswer,
+  ApiKeyAnswer,
+  ApiKeysAnswer,
+  AuditAnswer,
+  ControlInvalidRequestError,
+  ControlNotFoundError,
+  CreateAccountBody,
+  CreateApiKeyBody,
+  DisabledAccountAnswer,
+  MintedApiKeyAnswer,
+  WhoAmIAnswer,
+  decodeRequest,
+} from '../../control-api/index.js';
+import { answer } from './routes.js';
 import type { RequestContext, Route, RouteDeps } from './routes.js';
 
 /**
@@ -17,28 +30,45 @@ export function accountRoutes(deps: RouteDeps): Route[] {
   return [...accountOnlyRoutes(deps), ...apiKeyRoutes(deps), auditRoute(deps)];
 }
 
-function accountOnlyRoutes({ store }: RouteDeps): Route[] {
+function accountOnlyRoutes({ store, notifyRevoked }: RouteDeps): Route[] {
   return [
     {
       method: 'GET',
       path: /^\/v1\/account$/,
       scope: 'any',
-      handle: async (ctx) => ok({ account: await store.getAccount(ctx.key.accountId), apiKey: ctx.key }),
+      handle: async (ctx) => {
+        const account = await store.getAccount(ctx.key.accountId);
+        if (!account) throw new ControlNotFoundError(`account ${ctx.key.accountId} not found`);
+        return answer(WhoAmIAnswer, { account, apiKey: ctx.key });
+      },
     },
     {
       method: 'POST',
       path: /^\/v1\/accounts$/,
       scope: 'admin',
       handle: async (ctx) => {
-        const body = decodeBody(createAccountBody, await ctx.body());
-        return { status: 201, body: { account: await store.createAccount({ name: body.name }, ctx.actor) } };
+        const body = decodeRequest(CreateAccountBody, await ctx.body());
+        return answer(AccountAnswer, { account: await store.createAccount({ name: body.name }, ctx.actor) }, 201);
       },
     },
     {
       method: 'GET',
       path: /^\/v1\/accounts$/,
       scope: 'admin',
-      handle: async () => ok({ accounts: await store.listAccounts() }),
+      handle: async () => answer(AccountsAnswer, { accounts: await store.listAccounts() }),
+    },
+    {
+      method: 'POST',
+      path: /^\/v1\/accounts\/([^/]+)\/disable$/,
+      scope: 'admin',
+      handle: async (ctx) => {
+        const id = ctx.params[0] ?? '';
+        // The calling key would lock itself (and perhaps every admin) out: another account's admin must do it.
+        if (id === ctx.key.accountId) throw new ControlInvalidRequestError('an API key cannot disable its own account', 'id');
+        const result = await store.disableAccount(id, ctx.actor);
+        if (result.revokedTunnelKeyIds.length) notifyRevoked(result.revokedTunnelKeyIds);
+        return answer(DisabledAccountAnswer, result);
+      },
     },
   ];
 }
@@ -50,18 +80,18 @@ function apiKeyRoutes({ store }: RouteDeps): Route[] {
       path: /^\/v1\/api-keys$/,
       scope: 'admin',
       handle: async (ctx) => {
-        const body = decodeBody(createApiKeyBody, await ctx.body());
+        const body = decodeRequest(CreateApiKeyBody, await ctx.body());
         const accountId = targetAccount(ctx, body.accountId);
         if (!(await store.getAccount(accountId))) throw new ControlNotFoundError(`account ${accountId} not found`);
         const { record, token } = await store.createApiKey({ accountId, name: body.name, scopes: body.scopes }, ctx.actor);
-        return { status: 201, body: { apiKey: record, token } };
+        return answer(MintedApiKeyAnswer, { apiKey: record, token }, 201);
       },
     },
     {
       method: 'GET',
       path: /^\/v1\/api-keys$/,
       scope: 'admin',
-      handle: async (ctx) => ok({ apiKeys: await store.listApiKeys(targetAccount(ctx, ctx.query.get('accountId'))) }),
+      handle: async (ctx) => answer(ApiKeysAnswer, { apiKeys: await store.listApiKeys(targetAccount(ctx, ctx.query.get('accountId'))) }),
     },
     {
       method: 'DELETE',
@@ -69,7 +99,7 @@ function apiKeyRoutes({ store }: RouteDeps): Route[] {
       scope: 'admin',
       handle: async (ctx) => {
         const accountId = targetAccount(ctx, ctx.query.get('accountId'));
-        return ok({ apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
+        return answer(ApiKeyAnswer, { apiKey: await store.revokeApiKey(accountId, ctx.params[0] ?? '', ctx.actor) });
       },
     },
   ];
@@ -84,11 +114,12 @@ function auditRoute({ store }: RouteDeps): Route {
       const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
       const limit = Number(ctx.query.get('limit') ?? 100);
       const events = await store.listAuditEvents({
-        accountId: ctx.key.accountId,
+        // Issue 9: `?accountId=` names the account whose events an admin reads (it was ignored).
+        accountId: targetAccount(ctx, ctx.query.get('accountId')),
         afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
         limit: Number.isSafeInteger(limit) ? limit : 100,
       });
-      return ok({ events });
+      return answer(AuditAnswer, { events });
     },
   };
 }

@@ -1,10 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ControlAnswerError,
+  ControlConflictError,
+  ControlForbiddenError,
+  ControlInvalidRequestError,
+  ControlMethodNotAllowedError,
+  ControlNotFoundError,
+  ControlRateLimitedError,
+  ControlServerError,
+  ControlUnauthorizedError,
+} from '../../control-api/index.js';
+import type { PortPool, PortSpec } from '../../control-api/index.js';
 import { StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, systemClock } from '../store/index.js';
-import type { ApiKey, Clock, PortPool, Store } from '../store/index.js';
+import type { ApiKey, Clock, Store } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
 import { createDnsVerifier } from './dns-verifier.js';
 import type { DomainVerifier } from './dns-verifier.js';
-import { ControlError, ControlForbiddenError, ControlInvalidRequestError, ControlMethodNotAllowedError, ControlNotFoundError, ControlRateLimitedError, ControlUnauthorizedError } from './errors.js';
+import { edgeInfoRoute } from './edge-info-route.js';
+import type { PublicListeners } from './edge-info-route.js';
 import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from './http-io.js';
 import { FailureRateLimiter } from './rate-limiter.js';
 import type { RateLimitOptions } from './rate-limiter.js';
@@ -28,6 +41,10 @@ export interface ControlApiOptions {
   readonly portPool?: PortPool;
   /** IPv4 CIDR or range for dedicated addresses */
   readonly addressPool?: string;
+  /** the ports every dedicated address serves (GET /v1/edge; default none) */
+  readonly addressPorts?: readonly PortSpec[];
+  /** the bound ports of the public HTTP/HTTPS listeners, read per request (GET /v1/edge; default none) */
+  readonly publicListeners?: () => PublicListeners;
   /** largest request body in bytes (default 1 MiB) */
   readonly maxBodyBytes?: number;
   /** failed-authentication budget per client address (default 20, refilling 1 per second) */
@@ -100,12 +117,19 @@ function answerError(res: ServerResponse, err: unknown, log: (line: string) => v
     return;
   }
   if (mapped) sendControlError(res, mapped);
-  else sendJson(res, 500, { error: { code: 'TUNA_CONTROL_INTERNAL', message: 'internal error' } });
+  else sendControlError(res, new ControlServerError());
 }
 
 function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
   const defaults = options.tunnelKeyDefaults ?? {};
   return [
+    edgeInfoRoute({
+      baseDomain: options.baseDomain,
+      portPool: options.portPool,
+      addressPool: options.addressPool,
+      addressPorts: options.addressPorts ?? [],
+      publicListeners: options.publicListeners ?? (() => ({})),
+    }),
     ...accountRoutes(deps),
     ...reservationRoutes(deps, {
       baseDomain: options.baseDomain,
@@ -141,23 +165,12 @@ function matchRoute(routes: readonly Route[], method: string, pathname: string):
 }
 
 /** toControlError maps store errors onto HTTP statuses; anything else stays unmapped (500). */
-function toControlError(err: unknown): ControlError | undefined {
-  if (err instanceof ControlError) return err;
+function toControlError(err: unknown): ControlAnswerError | undefined {
+  if (err instanceof ControlAnswerError) return err;
   if (!(err instanceof StoreError)) return undefined;
   if (err instanceof StoreInvalidInputError) return new ControlInvalidRequestError(err.message, err.field);
   if (err instanceof StoreNotFoundError) return new ControlNotFoundError(err.message);
-  if (err instanceof StoreConflictError || err instanceof StorePoolExhaustedError) return new ControlConflict(err.code, err.message);
+  // 409 carries the store's own code (TUNA_STORE_CONFLICT, TUNA_STORE_POOL_EXHAUSTED).
+  if (err instanceof StoreConflictError || err instanceof StorePoolExhaustedError) return new ControlConflictError(err.message, err.code);
   return undefined;
-}
-
-/** ControlConflict (409) carries the store's own code (TUNA_STORE_CONFLICT, TUNA_STORE_POOL_EXHAUSTED). */
-class ControlConflict extends ControlError {
-  readonly status = 409;
-  override readonly name = 'ControlConflict';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }

@@ -1,6 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ControlError } from './errors.js';
-import { ControlBodyTooLargeError, ControlInvalidRequestError, ControlMethodNotAllowedError, ControlRateLimitedError, ControlUnauthorizedError, ControlUnsupportedMediaTypeError } from './errors.js';
+import {
+  ControlBodyTooLargeError,
+  ControlInvalidRequestError,
+  ControlMethodNotAllowedError,
+  ControlRateLimitedError,
+  ControlUnauthorizedError,
+  ControlUnsupportedMediaTypeError,
+  toErrorBody,
+} from '../../control-api/index.js';
+import type { ControlAnswerError } from '../../control-api/index.js';
 
 /** Reading JSON bodies within a size limit, and writing JSON answers and errors. */
 
@@ -74,16 +82,15 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-/** sendControlError writes a ControlError as `{error: {code, message, field?}}` with its status. */
-export function sendControlError(res: ServerResponse, err: ControlError): void {
+/** sendControlError writes a ControlAnswerError as `{error: {code, message, field?}}` with its status. */
+export function sendControlError(res: ServerResponse, err: ControlAnswerError): void {
   const headers: Record<string, string> = {};
   // RFC 6750 §3: a 401 names the scheme; no error detail, so nothing helps a guesser.
   if (err instanceof ControlUnauthorizedError) headers['www-authenticate'] = 'Bearer realm="tuna"';
   // RFC 6585 §4: tell the client when to come back.
-  if (err instanceof ControlRateLimitedError) headers['retry-after'] = String(err.retryAfterSeconds);
+  if (err instanceof ControlRateLimitedError && err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
   if (err instanceof ControlMethodNotAllowedError) headers['allow'] = err.allow.join(', ');
   // After 413 the rest of the body is not read: close the connection instead of draining it.
   if (err instanceof ControlBodyTooLargeError) headers['connection'] = 'close';
-  const body = { error: { code: err.code, message: err.message, ...(err.field === undefined ? {} : { field: err.field }) } };
-  sendJson(res, err.status, body, headers);
+  sendJson(res, err.status, toErrorBody(err), headers);
 }

@@ -1,7 +1,7 @@
-/** The edge's control API: a standalone `/v1` request handler over the store. */
+/** The edge's control API server: a standalone `/v1` request handler over the store (the API itself is src/control-api). */
 export { createControlApi } from './control-api.js';
 export type { ControlApi, ControlApiOptions } from './control-api.js';
 export { createDnsVerifier, challengeName } from './dns-verifier.js';
 export type { DomainVerifier } from './dns-verifier.js';
-export * from './errors.js';
+export type { PublicListeners } from './edge-info-route.js';
 export type { RateLimitOptions } from './rate-limiter.js';

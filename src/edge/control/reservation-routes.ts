@@ -1,8 +1,19 @@
-import type { DomainType, PortPool, ReservationSpec } from '../store/index.js';
-import { ControlDomainUnverifiedError, ControlInvalidRequestError, ControlNotFoundError } from './errors.js';
-import { createReservationBody, decodeBody, parseSelector } from './codecs.js';
+import {
+  ControlDomainUnverifiedError,
+  ControlInvalidRequestError,
+  ControlNotFoundError,
+  CreateReservationBody,
+  CreatedReservationAnswer,
+  ReleasedAnswer,
+  ReservationAnswer,
+  ReservationsAnswer,
+  decodeRequest,
+  parseSelector,
+} from '../../control-api/index.js';
+import type { DomainType, PortPool, ReservationRequest } from '../../control-api/index.js';
+import type { ReservationSpec } from '../store/index.js';
 import type { DomainVerifier } from './dns-verifier.js';
-import { ok } from './routes.js';
+import { answer } from './routes.js';
 import type { Route, RouteDeps } from './routes.js';
 
 /** ReservationRouteOptions are the edge's address settings (DESIGN "Addresses"). */
@@ -28,12 +39,7 @@ function domainType(hostname: string, baseDomain: string): DomainType {
   return 'subdomain';
 }
 
-type Body = ReturnType<typeof decodeReservation>;
-function decodeReservation(body: unknown) {
-  return decodeBody(createReservationBody, body);
-}
-
-function toSpec(body: Body, options: ReservationRouteOptions): ReservationSpec {
+function toSpec(body: ReservationRequest, options: ReservationRouteOptions): ReservationSpec {
   const need = (field: string) => new ControlInvalidRequestError(`${field} is required for kind ${body.kind}`, field);
   switch (body.kind) {
     case 'domain':
@@ -58,17 +64,17 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       path: /^\/v1\/reservations$/,
       scope: 'reservations',
       handle: async (ctx) => {
-        const body = decodeReservation(await ctx.body());
+        const body = decodeRequest(CreateReservationBody, await ctx.body());
         const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels };
         const { reservation, created } = await store.createReservation(input, ctx.actor);
-        return { status: created ? 201 : 200, body: { reservation, created } };
+        return answer(CreatedReservationAnswer, { reservation, created }, created ? 201 : 200);
       },
     },
     {
       method: 'GET',
       path: /^\/v1\/reservations$/,
       scope: 'reservations',
-      handle: async (ctx) => ok({ reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query)) }),
+      handle: async (ctx) => answer(ReservationsAnswer, { reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query)) }),
     },
     {
       method: 'GET',
@@ -77,7 +83,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       handle: async (ctx) => {
         const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
         if (!reservation) throw new ControlNotFoundError('reservation not found');
-        return ok({ reservation });
+        return answer(ReservationAnswer, { reservation });
       },
     },
     {
@@ -87,7 +93,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       handle: async (ctx) => {
         const result = await store.releaseReservation(ctx.key.accountId, ctx.params[0] ?? '', ctx.actor);
         if (result.revokedTunnelKeyIds.length) notifyRevoked(result.revokedTunnelKeyIds);
-        return ok(result);
+        return answer(ReleasedAnswer, result);
       },
     },
     {
@@ -97,12 +103,12 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       handle: async (ctx) => {
         const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
         if (!reservation || reservation.kind !== 'domain') throw new ControlNotFoundError('domain reservation not found');
-        if (reservation.verified) return ok({ reservation });
+        if (reservation.verified) return answer(ReservationAnswer, { reservation });
         const isVerified = await options.verifyDomain(reservation.value, reservation.verificationToken ?? '');
         if (!isVerified) {
           throw new ControlDomainUnverifiedError(`no TXT record _tuna-challenge.${reservation.value} holding the verification token yet`);
         }
-        return ok({ reservation: await store.markDomainVerified(ctx.key.accountId, reservation.id, ctx.actor) });
+        return answer(ReservationAnswer, { reservation: await store.markDomainVerified(ctx.key.accountId, reservation.id, ctx.actor) });
       },
     },
   ];

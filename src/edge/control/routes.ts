@@ -1,3 +1,4 @@
+import type * as t from 'io-ts';
 import type { ApiKey, ApiKeyScope, Clock, Store } from '../store/index.js';
 
 /** The route table shape shared by the control API's route groups. */
@@ -37,7 +38,10 @@ export interface RouteDeps {
   notifyRevoked(keyIds: readonly string[]): void;
 }
 
-/** ok builds a 200 result. */
-export function ok(body: unknown): RouteResult {
-  return { status: 200, body };
+/**
+ * answer builds a result from an answer codec of src/control-api and a value of its type, so the
+ * edge cannot send a shape the client does not decode.
+ */
+export function answer<C extends t.Mixed>(codec: C, value: t.TypeOf<C>, status = 200): RouteResult {
+  return { status, body: codec.encode(value) };
 }

@@ -1,6 +1,14 @@
-import { ControlNotFoundError } from './errors.js';
-import { decodeBody, mintTunnelKeyBody, parseSelector, rotateTunnelKeyBody } from './codecs.js';
-import { ok } from './routes.js';
+import {
+  ControlNotFoundError,
+  MintTunnelKeyBody,
+  MintedTunnelKeyAnswer,
+  RotateTunnelKeyBody,
+  TunnelKeyAnswer,
+  TunnelKeysAnswer,
+  decodeRequest,
+  parseSelector,
+} from '../../control-api/index.js';
+import { answer } from './routes.js';
 import type { RequestContext, Route, RouteDeps, RouteResult } from './routes.js';
 
 /** TunnelKeyRouteOptions bound what a caller may ask for. */
@@ -18,7 +26,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
   const expiry = (ttlSeconds: number | undefined) =>
     clock.now() + Math.min(ttlSeconds ?? options.defaultTtlSeconds, options.maxTtlSeconds) * 1000;
   const mint = async (ctx: RequestContext): Promise<RouteResult> => {
-    const body = decodeBody(mintTunnelKeyBody, await ctx.body());
+    const body = decodeRequest(MintTunnelKeyBody, await ctx.body());
     const input = {
       accountId: ctx.key.accountId,
       reservationId: body.reservationId,
@@ -28,7 +36,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       labels: body.labels,
     };
     const { record, token } = await store.mintTunnelKey(input, ctx.actor);
-    return { status: 201, body: { tunnelKey: record, token } };
+    return answer(MintedTunnelKeyAnswer, { tunnelKey: record, token }, 201);
   };
   return [
     {
@@ -41,7 +49,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       method: 'GET',
       path: /^\/v1\/tunnel-keys$/,
       scope: 'reservations',
-      handle: async (ctx) => ok({ tunnelKeys: await store.listTunnelKeys(ctx.key.accountId, parseSelector(ctx.query)) }),
+      handle: async (ctx) => answer(TunnelKeysAnswer, { tunnelKeys: await store.listTunnelKeys(ctx.key.accountId, parseSelector(ctx.query)) }),
     },
     {
       method: 'GET',
@@ -50,7 +58,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       handle: async (ctx) => {
         const tunnelKey = await store.getTunnelKey(ctx.key.accountId, ctx.params[0] ?? '');
         if (!tunnelKey) throw new ControlNotFoundError('tunnel key not found');
-        return ok({ tunnelKey });
+        return answer(TunnelKeyAnswer, { tunnelKey });
       },
     },
     {
@@ -58,10 +66,10 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       path: /^\/v1\/tunnel-keys\/([^/]+)\/rotate$/,
       scope: 'reservations',
       handle: async (ctx) => {
-        const body = decodeBody(rotateTunnelKeyBody, await ctx.body());
+        const body = decodeRequest(RotateTunnelKeyBody, await ctx.body());
         const input = { expiresAt: expiry(body.ttlSeconds), graceMs: (body.graceSeconds ?? 0) * 1000 };
         const { record, token } = await store.rotateTunnelKey(ctx.key.accountId, ctx.params[0] ?? '', input, ctx.actor);
-        return ok({ tunnelKey: record, token });
+        return answer(MintedTunnelKeyAnswer, { tunnelKey: record, token });
       },
     },
     {
@@ -71,7 +79,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       handle: async (ctx) => {
         const tunnelKey = await store.revokeTunnelKey(ctx.key.accountId, ctx.params[0] ?? '', ctx.actor);
         notifyRevoked([tunnelKey.id]);
-        return ok({ tunnelKey });
+        return answer(TunnelKeyAnswer, { tunnelKey });
       },
     },
   ];

@@ -16,6 +16,7 @@ const REJECTION: Record<TunnelKeyRejection, Refusal> = {
   'wrong-secret': { ok: false, status: 403, reason: 'unknown-key' },
   'revoked': { ok: false, status: 403, reason: 'revoked' },
   'expired': { ok: false, status: 403, reason: 'expired' },
+  'account-disabled': { ok: false, status: 403, reason: 'revoked' },
 };
 
 const WRONG_BINDING: Refusal = { ok: false, status: 403, reason: 'wrong-binding' };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createControlApi } from '../control/index.js';
-import type { ControlApi } from '../control/index.js';
+import type { ControlApi, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
@@ -22,6 +22,8 @@ export interface StoreModeOptions {
   /** how to open `config.store` when no store is handed in (default: openConfiguredStore) */
   openStore?: StoreOpener;
   log?: (line: string) => void;
+  /** the bound public HTTP/HTTPS ports, for GET /v1/edge (read per request: they are bound later) */
+  publicListeners?: () => PublicListeners;
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -49,9 +51,10 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const log = options.log ?? (() => undefined);
   const store = options.store ?? (await (options.openStore ?? openConfiguredStore)(settings!));
   const ownsStore = options.store === undefined;
+  const addressPorts = settings?.addressPorts ?? DEFAULT_ADDRESS_PORTS;
   const directory = new StoreBindingDirectory({
     store,
-    addressPorts: settings?.addressPorts ?? DEFAULT_ADDRESS_PORTS,
+    addressPorts,
     ...(settings?.pollMs !== undefined ? { pollMs: settings.pollMs } : {}),
     log,
   });
@@ -70,6 +73,8 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     ...(settings?.portPool !== undefined ? { portPool: settings.portPool } : {}),
     ...(settings?.addressPool !== undefined ? { addressPool: settings.addressPool } : {}),
     ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
+    addressPorts,
+    ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
     onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
     log,
   });

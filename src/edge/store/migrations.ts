@@ -128,6 +128,12 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'append-only audit log',
     sql: { sqlite: SQLITE_AUDIT_GUARD, postgres: POSTGRES_AUDIT_GUARD },
   },
+  {
+    // Issue 9: admins disable accounts (`tuna accounts disable`); NULL is an active account.
+    version: 3,
+    name: 'disabled accounts',
+    sql: { sqlite: 'ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;', postgres: 'ALTER TABLE accounts ADD COLUMN disabled_at BIGINT;' },
+  },
 ];
 
 /** migrate brings the database to the newest version and returns the versions it applied. */

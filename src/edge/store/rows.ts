@@ -37,7 +37,7 @@ const text = required(looseString);
 const integer = required(sqlInteger);
 const labels = required(jsonText(t.record(t.string, looseString)));
 
-const accountRow = looseObject('accounts row', { id: text, name: text, created_at: integer });
+const accountRow = looseObject('accounts row', { id: text, name: text, created_at: integer, disabled_at: sqlInteger });
 
 const apiKeyRow = looseObject('api_keys row', {
   id: text,
@@ -98,7 +98,7 @@ function decodeRow<A>(codec: t.Decoder<unknown, A>, row: SqlRow, table: string):
 /** toAccount maps an `accounts` row. */
 export function toAccount(row: SqlRow): Account {
   const r = decodeRow(accountRow, row, 'accounts');
-  return { id: r.id, name: r.name, createdAt: r.created_at };
+  return { id: r.id, name: r.name, createdAt: r.created_at, disabledAt: r.disabled_at ?? null };
 }
 
 /** toApiKey maps an `api_keys` row (the hash stays behind). */

@@ -3,14 +3,15 @@ import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, UniqueV
 import { formatToken, hashSecret, newRecordId, newSecret, parseToken, secretMatches } from './keys.js';
 import { migrate } from './migrations.js';
 import { REVOCATION_CHANNEL } from './revocations.js';
+import { disableAccountTx, requireActiveAccount } from './sql-accounts.js';
 import { toAccount, toApiKey, toAuditEvent, toCertificate, toReservation, toTunnelKey } from './rows.js';
-import type { SqlDriver, SqlExecutor } from './sql-driver.js';
+import type { SqlDriver } from './sql-driver.js';
 import { createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx } from './sql-reservations.js';
 import { authenticateTunnelKeyWith, mintTunnelKeyTx, revokeTunnelKeyTx, rotateTunnelKeyTx } from './sql-tunnel-keys.js';
 import { API_KEY_SCOPES, systemClock } from './store.js';
 import type {
   Account, Actor, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, Certificate, Clock, CreateReservationInput,
-  CreateReservationResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
+  CreateReservationResult, DisableAccountResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
   ReservationKind, RotateTunnelKeyInput, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
 } from './store.js';
 import { checkText, matchesSelector, normalizeHostname } from './validate.js';
@@ -45,7 +46,7 @@ export class SqlStore implements Store {
   }
 
   async createAccount(input: { name: string }, actor: Actor): Promise<Account> {
-    const account: Account = { id: newRecordId(), name: checkText('name', input.name, 200), createdAt: this.clock.now() };
+    const account: Account = { id: newRecordId(), name: checkText('name', input.name, 200), createdAt: this.clock.now(), disabledAt: null };
     return this.db.transaction(async (tx) => {
       try {
         await tx.run('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [account.id, account.name, account.createdAt]);
@@ -67,6 +68,10 @@ export class SqlStore implements Store {
     return (await this.db.query('SELECT * FROM accounts ORDER BY created_at, id')).map(toAccount);
   }
 
+  disableAccount(id: string, actor: Actor): Promise<DisableAccountResult> {
+    return this.db.transaction((tx) => disableAccountTx(tx, id, this.clock.now(), actor));
+  }
+
   async createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>> {
     const name = checkText('name', input.name, 200);
     const scopes = API_KEY_SCOPES.filter((s) => input.scopes.includes(s));
@@ -77,7 +82,7 @@ export class SqlStore implements Store {
     const key: ApiKey = { id: newRecordId(), accountId: input.accountId, name, scopes, createdAt: now, revokedAt: null };
     const secret = newSecret();
     await this.db.transaction(async (tx) => {
-      await this.requireAccount(tx, input.accountId);
+      await requireActiveAccount(tx, input.accountId);
       await tx.run('INSERT INTO api_keys (id, account_id, name, scopes, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
         key.id, key.accountId, name, JSON.stringify(scopes), hashSecret(secret), now,
       ]);
@@ -105,7 +110,10 @@ export class SqlStore implements Store {
   async authenticateApiKey(token: string): Promise<ApiKey | undefined> {
     const parsed = parseToken('api', token);
     if (!parsed) return undefined;
-    const [row] = await this.db.query('SELECT * FROM api_keys WHERE id = ? AND revoked_at IS NULL', [parsed.id]);
+    const [row] = await this.db.query(
+      'SELECT api_keys.* FROM api_keys JOIN accounts ON accounts.id = api_keys.account_id WHERE api_keys.id = ? AND api_keys.revoked_at IS NULL AND accounts.disabled_at IS NULL',
+      [parsed.id],
+    );
     if (!row || !secretMatches(parsed.secret, String(row['secret_hash']))) return undefined;
     return toApiKey(row);
   }
@@ -113,7 +121,7 @@ export class SqlStore implements Store {
   async createReservation(input: CreateReservationInput, actor: Actor): Promise<CreateReservationResult> {
     const attempt = () =>
       this.db.transaction(async (tx) => {
-        await this.requireAccount(tx, input.accountId);
+        await requireActiveAccount(tx, input.accountId);
         return createReservationTx(tx, input, this.clock.now(), actor);
       });
     try {
@@ -168,7 +176,10 @@ export class SqlStore implements Store {
   }
 
   mintTunnelKey(input: MintTunnelKeyInput, actor: Actor): Promise<Minted<TunnelKey>> {
-    return this.db.transaction((tx) => mintTunnelKeyTx(tx, input, this.clock.now(), actor));
+    return this.db.transaction(async (tx) => {
+      await requireActiveAccount(tx, input.accountId);
+      return mintTunnelKeyTx(tx, input, this.clock.now(), actor);
+    });
   }
 
   async getTunnelKey(accountId: string, id: string): Promise<TunnelKey | undefined> {
@@ -247,10 +258,5 @@ export class SqlStore implements Store {
     }
     const rows = await this.db.query(`SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`, [...params, limit]);
     return rows.map(toAuditEvent);
-  }
-
-  private async requireAccount(tx: SqlExecutor, accountId: string): Promise<void> {
-    const [row] = await tx.query('SELECT id FROM accounts WHERE id = ?', [accountId]);
-    if (!row) throw new StoreNotFoundError(`account ${accountId} not found`);
   }
 }

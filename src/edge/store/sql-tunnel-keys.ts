@@ -111,7 +111,7 @@ export async function revokeTunnelKeyTx(tx: SqlTransaction, accountId: string, i
   return { ...key, revokedAt: now };
 }
 
-/** checkTunnelKeyRow decides a presented secret against a stored row at time `now`. */
+/** checkTunnelKeyRow decides a presented secret against a stored row (with its account's `account_disabled_at`) at time `now`. */
 export function checkTunnelKeyRow(row: SqlRow | undefined, secret: string, now: number): TunnelKeyCheck {
   if (!row) return { ok: false, reason: 'unknown' };
   const previousUntil = row['previous_valid_until'];
@@ -123,6 +123,7 @@ export function checkTunnelKeyRow(row: SqlRow | undefined, secret: string, now: 
   const key = toTunnelKey(row);
   if (key.revokedAt !== null) return { ok: false, reason: 'revoked' };
   if (now >= key.expiresAt) return { ok: false, reason: 'expired' };
+  if (row['account_disabled_at'] !== null && row['account_disabled_at'] !== undefined) return { ok: false, reason: 'account-disabled' };
   return { ok: true, key };
 }
 
@@ -130,6 +131,9 @@ export function checkTunnelKeyRow(row: SqlRow | undefined, secret: string, now: 
 export async function authenticateTunnelKeyWith(db: SqlExecutor, token: string, now: number): Promise<TunnelKeyCheck> {
   const parsed = parseToken('tunnel', token);
   if (!parsed) return { ok: false, reason: 'malformed' };
-  const [row] = await db.query('SELECT * FROM tunnel_keys WHERE id = ?', [parsed.id]);
+  const [row] = await db.query(
+    'SELECT tunnel_keys.*, accounts.disabled_at AS account_disabled_at FROM tunnel_keys JOIN accounts ON accounts.id = tunnel_keys.account_id WHERE tunnel_keys.id = ?',
+    [parsed.id],
+  );
   return checkTunnelKeyRow(row, parsed.secret, now);
 }

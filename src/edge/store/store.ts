@@ -9,75 +9,20 @@
  * never reach the audit log; tokens are returned exactly once, by the call that creates them.
  */
 
-/** Labels are string key/value pairs, as on Kubernetes objects (cluster id, owner uid, ...). */
-export type Labels = Readonly<Record<string, string>>;
+import type {
+  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, CreatedReservation, DisabledAccount, DomainType, LabelSelector, Labels, PortPool,
+  ReleasedReservation, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
+} from '../../control-api/index.js';
 
-/** LabelSelector matches objects whose labels include every pair (Kubernetes `matchLabels`). */
-export type LabelSelector = Readonly<Record<string, string>>;
+// The records the store keeps are the control API's records (src/control-api/records.ts): one
+// definition, so a row the store returns is exactly what the API answers and the client decodes.
+export { API_KEY_SCOPES, TUNNEL_PROTOCOLS } from '../../control-api/index.js';
+export type {
+  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, DomainType, LabelSelector, Labels, PortPool, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
+} from '../../control-api/index.js';
 
 /** Actor names who made a change, for the audit log: `apikey:<id>`, `system`, `cli`, ... */
 export type Actor = string;
-
-/** ApiKeyScope is what an account API key may do (DESIGN "Keys and trust"). */
-export type ApiKeyScope = 'reservations' | 'tunnels' | 'admin';
-
-/** API_KEY_SCOPES lists every scope, in canonical order. */
-export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['reservations', 'tunnels', 'admin'];
-
-/** TunnelProtocol is what a tunnel key may carry: the public protocol of its binding. */
-export type TunnelProtocol = 'http' | 'https' | 'tls' | 'tcp';
-
-/** TUNNEL_PROTOCOLS lists every tunnel protocol, in canonical order. */
-export const TUNNEL_PROTOCOLS: readonly TunnelProtocol[] = ['http', 'https', 'tls', 'tcp'];
-
-/** Account is a tenant of the edge; every other record belongs to one. */
-export interface Account {
-  readonly id: string;
-  readonly name: string;
-  readonly createdAt: number;
-}
-
-/** ApiKey is the stored part of an account API key: never its secret, only the secret's hash. */
-export interface ApiKey {
-  readonly id: string;
-  readonly accountId: string;
-  readonly name: string;
-  readonly scopes: readonly ApiKeyScope[];
-  readonly createdAt: number;
-  readonly revokedAt: number | null;
-}
-
-/** ReservationKind is the kind of public address a reservation holds (DESIGN "Addresses"). */
-export type ReservationKind = 'domain' | 'tcp-port' | 'address';
-
-/** DomainType says whether a domain is under the edge's base domain or the user's own. */
-export type DomainType = 'subdomain' | 'custom';
-
-/** Reservation is an address held by one account until released. */
-export interface Reservation {
-  readonly id: string;
-  readonly accountId: string;
-  readonly kind: ReservationKind;
-  /** the address itself: a lower-case hostname, a port number in decimal, or an IP address */
-  readonly value: string;
-  /** optional per-account name that makes pool allocations idempotent (e.g. `default/web`) */
-  readonly name: string | null;
-  readonly labels: Labels;
-  /** domains only: subdomain of the base domain, or a custom domain */
-  readonly domainType: DomainType | null;
-  /** custom domains only: the value the DNS TXT record must hold */
-  readonly verificationToken: string | null;
-  /** subdomains are verified at creation; custom domains once the TXT record was seen */
-  readonly verified: boolean;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
-
-/** PortPool is an inclusive TCP port range the edge allocates from. */
-export interface PortPool {
-  readonly first: number;
-  readonly last: number;
-}
 
 /** ReservationSpec says what to reserve: a specific address, or any free one from a pool. */
 export type ReservationSpec =
@@ -96,26 +41,8 @@ export interface CreateReservationInput {
   readonly labels?: Labels;
 }
 
-/** CreateReservationResult tells a new reservation from an adopted one (idempotent create). */
-export interface CreateReservationResult {
-  readonly reservation: Reservation;
-  readonly created: boolean;
-}
-
-/** TunnelKey is the stored part of a tunnel key: bound to one reservation and one protocol. */
-export interface TunnelKey {
-  readonly id: string;
-  readonly accountId: string;
-  readonly reservationId: string;
-  readonly protocol: TunnelProtocol;
-  /** how many live tunnel connections the key may hold at once (HA replicas) */
-  readonly maxConnections: number;
-  readonly expiresAt: number;
-  readonly labels: Labels;
-  readonly createdAt: number;
-  readonly rotatedAt: number | null;
-  readonly revokedAt: number | null;
-}
+/** CreateReservationResult tells a new reservation from an adopted one (idempotent create): the API's answer. */
+export type CreateReservationResult = CreatedReservation;
 
 /** MintTunnelKeyInput is the argument of Store.mintTunnelKey. */
 export interface MintTunnelKeyInput {
@@ -141,7 +68,7 @@ export interface Minted<T> {
 }
 
 /** TunnelKeyRejection says why a tunnel key was refused (for the edge's own logs, never the client). */
-export type TunnelKeyRejection = 'malformed' | 'unknown' | 'wrong-secret' | 'revoked' | 'expired';
+export type TunnelKeyRejection = 'malformed' | 'unknown' | 'wrong-secret' | 'revoked' | 'expired' | 'account-disabled';
 
 /** TunnelKeyCheck is the result of Store.authenticateTunnelKey. */
 export type TunnelKeyCheck =
@@ -160,31 +87,11 @@ export interface Certificate {
 /** PutCertificateInput is the argument of Store.putCertificate. */
 export type PutCertificateInput = Omit<Certificate, 'updatedAt'>;
 
-/** AuditEvent is one change: who, what, when. `detail` never holds a secret. */
-export interface AuditEvent {
-  readonly seq: number;
-  readonly at: number;
-  readonly actor: Actor;
-  readonly action: string;
-  readonly accountId: string | null;
-  readonly targetKind: string;
-  readonly targetId: string;
-  readonly detail: Readonly<Record<string, unknown>>;
-}
+/** ReleaseResult lists the tunnel keys revoked with a released reservation (close their tunnels): the API's answer. */
+export type ReleaseResult = ReleasedReservation;
 
-/** AuditQuery filters Store.listAuditEvents. */
-export interface AuditQuery {
-  readonly accountId?: string;
-  /** only events with a larger sequence number (for paging) */
-  readonly afterSeq?: number;
-  readonly limit?: number;
-}
-
-/** ReleaseResult lists the tunnel keys revoked with a released reservation (close their tunnels). */
-export interface ReleaseResult {
-  readonly reservation: Reservation;
-  readonly revokedTunnelKeyIds: readonly string[];
-}
+/** DisableAccountResult is a disabled account and the keys revoked with it (close their tunnels): the API's answer. */
+export type DisableAccountResult = DisabledAccount;
 
 /** ServedReservation is a held reservation with the protocols of its live, unexpired tunnel keys (routing). */
 export interface ServedReservation {
@@ -201,6 +108,13 @@ export interface Store {
   createAccount(input: { name: string }, actor: Actor): Promise<Account>;
   getAccount(id: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
+  /**
+   * disableAccount marks an account disabled and revokes its API keys and tunnel keys (announced as
+   * revocations, so every node closes their tunnels); its reservations stay held, so nobody else
+   * takes its addresses. Keys of a disabled account never authenticate, and it gets no new keys or
+   * reservations. Disabling a disabled account changes nothing.
+   */
+  disableAccount(id: string, actor: Actor): Promise<DisableAccountResult>;
 
   createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>>;
   listApiKeys(accountId: string): Promise<ApiKey[]>;

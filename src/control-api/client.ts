@@ -3,9 +3,14 @@ import https from 'node:https';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import {
+  AccountAnswer,
+  AccountsAnswer,
   ApiKeyAnswer,
   ApiKeysAnswer,
+  AuditAnswer,
   CreatedReservationAnswer,
+  DisabledAccountAnswer,
+  EdgeAnswer,
   ErrorAnswer,
   MintedApiKeyAnswer,
   MintedTunnelKeyAnswer,
@@ -14,14 +19,19 @@ import {
   ReservationsAnswer,
   TunnelKeyAnswer,
   TunnelKeysAnswer,
-} from './control-codecs.js';
-import { ControlServerError, ControlUnreachableError, errorForStatus } from './control-errors.js';
+} from './answers.js';
+import { ControlBadAnswerError, ControlUnreachableError, errorFromAnswer } from './errors.js';
+import { selectorQuery, toQuery } from './query.js';
+import type { AuditQuery } from './query.js';
+import type { ApiKeyScope, LabelSelector } from './records.js';
+import type { CreateApiKeyRequest, ReservationRequest, TunnelKeyRequest } from './requests.js';
 
 /**
- * ControlClient is a small typed client of the edge's control API (`/v1` on the edge's tunnel
- * listener; docs/edge-store.md). Every answer is checked with io-ts; every error answer becomes
- * one CliError (src/cli/control-errors.ts). The API key goes in the Authorization header only:
- * it is never part of a URL, an error message or a log line.
+ * ControlClient is the typed client of the edge's control API (`/v1` on the edge's tunnel
+ * listener; docs/edge.md "Control API"), used by the CLI and the operator. Every answer is checked
+ * with its io-ts codec; an error answer becomes the control API's own error class
+ * (errorFromAnswer), a missing or foreign answer a ControlUnreachableError. The API key goes in
+ * the Authorization header only: it is never part of a URL, an error message or a log line.
  */
 
 /** ControlEndpoint is where the control API listens and what to trust. */
@@ -32,22 +42,14 @@ export interface ControlEndpoint {
   readonly ca?: string;
 }
 
-/** ReservationRequest is the body of POST /v1/reservations. */
-export type ReservationRequest = ({ kind: 'domain'; hostname: string } | { kind: 'tcp-port'; port?: number } | { kind: 'address'; address?: string }) & {
-  name?: string;
-  labels?: Record<string, string>;
-};
-
-/** TunnelKeyRequest is the body of POST /v1/tunnel-keys. */
-export interface TunnelKeyRequest {
-  reservationId: string;
-  protocol: string;
-  maxConnections?: number;
-  ttlSeconds?: number;
-  labels?: Record<string, string>;
-}
-
 const TIMEOUT_MS = 30_000;
+
+interface RawAnswer {
+  status: number;
+  text: string;
+  retryAfter: string | undefined;
+  allow: string | undefined;
+}
 
 /** ControlClient talks to one edge with one API key. */
 export class ControlClient {
@@ -59,19 +61,44 @@ export class ControlClient {
     this.#apiKey = apiKey;
   }
 
+  /** describeEdge asks what the edge serves: base domain, pools, public listeners, version (any valid key). */
+  describeEdge() {
+    return this.#call('GET', '/v1/edge', EdgeAnswer, undefined);
+  }
+
+  /** createAccount creates a tenant account (admin scope). */
+  createAccount(name: string) {
+    return this.#call('POST', '/v1/accounts', AccountAnswer, 'admin', { name });
+  }
+
+  /** listAccounts lists every account, disabled ones included (admin scope). */
+  listAccounts() {
+    return this.#call('GET', '/v1/accounts', AccountsAnswer, 'admin');
+  }
+
+  /** disableAccount disables an account and revokes its keys (admin scope); its reservations stay held. */
+  disableAccount(id: string) {
+    return this.#call('POST', `/v1/accounts/${encodeURIComponent(id)}/disable`, DisabledAccountAnswer, 'admin', {});
+  }
+
   /** createApiKey mints an account API key (admin scope); the token is in the answer once. */
-  createApiKey(body: { name: string; scopes: string[]; accountId?: string }) {
+  createApiKey(body: CreateApiKeyRequest) {
     return this.#call('POST', '/v1/api-keys', MintedApiKeyAnswer, 'admin', body);
   }
 
   /** listApiKeys lists the live API keys of the caller's account, or of `accountId` (admin). */
   listApiKeys(accountId?: string) {
-    return this.#call('GET', `/v1/api-keys${query({ accountId })}`, ApiKeysAnswer, 'admin');
+    return this.#call('GET', `/v1/api-keys${toQuery({ accountId })}`, ApiKeysAnswer, 'admin');
   }
 
   /** revokeApiKey revokes an API key (admin scope). */
   revokeApiKey(id: string, accountId?: string) {
-    return this.#call('DELETE', `/v1/api-keys/${encodeURIComponent(id)}${query({ accountId })}`, ApiKeyAnswer, 'admin');
+    return this.#call('DELETE', `/v1/api-keys/${encodeURIComponent(id)}${toQuery({ accountId })}`, ApiKeyAnswer, 'admin');
+  }
+
+  /** listAuditEvents reads the audit log of the caller's account, or of `accountId` (admin scope). */
+  listAuditEvents(query: AuditQuery = {}) {
+    return this.#call('GET', `/v1/audit${toQuery({ ...query })}`, AuditAnswer, 'admin');
   }
 
   /** mintTunnelKey mints a tunnel key for one reservation and protocol; the token is in the answer once. */
@@ -80,8 +107,8 @@ export class ControlClient {
   }
 
   /** listTunnelKeys lists live tunnel keys, filtered by labels (every pair must match). */
-  listTunnelKeys(labels?: Record<string, string>) {
-    return this.#call('GET', `/v1/tunnel-keys${labelQuery(labels)}`, TunnelKeysAnswer, 'reservations');
+  listTunnelKeys(labels?: LabelSelector) {
+    return this.#call('GET', `/v1/tunnel-keys${selectorQuery(labels)}`, TunnelKeysAnswer, 'reservations');
   }
 
   /** revokeTunnelKey revokes a tunnel key; the edge closes its live connections. */
@@ -95,8 +122,8 @@ export class ControlClient {
   }
 
   /** listReservations lists held reservations, filtered by labels. */
-  listReservations(labels?: Record<string, string>) {
-    return this.#call('GET', `/v1/reservations${labelQuery(labels)}`, ReservationsAnswer, 'reservations');
+  listReservations(labels?: LabelSelector) {
+    return this.#call('GET', `/v1/reservations${selectorQuery(labels)}`, ReservationsAnswer, 'reservations');
   }
 
   /** verifyDomain asks the edge to look for a custom domain's DNS TXT record (409 while it is missing). */
@@ -109,7 +136,7 @@ export class ControlClient {
     return this.#call('DELETE', `/v1/reservations/${encodeURIComponent(id)}`, ReleasedAnswer, 'reservations');
   }
 
-  async #call<A>(method: string, path: string, codec: t.Decoder<unknown, A>, scope: string, body?: unknown): Promise<A> {
+  async #call<A>(method: string, path: string, codec: t.Decoder<unknown, A>, scope: ApiKeyScope | undefined, body?: unknown): Promise<A> {
     const answer = await this.#send(method, path, body);
     let json: unknown;
     try {
@@ -119,14 +146,14 @@ export class ControlClient {
     }
     if (answer.status >= 400) {
       const error = ErrorAnswer.decode(json);
-      throw errorForStatus(answer.status, isLeft(error) ? {} : error.right.error, scope, answer.retryAfter);
+      throw errorFromAnswer(answer.status, isLeft(error) ? {} : error.right.error, answer, scope);
     }
     const decoded = codec.decode(json);
-    if (isLeft(decoded)) throw new ControlServerError(`the edge's answer to ${method} ${path.split('?')[0] ?? path} has an unexpected shape`);
+    if (isLeft(decoded)) throw new ControlBadAnswerError(`the edge's answer to ${method} ${path.split('?')[0] ?? path} has an unexpected shape`);
     return decoded.right;
   }
 
-  #send(method: string, path: string, body: unknown): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+  #send(method: string, path: string, body: unknown): Promise<RawAnswer> {
     const { url, ca } = this.#endpoint;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
@@ -137,7 +164,14 @@ export class ControlClient {
       const req = (target.protocol === 'https:' ? https : http).request(target, options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: header(res.headers['retry-after']) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: header(res.headers['retry-after']),
+            allow: header(res.headers['allow']),
+          }),
+        );
         res.on('error', (err) => reject(unreachable(url, err)));
       });
       req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })));
@@ -156,16 +190,4 @@ function unreachable(url: URL, err: Error): ControlUnreachableError {
 
 function header(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function query(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, value);
-  const text = search.toString();
-  return text === '' ? '' : `?${text}`;
-}
-
-/** labelQuery encodes a selector as `label.<key>=<value>` terms, each part percent-encoded on its own. */
-function labelQuery(labels: Record<string, string> | undefined): string {
-  return query(Object.fromEntries(Object.entries(labels ?? {}).map(([k, v]) => [`label.${k}`, v])));
 }

@@ -1,0 +1,58 @@
+import * as t from 'io-ts';
+import { closedObject, decodeWith } from '../codec/index.js';
+import { ControlInvalidRequestError } from './errors.js';
+import { ApiKeyScopeCodec, LabelsCodec, ReservationKindCodec, TunnelProtocolCodec } from './records.js';
+
+/**
+ * io-ts codecs of the control API's request bodies (STYLE: io-ts at every boundary). The edge
+ * decodes with them; the client's request types are derived from them, so both ends agree on one
+ * shape. Objects are closed: an unknown field is a 400 naming it, so a typo (`lables`) is never
+ * silently ignored.
+ */
+
+const integer = (name: string, isAllowed: (n: number) => boolean) => t.refinement(t.number, (n) => Number.isInteger(n) && isAllowed(n), name);
+const anyInteger = integer('integer', () => true);
+const positiveInteger = integer('positive integer', (n) => n > 0);
+const nonNegativeInteger = integer('non-negative integer', (n) => n >= 0);
+
+/** CreateAccountBody is POST /v1/accounts. */
+export const CreateAccountBody = closedObject('CreateAccount', { name: t.string }, {});
+/** CreateAccountRequest is the body of POST /v1/accounts. */
+export type CreateAccountRequest = t.TypeOf<typeof CreateAccountBody>;
+
+/** CreateApiKeyBody is POST /v1/api-keys (accountId: admins creating a key for another account). */
+export const CreateApiKeyBody = closedObject('CreateApiKey', { name: t.string, scopes: t.array(ApiKeyScopeCodec) }, { accountId: t.string });
+/** CreateApiKeyRequest is the body of POST /v1/api-keys. */
+export type CreateApiKeyRequest = t.TypeOf<typeof CreateApiKeyBody>;
+
+/** CreateReservationBody is POST /v1/reservations: port/address absent means "allocate from the pool". */
+export const CreateReservationBody = closedObject(
+  'CreateReservation',
+  { kind: ReservationKindCodec },
+  { hostname: t.string, port: anyInteger, address: t.string, name: t.string, labels: LabelsCodec },
+);
+/** ReservationRequest is the body of POST /v1/reservations. */
+export type ReservationRequest = t.TypeOf<typeof CreateReservationBody>;
+
+/** MintTunnelKeyBody is POST /v1/tunnel-keys. */
+export const MintTunnelKeyBody = closedObject(
+  'MintTunnelKey',
+  { reservationId: t.string, protocol: TunnelProtocolCodec },
+  { maxConnections: positiveInteger, ttlSeconds: positiveInteger, labels: LabelsCodec },
+);
+/** TunnelKeyRequest is the body of POST /v1/tunnel-keys. */
+export type TunnelKeyRequest = t.TypeOf<typeof MintTunnelKeyBody>;
+
+/** RotateTunnelKeyBody is POST /v1/tunnel-keys/{id}/rotate. */
+export const RotateTunnelKeyBody = closedObject('RotateTunnelKey', {}, { ttlSeconds: positiveInteger, graceSeconds: nonNegativeInteger });
+/** RotateTunnelKeyRequest is the body of POST /v1/tunnel-keys/{id}/rotate. */
+export type RotateTunnelKeyRequest = t.TypeOf<typeof RotateTunnelKeyBody>;
+
+/** decodeRequest decodes a body or throws a 400 naming the first offending field. */
+export function decodeRequest<A>(codec: t.Decoder<unknown, A>, body: unknown): A {
+  const result = decodeWith(codec, body);
+  if (result.ok) return result.value;
+  const first = result.errors[0] ?? 'invalid request body';
+  const cut = first.indexOf(': ');
+  throw new ControlInvalidRequestError(first, cut > 0 ? first.slice(0, cut) : 'body');
+}
