@@ -1,5 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { Condition, ObjectRef, ObjectStatus, SourceRef, StatusEvent } from '../../model/index.js';
+import type { ConditionReason } from './reasons.js';
 
 /** KubeObject is the part of any Kubernetes object the translators look at generically. */
 export interface KubeObject {
@@ -56,7 +57,7 @@ export function generationOf(obj: KubeObject): number | undefined {
 export function condition(
   type: string,
   status: boolean | 'Unknown',
-  reason: string,
+  reason: ConditionReason,
   message: string,
   observedGeneration?: number,
 ): Condition {
@@ -70,7 +71,7 @@ export function condition(
 }
 
 /** warning builds a Warning event. */
-export function warning(reason: string, message: string): StatusEvent {
+export function warning(reason: ConditionReason, message: string): StatusEvent {
   return { type: 'Warning', reason, message };
 }
 

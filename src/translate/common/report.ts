@@ -1,5 +1,6 @@
 import type { Condition, ObjectStatus } from '../../model/index.js';
 import { condition, warning } from './meta.js';
+import type { TunaReason } from './reasons.js';
 
 /**
  * ProblemCondition is the condition type a problem is reported under: `Accepted` for parts of the
@@ -11,7 +12,7 @@ export type ProblemCondition = 'Accepted' | 'ResolvedRefs' | 'Conflicted';
 /** Problem is one user mistake found while translating an object: it becomes a condition and a Warning event. */
 export interface Problem {
   condition: ProblemCondition;
-  reason: string;
+  reason: TunaReason;
   message: string;
 }
 
@@ -25,7 +26,7 @@ export interface ReportPlan {
   published: string[];
 }
 
-const healthy: Record<ProblemCondition, { status: boolean; reason: string; message: string }> = {
+const healthy: Record<ProblemCondition, { status: boolean; reason: TunaReason; message: string }> = {
   Accepted: { status: true, reason: 'Accepted', message: '' },
   ResolvedRefs: { status: true, reason: 'ResolvedRefs', message: 'every Service and Secret reference resolved' },
   Conflicted: { status: false, reason: 'NoConflicts', message: 'no part is shadowed by another object' },

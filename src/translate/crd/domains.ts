@@ -48,7 +48,7 @@ export function translateDomains(domains: readonly Domain[], options: TranslateO
     const { hostname } = found;
     const holder = holders.get(hostname);
     if (holder) {
-      const problem = { reason: 'HostnameAlreadyReserved', message: `hostname ${hostname} is already reserved by Domain ${crdKey(holder)}, which is older` };
+      const problem: Problem = { reason: 'HostnameAlreadyReserved', message: `hostname ${hostname} is already reserved by Domain ${crdKey(holder)}, which is older` };
       rejectObject(book, domain, 'Domain', problem, { hostname });
       outcomes.set(key, { ok: false, problem });
       continue;

@@ -9,13 +9,14 @@ import type { Condition, ObjectRef, ObjectStatus } from '../../model/index.js';
 import type { KubeObject, StatusBook } from '../common/meta.js';
 import { condition, createdOf, namespaceOf, warning } from '../common/meta.js';
 import { TUNA_GROUP } from '../../crd/index.js';
+import type { TunaReason } from '../common/reasons.js';
 
 /** CrdKind is one of tuna's own kinds. */
 export type CrdKind = 'Domain' | 'TCPPort' | 'Tunnel';
 
 /** Problem is a user mistake: a status reason and a message saying what to change. */
 export interface Problem {
-  reason: string;
+  reason: TunaReason;
   message: string;
 }
 

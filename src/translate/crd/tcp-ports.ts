@@ -29,7 +29,7 @@ export function translateTcpPorts(ports: readonly TCPPort[], book: StatusBook): 
     const port = tcpPort.spec.port ?? 0;
     const holder = port === 0 ? undefined : holders.get(port);
     if (holder) {
-      const problem = { reason: 'PortAlreadyReserved', message: `port ${port} is already reserved by TCPPort ${crdKey(holder)}, which is older` };
+      const problem: Problem = { reason: 'PortAlreadyReserved', message: `port ${port} is already reserved by TCPPort ${crdKey(holder)}, which is older` };
       rejectObject(book, tcpPort, 'TCPPort', problem, { requestedPort: port });
       outcomes.set(key, { ok: false, problem });
       continue;

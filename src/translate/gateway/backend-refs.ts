@@ -2,6 +2,7 @@ import type { Backend, BackendProtocol, ServiceBackend } from '../../model/index
 import { resolveServiceBackend } from '../common/backend.js';
 import type { Problem, TranslationContext } from './context.js';
 import { GATEWAY_GROUP } from './kinds.js';
+import type { GatewayReason } from '../common/reasons.js';
 
 /** BackendObjectRef is the part of a Gateway API BackendObjectReference tuna reads. */
 export interface BackendObjectRef {
@@ -57,7 +58,7 @@ export function resolveServiceRef(
   }
 }
 
-function fail(reason: string, message: string): ServiceResolution {
+function fail(reason: GatewayReason, message: string): ServiceResolution {
   return { ok: false, problem: { reason, message } };
 }
 

@@ -4,12 +4,13 @@ import type { Listener, ListenerTls, ObjectRef, StreamRoute, VirtualHost } from 
 import type { HostClaim } from '../types.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { StatusBook } from '../common/meta.js';
+import type { GatewayReason } from '../common/reasons.js';
 import type { RouteKind } from './kinds.js';
 import type { ReferenceGrants } from './reference-grants.js';
 
 /** Problem is a condition reason and message. */
 export interface Problem {
-  reason: string;
+  reason: GatewayReason;
   message: string;
 }
 

@@ -37,7 +37,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       claimKeys: new Set(),
     };
     const malformed = malformedField(gatewayCodec, obj);
-    const rejected = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
+    const rejected: Problem | undefined = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
     if (rejected) gw.rejected = rejected;
     // A malformed spec is not read any further: its listeners cannot be trusted.
     gw.listeners = malformed ? [] : buildListeners(ctx, gw);

@@ -50,7 +50,7 @@ export function translateStreamRoute(ctx: TranslationContext, kind: StreamRouteK
     }
   }
   const verdict: RouteVerdict = { unresolved };
-  const bad = malformed ? { reason: 'UnsupportedValue', message: `malformed ${malformed}` } : hostnameProblem(hostnames);
+  const bad: Problem | undefined = malformed ? { reason: 'UnsupportedValue', message: `malformed ${malformed}` } : hostnameProblem(hostnames);
   if (bad) verdict.invalid = bad;
   writeRouteStatus(ctx, obj, kind, parents, verdict);
   const ref: ObjectRef = namespacedRefOf(obj, kind);

@@ -6,9 +6,10 @@ import type { TranslateOptions } from '../types.js';
 import type { IngressEntry } from './entry.js';
 import { checkHost, generatedHostname } from '../common/hostname.js';
 import { describePath, toPathMatch } from './path.js';
+import type { TunaReason } from '../common/reasons.js';
 
 /** IngressBackendResolution is a resolved Ingress backend, or the reason and message of the failure. */
-type IngressBackendResolution = { ok: true; backend: ServiceBackend } | { ok: false; reason: string; message: string };
+type IngressBackendResolution = { ok: true; backend: ServiceBackend } | { ok: false; reason: TunaReason; message: string };
 
 /**
  * resolveIngressBackend resolves an IngressBackend in the Ingress's own namespace: the Ingress API

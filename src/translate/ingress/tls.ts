@@ -3,6 +3,7 @@ import type { IngressEntry, TlsRequest } from './entry.js';
 import { whyFirst } from './entry.js';
 import type { RouteTable } from './route-table.js';
 import { hostRoutes } from './route-table.js';
+import type { TunaReason } from '../common/reasons.js';
 
 /** The Secret type whose keys (`tls.crt`, `tls.key`) the API server validates. */
 const tlsSecretType = 'kubernetes.io/tls';
@@ -10,7 +11,7 @@ const tlsSecretType = 'kubernetes.io/tls';
 interface FailedTls {
   entry: IngressEntry;
   request: TlsRequest;
-  reason: string;
+  reason: TunaReason;
   problem: string;
   hosts: string[];
 }
@@ -74,7 +75,7 @@ function covers(tlsHost: string, host: string): boolean {
   return dot > 0 && host.slice(dot) === tlsHost.slice(1);
 }
 
-function checkSecret(index: SnapshotIndex, namespace: string, name: string): { reason: string; problem: string } | undefined {
+function checkSecret(index: SnapshotIndex, namespace: string, name: string): { reason: TunaReason; problem: string } | undefined {
   if (name === '') return { reason: 'TLSSecretNotFound', problem: 'names no secretName' };
   const secret = index.secrets.get(`${namespace}/${name}`);
   if (!secret) return { reason: 'TLSSecretNotFound', problem: `Secret ${namespace}/${name} not found` };

@@ -1,5 +1,6 @@
 import type { V1ServicePort } from '@kubernetes/client-node';
 import type { BackendProtocol } from '../../model/index.js';
+import type { TunaReason } from '../common/reasons.js';
 
 /**
  * PortPlan is how one port of a tuna LoadBalancer Service is published: as a TCP port on the edge,
@@ -8,7 +9,7 @@ import type { BackendProtocol } from '../../model/index.js';
 export type PortPlan =
   | { kind: 'tcp'; port: V1ServicePort; label: string }
   | { kind: 'http'; port: V1ServicePort; label: string; protocol: BackendProtocol }
-  | { kind: 'unsupported'; port: V1ServicePort; label: string; reason: string; message: string };
+  | { kind: 'unsupported'; port: V1ServicePort; label: string; reason: TunaReason; message: string };
 
 /**
  * The appProtocols served as an HTTP hostname instead of a raw TCP port (KEP-3726 standard

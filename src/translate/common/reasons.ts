@@ -1,0 +1,108 @@
+/**
+ * Condition reasons, one table per API (docs/architecture.md). A translator's reason is typed by
+ * its table, so a misspelt or invented reason does not compile. Gateway API objects carry the
+ * Gateway API's own reasons (gateway.networking.k8s.io/v1: GatewayClass, Gateway, Listener and
+ * Route condition reasons), plus the few tuna adds where the spec leaves the reason to the
+ * implementation; Ingress, Service and tuna.dev objects carry tuna's own.
+ */
+
+/** GATEWAY_REASONS are the reasons of conditions on Gateway API objects. */
+export const GATEWAY_REASONS = [
+  // shared by every Gateway API kind
+  'Accepted',
+  'Programmed',
+  'ResolvedRefs',
+  'Invalid',
+  'Pending',
+  // GatewayClass
+  'InvalidParameters',
+  'SupportedVersion',
+  'UnsupportedVersion',
+  // Gateway
+  'ListenersNotValid',
+  'UnsupportedAddress',
+  'AddressNotAssigned',
+  'AddressNotUsable',
+  'NoResources',
+  // Listener
+  'HostnameConflict',
+  'ProtocolConflict',
+  'NoConflicts',
+  'PortUnavailable',
+  'UnsupportedProtocol',
+  'InvalidCertificateRef',
+  'InvalidRouteKinds',
+  'RefNotPermitted',
+  // Routes
+  'NotAllowedByListeners',
+  'NoMatchingListenerHostname',
+  'NoMatchingParent',
+  'UnsupportedValue',
+  'BackendNotFound',
+  'InvalidKind',
+  'IncompatibleFilters',
+  // tuna's own, where the spec leaves the reason to the implementation
+  'ExternalNameService',
+  'PartiallyInvalid',
+  'DuplicateObject',
+] as const;
+
+/** GatewayReason is a reason of a condition on a Gateway API object. */
+export type GatewayReason = (typeof GATEWAY_REASONS)[number];
+
+/** TUNA_REASONS are the reasons of tuna's conditions on Ingress, Service and tuna.dev objects (docs/translators/*.md). */
+export const TUNA_REASONS = [
+  // healthy and summary states
+  'Accepted',
+  'ResolvedRefs',
+  'NoConflicts',
+  'Published',
+  'PartiallyPublished',
+  'NotPublished',
+  'Pending',
+  // the spec as written
+  'InvalidSpec',
+  'InvalidHost',
+  'InvalidHostname',
+  'HostnameIsIPAddress',
+  'GeneratedHostnameInvalid',
+  'CustomDomainInBaseDomain',
+  'InvalidPath',
+  'InvalidPort',
+  'InvalidServicePort',
+  'InvalidBackend',
+  'UnsupportedBackendKind',
+  'UnsupportedProtocol',
+  'NoRules',
+  'NoPorts',
+  'TLSWithoutHosts',
+  'TLSHostWithoutRule',
+  // references
+  'ServiceNotFound',
+  'ServicePortNotFound',
+  'ExternalNameService',
+  'TLSSecretNotFound',
+  'TLSSecretInvalid',
+  'DomainNotFound',
+  'DomainNotAccepted',
+  'TCPPortNotFound',
+  'TCPPortNotAccepted',
+  // conflicts between objects
+  'HostnameConflict',
+  'PathConflict',
+  'DefaultBackendConflict',
+  'TLSCertificateConflict',
+  'DuplicateIngress',
+  'DuplicateObject',
+  'DuplicatePort',
+  'DuplicateService',
+  'HostnameAlreadyReserved',
+  'PortAlreadyReserved',
+  'TCPPortInUse',
+] as const;
+
+/** TunaReason is a reason of a condition on an Ingress, a Service or a tuna.dev object. */
+export type TunaReason = (typeof TUNA_REASONS)[number];
+
+/** ConditionReason is any reason a translator may write. */
+export type ConditionReason = GatewayReason | TunaReason;
