@@ -2,7 +2,7 @@
  * The table of kinds: every Kubernetes kind tuna reads, in one place. From it come the operator's
  * informers (src/operator/kube-objects.ts), the Snapshot type and `snapshotFromObjects` (so what
  * the file provider accepts), the route kinds of Gateway listeners, and the Gateway API features
- * the GatewayClass claims. A new kind is one entry here plus its translator (docs/architecture.md).
+ * the GatewayClass claims. A new kind is one entry here plus its translator.
  */
 import type { V1EndpointSlice, V1Ingress, V1IngressClass, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';

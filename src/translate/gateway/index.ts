@@ -49,7 +49,7 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
     translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
     for (const kind of STREAM_ROUTE_KINDS) {
       const routes: StreamRouteObject[] = snap[kind.key];
-      for (const route of keepOneCopy(routes, repeated)) translateStreamRoute(ctx, kind.kind, route);
+      for (const route of keepOneCopy(routes, repeated)) translateStreamRoute(ctx, kind, route);
     }
   }
   // Fragments in name order: merge.ts settles equal claims by first seen, so order must not follow the input.

@@ -3,7 +3,7 @@ import type { Backend, ObjectRef } from '../../model/index.js';
 import { namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { ownsHostname } from './emit.js';
-import { malformedField, routeParentsCodec, streamRouteCodec } from './codecs.js';
+import { malformedField, routeParentsCodec } from './codecs.js';
 import { resolveBackend } from './backend-refs.js';
 import type { BackendObjectRef } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
@@ -15,8 +15,6 @@ import { isAttached, writeRouteStatus } from './route-status.js';
 import type { RouteVerdict } from './route-status.js';
 import type { StreamRouteKindRow } from '../kinds.js';
 
-/** StreamRouteKind is a route kind served as raw streams (the table's `serving: stream`). */
-export type StreamRouteKind = StreamRouteKindRow['kind'];
 
 /** StreamRouteObject is the shape TLSRoute (v1, v1alpha2) and TCPRoute share. */
 export interface StreamRouteObject extends GatewayApiObject {
@@ -30,13 +28,15 @@ export interface StreamRouteObject extends GatewayApiObject {
 /**
  * translateStreamRoute attaches a TLSRoute (to TLS listeners, either mode; SNI hostnames
  * intersected with the listener's) or a TCPRoute (to TCP listeners) and emits one StreamRoute per
- * listener, with the weighted backends of its rules spoken to as raw TCP.
+ * listener, with the weighted backends of its rules spoken to as raw TCP. `row` is the kind's row of
+ * the table of kinds: its codec says which fields must be well-formed.
  */
-export function translateStreamRoute(ctx: TranslationContext, kind: StreamRouteKind, route: StreamRouteObject): void {
+export function translateStreamRoute(ctx: TranslationContext, row: StreamRouteKindRow, route: StreamRouteObject): void {
+  const kind = row.kind;
   const obj = asKube(route);
   const namespace = namespaceOf(obj);
   if (malformedField(routeParentsCodec, route)) return;
-  const malformed = malformedField(streamRouteCodec, route);
+  const malformed = malformedField(row.codec, route);
   const hostnames = kind === 'TLSRoute' && !malformed ? (route.spec?.hostnames ?? []) : [];
   const parents = attachRoute(ctx, { kind, namespace, parentRefs: route.spec?.parentRefs ?? [], hostnames });
   if (parents.length === 0) return;
