@@ -11,7 +11,7 @@ import path from 'node:path';
 export const ROOMS = {
   codec: [],
   model: [],
-  wire: [],
+  wire: ['model'],
   crd: ['codec'],
   'control-api': ['codec', 'crd', 'model'],
   translate: ['codec', 'crd', 'model'],

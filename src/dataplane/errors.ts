@@ -3,16 +3,10 @@
  * tell them apart without parsing messages (the undici convention).
  */
 
+import { CodedError } from '../model/index.js';
+
 /** DataPlaneError is the base of every data-plane error. */
-export class DataPlaneError extends Error {
-  /** code is stable across releases; match on it, not on the message */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class DataPlaneError extends CodedError {}
 
 /** NoReadyEndpointError: the Service port has no ready endpoint (answered with 503). */
 export class NoReadyEndpointError extends DataPlaneError {

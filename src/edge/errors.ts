@@ -1,15 +1,9 @@
 /** Edge errors: one class per failure with a stable `code` (the undici convention). */
 
+import { CodedError } from '../model/index.js';
+
 /** EdgeError is the base class of edge failures. */
-export class EdgeError extends Error {
-  /** code is stable across releases. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class EdgeError extends CodedError {}
 
 /** EdgeConfigError: the edge configuration file is unreadable or invalid. */
 export class EdgeConfigError extends EdgeError {

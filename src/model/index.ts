@@ -4,3 +4,4 @@ export * from './order.js';
 export * from './validate.js';
 export * from './diff.js';
 export * from './status.js';
+export * from './errors.js';

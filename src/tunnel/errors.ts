@@ -3,16 +3,10 @@
  * (the undici convention). Messages never contain a key.
  */
 
+import { CodedError } from '../model/index.js';
+
 /** TunnelError is the base class of every tunnel failure. */
-export class TunnelError extends Error {
-  /** code is stable across releases; match on it, not on the message. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class TunnelError extends CodedError {}
 
 /** TunnelRefusedError: the edge answered the upgrade with a refusal (401/403/429 …). */
 export class TunnelRefusedError extends TunnelError {

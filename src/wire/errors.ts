@@ -3,16 +3,10 @@
  * ends. Each has a stable `code` that callers and logs match on.
  */
 
+import { CodedError } from '../model/index.js';
+
 /** WireError is the base class of every wire failure. */
-export class WireError extends Error {
-  /** code is stable across releases; match on it, not on the message. */
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class WireError extends CodedError {}
 
 /** StreamGoneError: a relay's destination closed before the relay began (a client left with its answer on the way). */
 export class StreamGoneError extends WireError {

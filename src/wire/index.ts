@@ -2,7 +2,7 @@
  * The wire: the tunnel protocol both ends speak (upgrade constants, stream metadata, settings and
  * limits), the contract between a tunnel and what handles its streams, and the relay both ends
  * pipe bodies with. The edge (src/edge), the agent's sessions (src/tunnel) and the data plane
- * (src/dataplane) all import it; it imports nothing of the project.
+ * (src/dataplane) all import it; it imports only src/model (for CodedError).
  */
 export * from './protocol.js';
 export * from './stream-handler.js';
