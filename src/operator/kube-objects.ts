@@ -1,5 +1,6 @@
 import { KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
 import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
+import { apiGroupOf } from '../translate/index.js';
 
 /**
  * WatchedKind is one resource the operator lists and watches: what the translators read
@@ -108,6 +109,22 @@ export class KubeObjects {
     return out;
   }
 
+  /**
+   * hasSynced tells whether every kind has been listed or found absent: before that, what the
+   * cache lacks says nothing (controller-runtime's WaitForCacheSync; issue 9).
+   */
+  hasSynced(): boolean {
+    return this.#kinds.every((k) => this.#state.has(k));
+  }
+
+  /**
+   * hasListed tells whether one kind (by API group, '' for core) has been listed and is watched,
+   * so that an object of it the cache lacks does not exist. An absent optional kind is not listed.
+   */
+  hasListed(group: string, kind: string): boolean {
+    return [...this.#state].some(([k, s]) => k.kind === kind && apiGroupOf(k.apiVersion) === group && !('absent' in s));
+  }
+
   /** absentKinds names the optional kinds the API does not serve (their CRDs are not installed). */
   absentKinds(): string[] {
     return [...this.#state].filter(([, s]) => 'absent' in s).map(([k]) => `${k.kind}.${k.apiVersion}`);
@@ -136,10 +153,17 @@ export class KubeObjects {
     for (;;) {
       if (this.#isStopped) return;
       try {
-        if (kind.optional) await list();
-        const informer = makeInformer(this.#config, kind.path, list);
+        // The first list is made here, where a failure throws: the informer would only report it
+        // and resolve start() with an empty cache, which a leader would take for "nothing exists".
+        let first: Promise<KubernetesListObject<KubernetesObject>> | undefined = Promise.resolve(await list());
+        const informer = makeInformer(this.#config, kind.path, () => {
+          const listed = first ?? list();
+          first = undefined;
+          return listed;
+        });
         for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#changed());
         informer.on('error', (err: unknown) => {
+          if (this.#isStopped) return; // our own stop aborts the watch: not an error
           this.#onError(kind, err);
           // the informer stops on an error; it is started again, and a new list brings it up to date
           this.#later(() => void informer.start().catch((e: unknown) => this.#onError(kind, e)));

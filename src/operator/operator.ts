@@ -6,15 +6,17 @@ import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
-import type { ReconcileReport } from './edge-reconciler.js';
+import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { KubeObjects } from './kube-objects.js';
+import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
+import type { ObjectSource } from './object-source.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { objectLookup } from './status-writer.js';
 
 /** OperatorOptions wire the operator's parts; each is injected so tests can replace it. */
 export interface OperatorOptions {
-  objects: KubeObjects;
+  /** the object cache (KubeObjects); nothing is synced before it has listed every kind */
+  objects: ObjectSource;
   dataPlane: DataPlane;
   /** the resolver the data plane reads endpoints from; replaced on every sync */
   endpoints: StaticEndpointResolver;
@@ -28,12 +30,12 @@ export interface OperatorOptions {
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
    * `keyRefOf` tells which key each binding holds, so a new key reconnects its binding.
    */
-  reconciler?: { reconcile(graph: FileProviderState['graph']): Promise<ReconcileReport> };
+  reconciler?: { reconcile(graph: FileProviderState['graph'], knowsOwnerGone?: KnowsOwnerGone): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
   /**
    * absent: this replica writes (one replica). Present: only the leader reconciles the edge and
    * writes statuses and events; the others serve tunnels with the keys the leader stored, which
-   * `followKeys` reloads on each of their syncs.
+   * `followKeys` reloads on each of their syncs (and a new leader once, before it reconciles).
    */
   leader?: { isLeader(): boolean; on(event: 'started-leading' | 'stopped-leading', listener: () => void): unknown };
   followKeys?: () => Promise<void>;
@@ -61,6 +63,10 @@ export interface SyncResult {
  * translates the cluster, swaps the data plane's endpoints and graph, asks the tunnels for the
  * graph's bindings (only when they changed: a route change never reconnects), and writes the
  * statuses. Syncs never overlap; changes that arrive during one cause one more after it.
+ *
+ * Nothing is synced before the cache has listed every watched kind (`hasSynced`): a leader that
+ * reconciled an empty cache would release every reservation it holds (issue 9). Changes and
+ * leadership that arrive earlier are dropped; `start` syncs once the cache is complete.
  */
 export class Operator {
   readonly #o: OperatorOptions;
@@ -70,6 +76,7 @@ export class Operator {
   #retry: NodeJS.Timeout | undefined;
   #isStopped = false;
   #keySignature = '';
+  #wasWriter = false;
   #serial: Promise<unknown> = Promise.resolve();
 
   constructor(options: OperatorOptions) {
@@ -97,12 +104,15 @@ export class Operator {
   }
 
   async #syncOnce(): Promise<SyncResult> {
+    if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     const objects = this.#o.objects.objects();
     const state = buildFileProviderState(objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
-    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph) : undefined;
-    if (!isWriter) await this.#o.followKeys?.();
+    // A new leader first reads the keys the last one stored: it may have minted after our last load.
+    if (!isWriter || (this.#o.leader !== undefined && !this.#wasWriter)) await this.#o.followKeys?.();
+    this.#wasWriter = isWriter;
+    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects)) : undefined;
     let { tunnelsChanged } = await this.#agent.apply(state.graph);
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
@@ -133,7 +143,8 @@ export class Operator {
   }
 
   #schedule(): void {
-    if (this.#isStopped) return;
+    // Before the cache is complete there is nothing to act on; start() syncs once it is.
+    if (this.#isStopped || !this.#o.objects.hasSynced()) return;
     if (this.#running) {
       this.#again = true;
       return;
