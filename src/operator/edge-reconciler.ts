@@ -56,11 +56,35 @@ export class TunnelKeys implements TunnelKeySource {
   }
 }
 
+/** TxtRecord is the DNS record that proves a custom domain is the account's. */
+export interface TxtRecord {
+  name: string;
+  value: string;
+}
+
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
   reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused';
+  /** a sentence for the user: what is not served and what to do */
   message: string;
+  /** DomainNotVerified: the record to create */
+  txtRecord?: TxtRecord;
+}
+
+/**
+ * challengeRecordName is the TXT record the edge checks for a custom domain: the edge's
+ * `challengeName` (src/edge/control/dns-verifier.ts, the shape of ACME's `_acme-challenge`).
+ */
+export function challengeRecordName(hostname: string): string {
+  return `_tuna-challenge.${hostname}`;
+}
+
+/** unsupportedMessage says what is not served, and that the reconciler does not reserve such bindings yet. */
+function unsupportedMessage(b: RouteGraph['bindings'][number]): string {
+  if (b.kind === 'address') return 'the edge has assigned no address: the operator does not reserve dedicated addresses at the edge yet, so nothing is served on it';
+  if (b.kind === 'tcp-port') return `TCP port ${b.port ?? 0} is not served: the operator does not reserve TCP ports at the edge yet`;
+  return `${b.hostnames.join(', ') || 'a host binding without hostname'} is not served: the operator does not reserve wildcard or multi-host bindings at the edge yet`;
 }
 
 /** ReconcileReport is what one reconcile found and did. */
@@ -156,7 +180,7 @@ export class EdgeReconciler {
     for (const b of graph.bindings) {
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
       if (host === undefined || host.startsWith('*.')) {
-        report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: `the operator does not reserve ${b.kind} bindings at the edge yet` });
+        report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: unsupportedMessage(b) });
         continue;
       }
       wanted.set(b.id, host);
@@ -171,14 +195,20 @@ export class EdgeReconciler {
         try {
           reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels: owners.get(bindingId) ?? this.#labels })).reservation;
         } catch (err) {
-          report.pending.push({ bindingId, reason: 'EdgeRefused', message: (err as Error).message });
+          report.pending.push({ bindingId, reason: 'EdgeRefused', message: `${hostname} is not served: the edge refused to reserve it: ${(err as Error).message}` });
           continue;
         }
         reservations = [...reservations, reservation];
         report.reserved++;
       }
       if (reservation.domainType === 'custom' && !reservation.verified) {
-        report.pending.push({ bindingId, reason: 'DomainNotVerified', message: `${hostname} needs the DNS TXT record with token ${reservation.verificationToken ?? '?'} before the edge serves it` });
+        const txtRecord = { name: challengeRecordName(hostname), value: reservation.verificationToken ?? '' };
+        report.pending.push({
+          bindingId,
+          reason: 'DomainNotVerified',
+          message: `${hostname} is not served yet: the edge serves a custom domain once it is verified. Create the DNS TXT record ${txtRecord.name} with the value ${txtRecord.value}, then run tuna reserve verify ${hostname}`,
+          txtRecord,
+        });
         continue;
       }
       const held = this.#keys.get(bindingId);

@@ -8,6 +8,7 @@ import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js
 import type { TranslateOptions } from '../translate/index.js';
 import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
+import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
 import type { ObjectSource } from './object-source.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
@@ -50,6 +51,7 @@ export interface OperatorOptions {
 
 /** SyncResult is what one sync did. */
 export interface SyncResult {
+  /** what was translated, with the statuses as written (held-back bindings taken out) */
   state: FileProviderState;
   tunnelsChanged: boolean;
   statuses?: WriteReport;
@@ -124,11 +126,13 @@ export class Operator {
       }
       this.#keySignature = signature;
     }
-    const result: SyncResult = { state, tunnelsChanged };
+    // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
+    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending) : state.statuses;
+    const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     const lookup = objectLookup(objects);
-    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
-    if (isWriter && this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
+    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
+    if (isWriter && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
     return result;
   }

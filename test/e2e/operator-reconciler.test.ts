@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ControlClient } from '../../src/cli/control-client.js';
+import { challengeName } from '../../src/edge/control/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { Binding, RouteGraph } from '../../src/model/index.js';
@@ -89,7 +90,12 @@ describe('operator: edge reconciler against a store-mode edge', () => {
         [port.id, 'UnsupportedBinding'],
       ]),
     );
-    expect(report.pending.find((p) => p.bindingId === custom.id)?.message).to.match(/TXT record with token \S+/);
+    const [reservation] = (await client.listReservations(cluster)).reservations.filter((r) => r.value === 'shop.customer.example');
+    const token = reservation?.verificationToken ?? '';
+    expect(token).to.not.equal('');
+    const held = report.pending.find((p) => p.bindingId === custom.id);
+    expect(held?.txtRecord).to.deep.equal({ name: challengeName('shop.customer.example'), value: token });
+    expect(held?.message).to.include(`Create the DNS TXT record _tuna-challenge.shop.customer.example with the value ${token}`);
     expect(await liveKeys()).to.deep.equal([]);
   });
   it('labels what it reserves and mints with the owner kind, keeps what an unlisted kind owned, and lets it go once that kind is listed', async () => {
