@@ -6,9 +6,8 @@
 import { expect } from 'chai';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, loadYaml } from '@kubernetes/client-node';
 import type { CoreV1Event, V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { parse } from 'yaml';
 import { ControlClient } from '../../src/cli/control-client.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
@@ -33,7 +32,8 @@ type Obj = { status?: { conditions?: Cond[]; listeners?: { name: string; conditi
 async function installTunaCrds(crds: ApiextensionsV1Api): Promise<void> {
   const dir = path.join(REPO_ROOT, 'config/crd');
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
-    const crd = parse(readFileSync(path.join(dir, file), 'utf8')) as V1CustomResourceDefinition;
+    // loadYaml maps `x-kubernetes-*` keys to the client's field names, which a plain YAML parse would lose
+    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(dir, file), 'utf8'));
     const name = crd.metadata?.name ?? '';
     const exists = await crds.readCustomResourceDefinition({ name }).then(() => true, () => false);
     if (!exists) await crds.createCustomResourceDefinition({ body: crd });
@@ -140,7 +140,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
   it('lists only the served HTTP hostname of a LoadBalancer Service, not its held-back TCP port, and says why in status.conditions', async () => {
     const svc = await waitFor('the Service status', 30_000, async () => {
       const got = await core.readNamespacedServiceStatus({ name: 'db', namespace });
-      return got.status?.conditions?.some((c) => c.type === 'Published') ? got : undefined;
+      return (got.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? got : undefined;
     });
     expect(svc.status?.loadBalancer?.ingress?.map((i) => [i.hostname, (i.ports ?? []).map((p) => p.port)])).to.deep.equal([[serviceHost, [80, 443]]]);
     const published = svc.status?.conditions?.find((c) => c.type === 'Published');
@@ -156,14 +156,14 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     const record = `Create the DNS TXT record _tuna-challenge.${customHost} with the value ${token}`;
     const d = await waitFor('the Domain status', 30_000, async () => {
       const got = await domain();
-      return got.status?.verification ? got : undefined;
+      return got.status?.conditions !== undefined ? got : undefined;
     });
+    const ingress = await networking.readNamespacedIngressStatus({ name: 'shop', namespace });
+    expect(ingress.status?.loadBalancer?.ingress ?? [], 'the Ingress advertises no address').to.deep.equal([]);
     expect(d.status?.verification).to.deep.equal({ type: 'TXT', name: `_tuna-challenge.${customHost}`, value: token });
     expect(d.status?.conditions?.find((c) => c.type === 'Reserved')).to.deep.include({ status: 'Unknown', reason: 'DomainNotVerified' });
     expect(d.status?.conditions?.find((c) => c.type === 'Ready')).to.deep.include({ status: 'False', reason: 'DomainNotVerified' });
     expect(d.status?.conditions?.find((c) => c.type === 'Ready')?.message).to.include(record);
-    const ingress = await networking.readNamespacedIngressStatus({ name: 'shop', namespace });
-    expect(ingress.status?.loadBalancer?.ingress ?? []).to.deep.equal([]);
     for (const [kind, name] of [['Ingress', 'shop'], ['Domain', 'shop']] as const) {
       const events = await waitFor(`the ${kind}’s Warning event`, 30_000, async () => ((await warnings(kind, name)).length > 0 ? warnings(kind, name) : undefined));
       expect(events.map((e) => e.reason), kind).to.deep.equal(['DomainNotVerified']);

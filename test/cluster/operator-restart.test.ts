@@ -105,7 +105,7 @@ describe('tuna operator restarted under a request loop (keys in a Secret, Lease 
     const windows: Window[] = [];
     const afterRestart: { reservationId: string | undefined; keyIds: string[] }[] = [];
     try {
-      await answeredAfter(5, 0);
+      await answeredAfter(20, 0);
       for (let restart = 0; restart < RESTARTS; restart++) {
         const old = operator;
         const from = performance.now();
@@ -118,7 +118,7 @@ describe('tuna operator restarted under a request loop (keys in a Secret, Lease 
         windows.push({ from, to });
         afterRestart.push(await held());
         // the window is closed: let a few requests through before the next restart
-        await answeredAfter(5, to);
+        await answeredAfter(20, to);
       }
     } finally {
       isStopping = true;
@@ -136,7 +136,9 @@ describe('tuna operator restarted under a request loop (keys in a Secret, Lease 
     for (const [i, got] of afterRestart.entries()) expect(got, `after restart ${i}: the same reservation and key`).to.deep.equal(first);
     expect(answers(outside), 'no request fails outside a reconnect').to.deep.equal([]);
     // During a reconnect the hostname stays reserved: the edge may say only that no tunnel is
-    // connected yet (after waiting tunnelWaitMs for one), never that the host is unknown.
-    expect(answers(during).filter((a) => a !== '503 no tunnel is connected for this host'), 'other failures during the reconnects').to.deep.equal([]);
+    // connected (after waiting tunnelWaitMs for one), or that the stopping operator's tunnel went
+    // away under a request it had sent there; never `404 unknown host`, a released hostname.
+    const reconnecting = ['503 no tunnel is connected for this host', '502 the tunnel failed before the service answered'];
+    expect(answers(during).filter((a) => !reconnecting.includes(a)), 'other failures during the reconnects').to.deep.equal([]);
   });
 });
