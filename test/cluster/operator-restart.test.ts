@@ -111,6 +111,8 @@ describe('tuna operator restarted under a request loop (keys in a Secret, Lease 
         const from = performance.now();
         old.child.kill('SIGTERM');
         expect(await old.exited, `restart ${restart}: the old operator exits 0`).to.equal(0);
+        const afterSignal = old.output().slice(old.output().indexOf('SIGTERM: closing tunnels')).split('\n').filter((l) => l !== '');
+        expect(afterSignal, `restart ${restart}: a quiet shutdown`).to.deep.equal(['SIGTERM: closing tunnels (in-flight requests finish first)']);
         operator = start();
         await waitUntilWatching(operator);
         await waitFor(`restart ${restart}: the new operator's tunnel at the edge`, 60_000, async () => (connections() >= 1 ? true : undefined), 50);
