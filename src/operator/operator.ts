@@ -47,6 +47,12 @@ export interface OperatorOptions {
   onSynced?: (result: SyncResult) => void;
   /** wait before a failed sync is tried again without a change (default 5 s) */
   retryMs?: number;
+  /**
+   * while a custom domain waits for its DNS verification, sync again after this long (default
+   * 60 s), so that a domain verified at the edge (`tuna reserve verify`) is served without a change
+   * in the cluster
+   */
+  recheckMs?: number;
 }
 
 /** SyncResult is what one sync did. */
@@ -76,6 +82,7 @@ export class Operator {
   #running: Promise<void> | undefined;
   #again = false;
   #retry: NodeJS.Timeout | undefined;
+  #recheck: NodeJS.Timeout | undefined;
   #isStopped = false;
   #keySignature = '';
   #wasWriter = false;
@@ -134,6 +141,7 @@ export class Operator {
     if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
     if (isWriter && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
+    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified')) this.#scheduleRecheck();
     return result;
   }
 
@@ -141,9 +149,19 @@ export class Operator {
   async stop(): Promise<void> {
     this.#isStopped = true;
     if (this.#retry) clearTimeout(this.#retry);
+    if (this.#recheck) clearTimeout(this.#recheck);
     await this.#o.objects.stop();
     await this.#running?.catch(() => undefined);
     await this.#agent.close();
+  }
+
+  /** scheduleRecheck syncs again once `recheckMs` has passed (one timer at a time). */
+  #scheduleRecheck(): void {
+    if (this.#isStopped || this.#recheck !== undefined) return;
+    this.#recheck = setTimeout(() => {
+      this.#recheck = undefined;
+      this.#schedule();
+    }, this.#o.recheckMs ?? 60_000);
   }
 
   #schedule(): void {

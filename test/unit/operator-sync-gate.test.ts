@@ -4,7 +4,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TunnelControl } from '../../src/cli/agent.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { Binding, RouteGraph } from '../../src/model/index.js';
-import type { KnowsOwnerGone, ReconcileReport } from '../../src/operator/edge-reconciler.js';
+import type { KnowsOwnerGone, PendingBinding, ReconcileReport } from '../../src/operator/edge-reconciler.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from '../../src/operator/object-source.js';
 import type { ObjectSource } from '../../src/operator/object-source.js';
 import { Operator } from '../../src/operator/operator.js';
@@ -81,10 +81,12 @@ class FakeLeader extends EventEmitter {
 class RecordingReconciler {
   graphs: RouteGraph[] = [];
   knowledge: KnowsOwnerGone[] = [];
+  pending: PendingBinding[] = [];
   reconcile(graph: RouteGraph, knowsOwnerGone?: KnowsOwnerGone): Promise<ReconcileReport> {
     this.graphs.push(graph);
     if (knowsOwnerGone) this.knowledge.push(knowsOwnerGone);
-    return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id)), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
+    const held = new Set(this.pending.map((p) => p.bindingId));
+    return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id).filter((id) => !held.has(id))), pending: this.pending, reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
   }
 }
 
@@ -125,6 +127,7 @@ describe('operator: the sync gate (nothing is reconciled before the cache has li
       reconciler,
       keyRefOf: (id) => id,
       leader,
+      recheckMs: 10,
       followKeys: () => {
         followed++;
         return Promise.resolve();
@@ -182,5 +185,19 @@ describe('operator: the sync gate (nothing is reconciled before the cache has li
     expect(knows(undefined), 'an owner of unknown kind, while a kind is absent').to.equal(false);
     objects.absent = [];
     expect(knows(undefined), 'an owner of unknown kind, every kind listed').to.equal(true);
+  });
+  it('syncs again on its own while a custom domain waits for verification, and not otherwise', async () => {
+    objects.finishListing(clusterObjects());
+    leader.leading = true;
+    reconciler.pending = [{ bindingId: `binding/host/${host}`, reason: 'DomainNotVerified', message: 'verify it', txtRecord: { name: `_tuna-challenge.${host}`, value: 't' } }];
+    await operator.start();
+    for (let i = 0; i < 100 && reconciler.graphs.length < 3; i++) await settle();
+    expect(reconciler.graphs.length, 'rechecked without a change in the cluster').to.be.at.least(3);
+    reconciler.pending = [];
+    // the recheck armed by the last sync still runs once; after it nothing waits
+    const cleared = reconciler.graphs.length;
+    for (let i = 0; i < 100 && reconciler.graphs.length < cleared + 1; i++) await settle();
+    for (let i = 0; i < 5; i++) await settle();
+    expect(reconciler.graphs.length, 'no recheck once nothing waits').to.equal(cleared + 1);
   });
 });
