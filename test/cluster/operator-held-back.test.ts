@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, loadYaml } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, loadYaml, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Event, V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/cli/control-client.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
@@ -55,6 +55,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
   let store: Store;
   let edge: StoreEdge;
   let client: ControlClient;
+  let accountId = '';
   let operator: Operator;
   const errors: string[] = [];
 
@@ -93,7 +94,9 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
 
     store = await openSqliteStore(':memory:');
     edge = await startStoreEdge(store);
-    client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, (await seedAccount(store)).reservationsToken);
+    const seeded = await seedAccount(store);
+    accountId = seeded.accountId;
+    client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, seeded.reservationsToken);
     const keys = new TunnelKeys();
     const keyRefOf = (id: string): string | undefined => keys.get(id)?.keyId;
     const endpoints = new StaticEndpointResolver();
@@ -108,6 +111,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
       writer: new StatusWriter(config, { onError: (ref, err) => errors.push(`status ${ref.kind}/${ref.name}: ${String(err)}`) }),
       events: new EventRecorder(config, { onError: (ref, err) => errors.push(`event ${ref.kind}/${ref.name}: ${String(err)}`) }),
       translate: { baseDomain: BASE_DOMAIN },
+      recheckMs: 500,
       onError: (err) => errors.push(`sync: ${String(err)}`),
     });
     await operator.start();
@@ -175,6 +179,35 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     const before = (await core.listNamespacedEvent({ namespace, fieldSelector: 'type=Warning' })).items.length;
     await operator.sync();
     expect((await core.listNamespacedEvent({ namespace, fieldSelector: 'type=Warning' })).items.length).to.equal(before);
+    expect(errors).to.deep.equal([]);
+  });
+  it('advertises the custom domain once the edge has verified it, with no change in the cluster, and drops the TXT record', async () => {
+    const [reservation] = (await client.listReservations({ 'tuna.dev/cluster': `hb-${process.pid}` })).reservations.filter((r) => r.value === customHost);
+    // what `tuna reserve verify` does once the TXT record is there (the edge's DNS lookup is not what this test is about)
+    await store.markDomainVerified(accountId, reservation?.id ?? '', 'test');
+    await waitFor('the Ingress to list the verified domain', 30_000, async () => {
+      const got = await networking.readNamespacedIngressStatus({ name: 'shop', namespace });
+      return got.status?.loadBalancer?.ingress?.some((i) => i.hostname === customHost) ? true : undefined;
+    });
+    await waitFor('the Domain to lose its verification record', 30_000, async () => ((await domain()).status?.verification === undefined ? true : undefined));
+    expect((await domain()).status?.conditions?.find((c) => c.type === 'Ready')?.reason).to.not.equal('DomainNotVerified');
+  });
+
+  it('takes an advertised hostname back out of the status when it becomes held back', async () => {
+    const otherHost = `other-${process.pid}.example.com`;
+    await networking.patchNamespacedIngress(
+      { name: 'shop', namespace, body: [{ op: 'replace', path: '/spec/rules/0/host', value: otherHost }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    await waitFor('the Ingress status to list nothing', 30_000, async () => {
+      const got = await networking.readNamespacedIngressStatus({ name: 'shop', namespace });
+      return (got.status?.loadBalancer?.ingress ?? []).length === 0 ? true : undefined;
+    });
+    const events = await waitFor('the new Warning event', 30_000, async () => {
+      const list = (await warnings('Ingress', 'shop')).filter((e) => e.message?.includes(otherHost));
+      return list.length > 0 ? list : undefined;
+    });
+    expect(events.map((e) => e.reason)).to.deep.equal(['DomainNotVerified']);
     expect(errors).to.deep.equal([]);
   });
 });
