@@ -10,3 +10,6 @@ export * from './leader-elector.js';
 export * from './operator.js';
 export * from './secret-tunnel-keys.js';
 export * from './status-writer.js';
+export * from './held-back.js';
+export * from './log-line.js';
+export * from './object-source.js';

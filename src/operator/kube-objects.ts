@@ -163,6 +163,22 @@ export class KubeObjects {
     return out;
   }
 
+  /**
+   * hasSynced tells whether every kind has been listed or found absent: before that, what the
+   * cache lacks says nothing (controller-runtime's WaitForCacheSync; issue 9).
+   */
+  hasSynced(): boolean {
+    return this.#kinds.every((k) => this.#state.has(k));
+  }
+
+  /**
+   * hasListed tells whether one kind (by API group, '' for core) has been listed and is watched,
+   * so that an object of it the cache lacks does not exist. An absent optional kind is not listed.
+   */
+  hasListed(group: string, kind: string): boolean {
+    return [...this.#state].some(([k, s]) => k.kind === kind && k.group === group && !('absent' in s));
+  }
+
   /** absentKinds names the optional kinds the API does not serve (their CRDs are not installed). */
   absentKinds(): string[] {
     return [...this.#state].filter(([, s]) => 'absent' in s).map(([k]) => `${k.kind}.${apiVersionAt(k, k.versions.join(','))}`);
@@ -216,10 +232,17 @@ export class KubeObjects {
   async #openInformer(kind: WatchedKind, version: string): Promise<CachedInformer> {
     const apiVersion = apiVersionAt(kind, version);
     const list = (): Promise<KubernetesListObject<KubernetesObject>> => this.#api.list(apiVersion, kind.kind);
-    if (kind.optional) await list();
-    const informer = makeInformer(this.#config, collectionPath(kind, version), list);
+    // The first list is made here, where a failure throws: the informer would only report it
+    // and resolve start() with an empty cache, which a leader would take for "nothing exists".
+    let first: Promise<KubernetesListObject<KubernetesObject>> | undefined = Promise.resolve(await list());
+    const informer = makeInformer(this.#config, collectionPath(kind, version), () => {
+      const listed = first ?? list();
+      first = undefined;
+      return listed;
+    });
     for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#changed());
     informer.on('error', (err: unknown) => {
+      if (this.#isStopped) return; // our own stop aborts the watch: not an error
       if (this.#retired.has(informer)) return;
       this.#onError(kind, err);
       // the informer stops on an error; it is started again (a new list brings it up to date), or,

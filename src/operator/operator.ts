@@ -4,15 +4,18 @@ import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
-import type { ReconcileReport } from './edge-reconciler.js';
+import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
-import type { KubeObjects } from './kube-objects.js';
+import { correctHeldBack } from './held-back.js';
+import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
+import type { ObjectSource } from './object-source.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { objectLookup } from './status-writer.js';
 
 /** OperatorOptions wire the operator's parts; each is injected so tests can replace it. */
 export interface OperatorOptions {
-  objects: KubeObjects;
+  /** the object cache (KubeObjects); nothing is synced before it has listed every kind */
+  objects: ObjectSource;
   dataPlane: DataPlane;
   /** the resolver the data plane reads endpoints from; replaced on every sync */
   endpoints: StaticEndpointResolver;
@@ -26,12 +29,12 @@ export interface OperatorOptions {
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
    * `keyRefOf` tells which key each binding holds, so a new key reconnects its binding.
    */
-  reconciler?: { reconcile(graph: AgentState['graph']): Promise<ReconcileReport> };
+  reconciler?: { reconcile(graph: AgentState['graph'], knowsOwnerGone?: KnowsOwnerGone): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
   /**
    * absent: this replica writes (one replica). Present: only the leader reconciles the edge and
    * writes statuses and events; the others serve tunnels with the keys the leader stored, which
-   * `followKeys` reloads on each of their syncs.
+   * `followKeys` reloads on each of their syncs (and a new leader once, before it reconciles).
    */
   leader?: { isLeader(): boolean; on(event: 'started-leading' | 'stopped-leading', listener: () => void): unknown };
   followKeys?: () => Promise<void>;
@@ -42,10 +45,17 @@ export interface OperatorOptions {
   onSynced?: (result: SyncResult) => void;
   /** wait before a failed sync is tried again without a change (default 5 s) */
   retryMs?: number;
+  /**
+   * while a custom domain waits for its DNS verification, sync again after this long (default
+   * 60 s), so that a domain verified at the edge (`tuna reserve verify`) is served without a change
+   * in the cluster
+   */
+  recheckMs?: number;
 }
 
 /** SyncResult is what one sync did. */
 export interface SyncResult {
+  /** what was translated, with the statuses as written (held-back bindings taken out) */
   state: AgentState;
   tunnelsChanged: boolean;
   statuses?: WriteReport;
@@ -59,6 +69,10 @@ export interface SyncResult {
  * translates the cluster, swaps the data plane's endpoints and graph, asks the tunnels for the
  * graph's bindings (only when they changed: a route change never reconnects), and writes the
  * statuses. Syncs never overlap; changes that arrive during one cause one more after it.
+ *
+ * Nothing is synced before the cache has listed every watched kind (`hasSynced`): a leader that
+ * reconciled an empty cache would release every reservation it holds (issue 9). Changes and
+ * leadership that arrive earlier are dropped; `start` syncs once the cache is complete.
  */
 export class Operator {
   readonly #o: OperatorOptions;
@@ -66,8 +80,10 @@ export class Operator {
   #running: Promise<void> | undefined;
   #again = false;
   #retry: NodeJS.Timeout | undefined;
+  #recheck: NodeJS.Timeout | undefined;
   #isStopped = false;
   #keySignature = '';
+  #wasWriter = false;
   #serial: Promise<unknown> = Promise.resolve();
 
   constructor(options: OperatorOptions) {
@@ -95,12 +111,15 @@ export class Operator {
   }
 
   async #syncOnce(): Promise<SyncResult> {
+    if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     const objects = this.#o.objects.objects();
     const state = translateObjects(objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
-    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph) : undefined;
-    if (!isWriter) await this.#o.followKeys?.();
+    // A new leader first reads the keys the last one stored: it may have minted after our last load.
+    if (!isWriter || (this.#o.leader !== undefined && !this.#wasWriter)) await this.#o.followKeys?.();
+    this.#wasWriter = isWriter;
+    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects)) : undefined;
     let { tunnelsChanged } = await this.#agent.apply(state.graph);
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
@@ -112,12 +131,15 @@ export class Operator {
       }
       this.#keySignature = signature;
     }
-    const result: SyncResult = { state, tunnelsChanged };
+    // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
+    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending) : state.statuses;
+    const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     const lookup = objectLookup(objects);
-    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(state.statuses, lookup);
-    if (isWriter && this.#o.events) result.events = await this.#o.events.record(state.statuses, lookup);
+    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
+    if (isWriter && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
+    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified')) this.#scheduleRecheck();
     return result;
   }
 
@@ -125,13 +147,24 @@ export class Operator {
   async stop(): Promise<void> {
     this.#isStopped = true;
     if (this.#retry) clearTimeout(this.#retry);
+    if (this.#recheck) clearTimeout(this.#recheck);
     await this.#o.objects.stop();
     await this.#running?.catch(() => undefined);
     await this.#agent.close();
   }
 
+  /** scheduleRecheck syncs again once `recheckMs` has passed (one timer at a time). */
+  #scheduleRecheck(): void {
+    if (this.#isStopped || this.#recheck !== undefined) return;
+    this.#recheck = setTimeout(() => {
+      this.#recheck = undefined;
+      this.#schedule();
+    }, this.#o.recheckMs ?? 60_000);
+  }
+
   #schedule(): void {
-    if (this.#isStopped) return;
+    // Before the cache is complete there is nothing to act on; start() syncs once it is.
+    if (this.#isStopped || !this.#o.objects.hasSynced()) return;
     if (this.#running) {
       this.#again = true;
       return;

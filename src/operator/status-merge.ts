@@ -57,11 +57,37 @@ export function mergeStatus(current: Json | undefined, desired: Json, options: M
 
 /**
  * statusDiffers tells whether writing `merged` would change `current`: only the fields tuna
- * writes are compared (a merge patch leaves the others alone), timestamps as the API stores them.
+ * writes are compared (a merge patch leaves the others alone), timestamps as the API stores them,
+ * and a `null` (a merge patch's delete) or an empty list equals an absent field.
  */
 export function statusDiffers(current: Json | undefined, merged: Json): boolean {
   for (const key of Object.keys(merged)) if (!sameJson(current?.[key], merged[key])) return true;
   return false;
+}
+
+/**
+ * mergePatchOf is the JSON merge patch (RFC 7386) that turns `current` into `merged` for the
+ * fields tuna writes: a key of a nested object that `merged` no longer has becomes `null`, since a
+ * merge patch only deletes what it names (`loadBalancer: {}` alone would leave every old
+ * `ingress` entry in place). Top-level fields tuna does not write are left alone; arrays and
+ * `null` (delete) are sent as they are.
+ */
+export function mergePatchOf(current: Json | undefined, merged: Json): Json {
+  const out: Json = {};
+  for (const [key, value] of Object.entries(merged)) out[key] = patchValue(current?.[key], value);
+  return out;
+}
+
+function patchValue(current: unknown, desired: unknown): unknown {
+  if (!isPlainObject(desired) || !isPlainObject(current)) return desired;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(desired)) out[key] = patchValue(current[key], value);
+  for (const key of Object.keys(current)) if (!(key in desired) && current[key] !== undefined && current[key] !== null) out[key] = null;
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date);
 }
 
 function stamp(conditions: TimedCondition[], before: unknown, now: string): TimedCondition[] {
@@ -91,14 +117,16 @@ function canonical(value: unknown): string {
   return JSON.stringify(normalize(value));
 }
 
+/** normalize: `null` and `[]` count as absent (a merge patch's delete; Kubernetes omits empty lists). */
 function normalize(value: unknown): unknown {
+  if (value === null || (Array.isArray(value) && value.length === 0)) return undefined;
   if (value instanceof Date) return rfc3339Seconds(value);
   if (Array.isArray(value)) return value.map(normalize);
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
     for (const key of Object.keys(value).sort()) {
-      const v = (value as Json)[key];
-      if (v !== undefined) out[key] = normalize(v);
+      const v = normalize((value as Json)[key]);
+      if (v !== undefined) out[key] = v;
     }
     return out;
   }

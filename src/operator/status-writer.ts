@@ -5,7 +5,7 @@ import type { ObjectRef, ObjectStatus } from '../model/index.js';
 import { apiGroupOf } from '../translate/index.js';
 import { WATCHED_KINDS } from './kube-objects.js';
 import type { WatchedKind } from './kube-objects.js';
-import { mergeStatus, rfc3339Seconds, statusDiffers } from './status-merge.js';
+import { mergePatchOf, mergeStatus, rfc3339Seconds, statusDiffers } from './status-merge.js';
 
 /** StatusWriterOptions tune the writer. */
 export interface StatusWriterOptions {
@@ -29,6 +29,7 @@ export interface WriteReport {
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const TUNA_GROUP = 'tuna.dev';
 
 /**
  * StatusWriter writes the status subresource bodies the translators computed, merged with what
@@ -37,8 +38,11 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
  * (conditions, listeners, route parents, supportedFeatures), tuna.dev CRDs, and
  * `status.loadBalancer` of Ingress and Service.
  *
- * Not written yet: Events for Warning problems, and tuna's conditions on Ingress and Service,
- * whose Kubernetes status has no place for them (docs/operator.md).
+ * The patch also deletes what tuna no longer says (`mergePatchOf`): a key gone from a nested
+ * object, and on tuna.dev kinds, whose status tuna alone writes, a top-level field.
+ *
+ * Events are the EventRecorder's. An Ingress's status has no place for conditions: its problems
+ * reach the user as Warning events (docs/operator.md).
  */
 export class StatusWriter {
   readonly #core: CoreV1Api;
@@ -75,12 +79,14 @@ export class StatusWriter {
       }
       const before = (obj as { status?: Record<string, unknown> }).status;
       const merged = mergeStatus(before, s.status, { controllerName: this.#controllerName, now });
+      // tuna's own kinds have no other writer: a field tuna no longer sets (a url taken back) goes
+      if (s.ref.group === TUNA_GROUP) for (const key of Object.keys(before ?? {})) if (!(key in merged)) merged[key] = null;
       if (!statusDiffers(before, merged)) {
         report.unchanged++;
         continue;
       }
       try {
-        await this.#patch(target, s.ref, { status: merged });
+        await this.#patch(target, s.ref, { status: mergePatchOf(before, merged) });
         report.written++;
       } catch (err) {
         report.failed++;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { ControlClient } from '../../src/control-api/index.js';
+import { challengeName } from '../../src/edge/control/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { Binding, RouteGraph } from '../../src/model/index.js';
@@ -89,7 +90,39 @@ describe('operator: edge reconciler against a store-mode edge', () => {
         [port.id, 'UnsupportedBinding'],
       ]),
     );
-    expect(report.pending.find((p) => p.bindingId === custom.id)?.message).to.match(/TXT record with token \S+/);
+    const [reservation] = (await client.listReservations(cluster)).reservations.filter((r) => r.value === 'shop.customer.example');
+    const token = reservation?.verificationToken ?? '';
+    expect(token).to.not.equal('');
+    const held = report.pending.find((p) => p.bindingId === custom.id);
+    expect(held?.txtRecord).to.deep.equal({ name: challengeName('shop.customer.example'), value: token });
+    expect(held?.message).to.include(`Create the DNS TXT record _tuna-challenge.shop.customer.example with the value ${token}`);
     expect(await liveKeys()).to.deep.equal([]);
+  });
+  it('labels what it reserves and mints with the owner kind, keeps what an unlisted kind owned, and lets it go once that kind is listed', async () => {
+    const keys = new TunnelKeys();
+    const reconciler = new EdgeReconciler(client, keys, { clusterId: 'east' });
+    const fromTunnel: Binding = { ...hostBinding(`t.${BASE_DOMAIN}`).binding, source: { group: 'tuna.dev', kind: 'Tunnel', namespace: 'default', name: 't' } };
+    await reconciler.reconcile(graphOf(fromTunnel));
+    const [reservation] = (await client.listReservations(cluster)).reservations;
+    expect(reservation?.labels).to.deep.equal({ ...cluster, 'tuna.dev/owner-kind': 'Tunnel.tuna.dev' });
+    expect((await liveKeys()).map((k) => k.labels)).to.deep.equal([{ ...cluster, 'tuna.dev/owner-kind': 'Tunnel.tuna.dev' }]);
+
+    // The Tunnel kind is not listed (its CRD is absent, say): a graph without its binding proves nothing.
+    const unlisted = await reconciler.reconcile(graphOf(), (owner) => owner?.kind !== 'Tunnel');
+    expect(unlisted).to.include({ released: 0, revoked: 0, kept: 1 });
+    expect((await client.listReservations(cluster)).reservations.map((r) => r.id)).to.deep.equal([reservation?.id]);
+    expect(keys.get(fromTunnel.id), 'the key is still held').to.not.equal(undefined);
+    expect(await liveKeys()).to.have.length(1);
+
+    const listed = await reconciler.reconcile(graphOf(), () => true);
+    expect(listed).to.include({ released: 1, revoked: 1, kept: 0 });
+    expect(await liveKeys()).to.deep.equal([]);
+  });
+
+  it('releases a reservation without an owner label only when every kind is listed', async () => {
+    await client.reserve({ kind: 'domain', hostname: `old.${BASE_DOMAIN}`, labels: cluster });
+    const reconciler = new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'east' });
+    expect(await reconciler.reconcile(graphOf(), (owner) => owner !== undefined)).to.include({ released: 0, kept: 1 });
+    expect(await reconciler.reconcile(graphOf(), () => true)).to.include({ released: 1, kept: 0 });
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mergeStatus, rfc3339Seconds, sameJson, statusDiffers } from '../../src/operator/status-merge.js';
+import { mergePatchOf, mergeStatus, rfc3339Seconds, sameJson, statusDiffers } from '../../src/operator/status-merge.js';
 
 const ours = 'tuna.dev/gateway-controller';
 const T0 = '2026-11-01T10:00:00Z';
@@ -53,5 +53,18 @@ describe('operator: status merge', () => {
     expect(rfc3339Seconds(new Date('2026-11-29T18:00:00.789Z'))).to.equal('2026-11-29T18:00:00Z');
     expect(sameJson({ a: 1, b: [{ c: 2, d: 3 }] }, { b: [{ d: 3, c: 2 }], a: 1 })).to.equal(true);
     expect(sameJson({ a: [1, 2] }, { a: [2, 1] })).to.equal(false);
+  });
+  it('deletes in the merge patch what a nested object no longer has, so loadBalancer {} clears old ingress entries', () => {
+    const current = { loadBalancer: { ingress: [{ hostname: 'old.example.com' }] }, conditions: [{ type: 'Published' }], theirs: { a: 1 } };
+    const merged = { loadBalancer: {}, conditions: [] };
+    expect(mergePatchOf(current, merged)).to.deep.equal({ loadBalancer: { ingress: null }, conditions: [] });
+    expect(statusDiffers(current, merged)).to.equal(true);
+    expect(statusDiffers({ loadBalancer: {} }, merged), 'written once, the same afterwards (the API omits an empty list)').to.equal(false);
+  });
+
+  it('treats a null (a merge patch delete) as equal to an absent field', () => {
+    expect(statusDiffers({ hostname: 'a' }, { hostname: 'a', url: null })).to.equal(false);
+    expect(statusDiffers({ hostname: 'a', url: 'https://a' }, { hostname: 'a', url: null })).to.equal(true);
+    expect(mergePatchOf({ url: 'https://a' }, { url: null })).to.deep.equal({ url: null });
   });
 });

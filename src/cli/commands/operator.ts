@@ -4,6 +4,7 @@ import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import { EdgeReconciler, TunnelKeys, EventRecorder, KubeObjects, LeaderElector, SecretTunnelKeys, Operator, OperatorTunnels, StatusWriter } from '../../operator/index.js';
 import type { SyncResult } from '../../operator/index.js';
+import { errorLine, isAbortError } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
@@ -52,21 +53,28 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace);
   if (keys instanceof SecretTunnelKeys) await keys.load();
   const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
+  // What our own stop aborts (watches, a sync in flight) is not an error worth a line.
+  let isStopping = false;
+  const report = (line: () => string, err: unknown): void => {
+    if (!(isStopping && isAbortError(err))) io.err(line());
+  };
   const endpoints = new StaticEndpointResolver();
-  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorText(err)}`) });
+  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorLine(err)}`) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
-  manager.on('tunnel-error', (bindingId: string, err: Error) => io.err(`tunnel for ${bindingId}: ${err.message}`));
+  manager.on('tunnel-error', (bindingId: string, err: Error) => report(() => `tunnel for ${bindingId}: ${errorLine(err)}`, err));
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
   const elector =
     keys instanceof SecretTunnelKeys && keysNamespace !== undefined
-      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => io.err(`leader election: ${errorText(err)}`) })
+      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => report(() => `leader election: ${errorLine(err)}`, err) })
       : undefined;
   elector?.on('started-leading', () => io.out('tuna operator: leading (reconciling the edge, writing statuses)'));
-  elector?.on('stopped-leading', () => io.out('tuna operator: following (serving tunnels with the leader’s keys)'));
+  elector?.on('stopped-leading', () => {
+    if (!isStopping) io.out('tuna operator: following (serving tunnels with the leader’s keys)');
+  });
   elector?.start();
   let summary = '';
   const operator = new Operator({
-    objects: new KubeObjects(kube, { onError: (kind, err) => io.err(`watching ${kind.kind}: ${errorText(err)}`) }),
+    objects: new KubeObjects(kube, { onError: (kind, err) => report(() => `watching ${kind.kind}: ${errorLine(err)}`, err) }),
     dataPlane,
     endpoints,
     tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
@@ -76,11 +84,11 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     ...(flags['no-status'] === true
       ? {}
       : {
-          writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
-          events: new EventRecorder(kube, { onError: (ref, err) => io.err(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
+          writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorLine(err)}`) }),
+          events: new EventRecorder(kube, { onError: (ref, err) => io.err(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorLine(err)}`) }),
         }),
     ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
-    onError: (err) => io.err(`sync failed (retrying): ${errorText(err)}`),
+    onError: (err) => report(() => `sync failed (retrying): ${errorLine(err)}`, err),
     onSynced: (result) => {
       const line = describe(result);
       if (line !== summary) io.out(line);
@@ -91,6 +99,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   io.out(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`);
   const signal = await io.stopSignal;
   io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  isStopping = true;
   await operator.stop();
   await elector?.stop();
   return 0;
@@ -112,6 +121,3 @@ function describe(result: SyncResult): string {
   return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}`;
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -1,0 +1,199 @@
+/**
+ * Held-back bindings and the statuses that must not claim them (issue 9). The translators vouch for
+ * what they can see in the cluster; only the edge reconciler knows what the edge serves. A binding
+ * it holds back (a custom domain not verified yet, a kind of binding it does not reserve yet, an
+ * address the edge refused) is served by nothing, so before statuses are written
+ * `correctHeldBack` takes it back out of them and says why:
+ *
+ * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned`, and its
+ *   listeners `Programmed=False` reason `Pending` (Gateway API v1 GatewayConditionProgrammed);
+ * - Service: no `status.loadBalancer` port for it, and a `Published` condition in
+ *   `status.conditions` (written on every tuna Service, so it never goes stale);
+ * - Ingress: no `status.loadBalancer` entry (its status has no conditions: the Warning event and
+ *   tuna's own condition say why);
+ * - Tunnel: no `url`, `Ready=False`; a Domain with the hostname: `Ready=False`, and for an
+ *   unverified custom domain `Reserved=Unknown` and `status.verification`, the TXT record to create.
+ *
+ * Every object concerned gets one Warning event per held-back binding (the recorder dedupes).
+ */
+import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
+import { refKey } from '../model/index.js';
+import type { PendingBinding } from './edge-reconciler.js';
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const TUNA_GROUP = 'tuna.dev';
+
+type Json = Record<string, unknown>;
+
+/** LbEntry is a `status.loadBalancer.ingress` entry (Service entries carry ports, Ingress ones do not). */
+interface LbEntry {
+  hostname?: string;
+  ports?: { port: number; protocol?: string }[];
+}
+
+/**
+ * correctHeldBack returns the statuses with what `pending` holds back taken out, each with the
+ * condition and the Warning event that say why. `statuses` is not modified. Every tuna Service
+ * gets its `Published` condition in `status.conditions`, held back or not.
+ */
+export function correctHeldBack(statuses: readonly ObjectStatus[], graph: RouteGraph, pending: readonly PendingBinding[]): ObjectStatus[] {
+  const out = statuses.map((s) => structuredClone(s));
+  const byKey = new Map(out.map((s) => [refKey(s.ref), s]));
+  const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
+  const heldIds = new Set(pending.map((p) => p.bindingId));
+  const served = graph.bindings.filter((b) => !heldIds.has(b.id));
+  const notes = new Map<ObjectStatus, PendingBinding[]>();
+  const note = (s: ObjectStatus, p: PendingBinding): void => {
+    const list = notes.get(s) ?? [];
+    if (!list.includes(p)) notes.set(s, [...list, p]);
+  };
+
+  for (const p of pending) {
+    const b = bindings.get(p.bindingId);
+    if (b === undefined) continue;
+    const owner = byKey.get(refKey(b.source));
+    if (owner) note(owner, p);
+    if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) holdBackGateway(owner, p);
+    if (b.kind === 'tcp-port' && owner && b.port !== undefined) dropPort(owner, b.port, servedPairs(served, graph, refKey(b.source)));
+    if (b.kind === 'host') {
+      const ports = new Set(graph.listeners.filter((l) => l.bindingId === b.id).map((l) => l.port));
+      for (const s of out) if (dropHostnames(s, b.hostnames, ports)) note(s, p);
+      for (const s of out) {
+        if (!isDomainFor(s, b.hostnames)) continue;
+        holdBackDomain(s, p);
+        note(s, p);
+      }
+    }
+  }
+  for (const [s, held] of notes) markHeldBack(s, held);
+  for (const s of out) if (isTunaService(s)) writeServiceCondition(s);
+  return out;
+}
+
+/** holdBackGateway: Programmed=False AddressNotAssigned, and every programmed listener Pending. */
+function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
+  const body = s.status;
+  if (body === undefined) return;
+  const gen = s.observedGeneration;
+  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', 'AddressNotAssigned', p.message, gen));
+  body.listeners = listOf<Json>(body.listeners).map((l) => {
+    const conditions = listOf<Condition>(l.conditions);
+    if (!conditions.some((c) => c.type === 'Programmed' && c.status === 'True')) return l;
+    return { ...l, conditions: upsert(conditions, condition('Programmed', 'False', 'Pending', 'the Gateway has no address at the edge yet', gen)) };
+  });
+  delete body.addresses;
+}
+
+/**
+ * servedPairs lists the `hostname:port` pairs that served host bindings of one object still
+ * publish, so that dropping a held-back TCP port never takes a served HTTP port of the same number.
+ */
+function servedPairs(served: readonly Binding[], graph: RouteGraph, ownerKey: string): Set<string> {
+  const pairs = new Set<string>();
+  for (const b of served) {
+    if (b.kind !== 'host' || refKey(b.source) !== ownerKey) continue;
+    for (const l of graph.listeners) if (l.bindingId === b.id) for (const h of b.hostnames) pairs.add(`${h}:${l.port}`);
+  }
+  return pairs;
+}
+
+/** dropPort removes one public port from a Service's `status.loadBalancer` entries. */
+function dropPort(s: ObjectStatus, port: number, keep: Set<string>): void {
+  editEntries(s, (e) => (e.ports === undefined || keep.has(`${e.hostname ?? ''}:${port}`) ? e : { ...e, ports: e.ports.filter((q) => q.port !== port) }));
+}
+
+/**
+ * dropHostnames removes held-back hostnames from what a status says is served: Ingress entries
+ * on them, the binding's ports from Service entries on them, a `url` on them. True if it changed something.
+ */
+function dropHostnames(s: ObjectStatus, hostnames: readonly string[], ports: ReadonlySet<number>): boolean {
+  const names = new Set(hostnames);
+  let changed = editEntries(s, (e) => {
+    if (e.hostname === undefined || !names.has(e.hostname)) return e;
+    return e.ports === undefined ? undefined : { ...e, ports: e.ports.filter((q) => !ports.has(q.port)) };
+  });
+  const url = s.status?.url;
+  if (typeof url === 'string' && URL.canParse(url) && names.has(new URL(url).hostname)) {
+    delete s.status?.url;
+    changed = true;
+  }
+  return changed;
+}
+
+/** editEntries rewrites `status.loadBalancer.ingress` (undefined drops an entry, as does one left without ports). */
+function editEntries(s: ObjectStatus, edit: (e: LbEntry) => LbEntry | undefined): boolean {
+  const lb = s.status?.loadBalancer as { ingress?: LbEntry[] } | undefined;
+  if (lb?.ingress === undefined || s.status === undefined) return false;
+  const before = JSON.stringify(lb.ingress);
+  const ingress = lb.ingress.map(edit).filter((e): e is LbEntry => e !== undefined && (e.ports === undefined || e.ports.length > 0));
+  s.status.loadBalancer = ingress.length > 0 ? { ...lb, ingress } : {};
+  return JSON.stringify(ingress) !== before;
+}
+
+/** isDomainFor tells a tuna.dev Domain whose hostname is one of `hostnames`. */
+function isDomainFor(s: ObjectStatus, hostnames: readonly string[]): boolean {
+  return s.ref.group === TUNA_GROUP && s.ref.kind === 'Domain' && typeof s.status?.hostname === 'string' && hostnames.includes(s.status.hostname);
+}
+
+/** holdBackDomain: Reserved says why (Unknown while unverified), and `verification` is the record to create. */
+function holdBackDomain(s: ObjectStatus, p: PendingBinding): void {
+  if (s.status === undefined) return;
+  const isUnverified = p.reason === 'DomainNotVerified';
+  s.status.conditions = upsert(listOf<Condition>(s.status.conditions), condition('Reserved', isUnverified ? 'Unknown' : 'False', p.reason, p.message, s.observedGeneration));
+  if (isUnverified && p.txtRecord) s.status.verification = { type: 'TXT', name: p.txtRecord.name, value: p.txtRecord.value };
+}
+
+/**
+ * markHeldBack adds what every object concerned gets: tuna's `Published` condition (True
+ * `PartiallyPublished` while its status still advertises something, else False with the first
+ * reason; the message joins every held-back binding's), `Ready=False` where its status body has a
+ * Ready condition (tuna.dev kinds), and one Warning event per held-back binding.
+ */
+function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
+  const first = held[0];
+  if (first === undefined) return;
+  const gen = s.observedGeneration;
+  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? 'AddressNotAssigned' : p.reason);
+  const message = [...new Set(held.map((p) => p.message))].join('; ');
+  const partly = advertisesSomething(s);
+  s.conditions = upsert(s.conditions, condition('Published', partly ? 'True' : 'False', partly ? 'PartiallyPublished' : reasonOf(first), message, gen));
+  const body = s.status?.conditions;
+  if (s.status && Array.isArray(body) && (body as Condition[]).some((c) => c.type === 'Ready'))
+    s.status.conditions = upsert(body as Condition[], condition('Ready', 'False', reasonOf(first), message, gen));
+  for (const p of held) {
+    const event: StatusEvent = { type: 'Warning', reason: reasonOf(p), message: p.message };
+    if (!s.events.some((e) => e.reason === event.reason && e.message === event.message)) s.events.push(event);
+  }
+}
+
+/** advertisesSomething tells whether a status still lists an address (a loadBalancer entry or a url). */
+function advertisesSomething(s: ObjectStatus): boolean {
+  const lb = s.status?.loadBalancer as { ingress?: unknown[] } | undefined;
+  return (lb?.ingress?.length ?? 0) > 0 || typeof s.status?.url === 'string';
+}
+
+/** isTunaService tells a Service tuna is the load balancer of (its status carries `loadBalancer`). */
+function isTunaService(s: ObjectStatus): boolean {
+  return s.ref.group === '' && s.ref.kind === 'Service' && s.status?.loadBalancer !== undefined;
+}
+
+/** writeServiceCondition puts tuna's `Published` condition into the Service's own `status.conditions`. */
+function writeServiceCondition(s: ObjectStatus): void {
+  const published = s.conditions.find((c) => c.type === 'Published');
+  if (published === undefined || s.status === undefined) return;
+  s.status.conditions = upsert(listOf<Condition>(s.status.conditions), { ...published });
+}
+
+function condition(type: string, status: Condition['status'], reason: string, message: string, observedGeneration: number | undefined): Condition {
+  return { type, status, reason, message, ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
+}
+
+/** upsert returns the list with the condition of the same type replaced, or appended (one per type). */
+function upsert(list: readonly Condition[], next: Condition): Condition[] {
+  const at = list.findIndex((c) => c.type === next.type);
+  return at >= 0 ? list.map((c, i) => (i === at ? next : c)) : [...list, next];
+}
+
+function listOf<T>(value: unknown): T[] {
+  return Array.isArray(value) ? (value as T[]) : [];
+}
