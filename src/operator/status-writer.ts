@@ -86,7 +86,7 @@ export class StatusWriter {
         continue;
       }
       try {
-        await this.#patch(target, s.ref, { status: mergePatchOf(before, merged) });
+        await this.#patch(target, obj.apiVersion ?? target.apiVersion, s.ref, { status: mergePatchOf(before, merged) });
         report.written++;
       } catch (err) {
         report.failed++;
@@ -96,20 +96,21 @@ export class StatusWriter {
     return report;
   }
 
-  async #patch(kind: WatchedKind, ref: ObjectRef, body: object): Promise<void> {
-    if (kind.apiVersion === 'v1') {
+  /** patch writes at `apiVersion`, the version the cache watches the object at (a kind may fall back to an older one). */
+  async #patch(kind: WatchedKind, apiVersion: string, ref: ObjectRef, body: object): Promise<void> {
+    if (apiVersion === 'v1') {
       if (kind.kind !== 'Service') throw new Error(`no status to write on ${kind.kind}`);
       await this.#core.patchNamespacedServiceStatus({ name: ref.name, namespace: ref.namespace ?? 'default', body, fieldManager: this.#fieldManager }, mergePatch);
       return;
     }
-    const [group, version] = kind.apiVersion.split('/') as [string, string];
-    const plural = kind.path.slice(kind.path.lastIndexOf('/') + 1);
+    const [group, version] = apiVersion.split('/') as [string, string];
+    const plural = kind.plural;
     if (ref.namespace === undefined) await this.#custom.patchClusterCustomObjectStatus({ group, version, plural, name: ref.name, body, fieldManager: this.#fieldManager }, mergePatch);
     else await this.#custom.patchNamespacedCustomObjectStatus({ group, version, namespace: ref.namespace, plural, name: ref.name, body, fieldManager: this.#fieldManager }, mergePatch);
   }
 }
 
-/** kindOf finds the watched kind (its version and plural) of an object reference. */
+/** kindOf finds the watched kind (its plural and preferred version) of an object reference. */
 function kindOf(ref: ObjectRef): WatchedKind | undefined {
   return WATCHED_KINDS.find((k) => k.kind === ref.kind && apiGroupOf(k.apiVersion) === (ref.group ?? ''));
 }
