@@ -3,7 +3,8 @@ import { pathToFileURL } from 'node:url';
 import { createRuntime } from './container.js';
 import { CliError } from './errors.js';
 import { commandHelp, mainHelp } from './help.js';
-import { processIo } from './io.js';
+import { processIo, userDirectory } from './io.js';
+import { createLogger, peekLogFormat } from './log.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
 import { demoCommand } from './commands/demo.js';
@@ -34,6 +35,9 @@ const commands: Record<string, Command> = {
   release: releaseCommand,
 };
 
+/** LONG_RUNNING are the commands that take --log-format; their failures follow it. */
+const LONG_RUNNING = new Set(['http', 'tcp', 'run', 'operator', 'edge', 'demo']);
+
 /**
  * runCli runs one command line and returns the exit status. Failures the user can act on are
  * printed as one line (`tuna: …`) without a stack trace; anything else is a bug and shows it.
@@ -50,19 +54,21 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
     io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
     return 2;
   }
+  const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && args[0] === 'init');
+  const log = createLogger(io, isLogged ? peekLogFormat(args, io.env) : 'text');
   try {
     return await command(args, io, runtime());
   } catch (err) {
     const explained = explainError(err);
     if (explained) {
-      io.err(`tuna ${name}: ${explained.message}`);
+      log.error(`tuna ${name}: ${explained.message}`, { exitCode: explained.exitCode });
       return explained.exitCode;
     }
     if (err instanceof CliError) {
-      io.err(err.message.startsWith('tuna') ? err.message : `tuna ${name}: ${err.message}`);
+      log.error(err.message.startsWith('tuna') ? err.message : `tuna ${name}: ${err.message}`, { exitCode: err.exitCode, code: err.code });
       return err.exitCode;
     }
-    io.err(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    log.error(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { exitCode: 70 });
     return 70;
   }
 }
@@ -72,6 +78,9 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
  * bin/tuna.js and direct execution (node src/cli/main.ts) both come here.
  */
 export function runMain(argv: string[]): void {
+  // Relative paths are the user's: `npm run tuna` starts in the package root (issue 9).
+  const dir = userDirectory(process.env, process.cwd());
+  if (dir !== process.cwd()) process.chdir(dir);
   runCli(argv, processIo()).then(
     (code) => {
       process.exitCode = code;

@@ -10,11 +10,13 @@ import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
+import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { pick } from './http.js';
 
 const options = {
   ...agentFlagOptions,
+  ...logFlagOptions,
   kubeconfig: { type: 'string' },
   'cluster-id': { type: 'string' },
   'base-domain': { type: 'string' },
@@ -34,6 +36,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace']), 'operator');
+  const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
@@ -53,20 +56,20 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   if (keys instanceof SecretTunnelKeys) await keys.load();
   const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
   const endpoints = new StaticEndpointResolver();
-  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorText(err)}`) });
+  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
-  manager.on('tunnel-error', (bindingId: string, err: Error) => io.err(`tunnel for ${bindingId}: ${err.message}`));
+  manager.on('tunnel-error', (bindingId: string, err: Error) => log.warn(`tunnel for ${bindingId}`, { err, bindingId }));
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
   const elector =
     keys instanceof SecretTunnelKeys && keysNamespace !== undefined
-      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => io.err(`leader election: ${errorText(err)}`) })
+      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => log.warn('leader election', { err }) })
       : undefined;
-  elector?.on('started-leading', () => io.out('tuna operator: leading (reconciling the edge, writing statuses)'));
-  elector?.on('stopped-leading', () => io.out('tuna operator: following (serving tunnels with the leader’s keys)'));
+  elector?.on('started-leading', () => log.info('tuna operator: leading (reconciling the edge, writing statuses)', { leading: true }));
+  elector?.on('stopped-leading', () => log.info('tuna operator: following (serving tunnels with the leader’s keys)', { leading: false }));
   elector?.start();
   let summary = '';
   const operator = new Operator({
-    objects: new KubeObjects(kube, { onError: (kind, err) => io.err(`watching ${kind.kind}: ${errorText(err)}`) }),
+    objects: new KubeObjects(kube, { onError: (kind, err) => log.warn(`watching ${kind.kind}`, { err, kind: kind.kind }) }),
     dataPlane,
     endpoints,
     tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
@@ -76,21 +79,21 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     ...(flags['no-status'] === true
       ? {}
       : {
-          writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
-          events: new EventRecorder(kube, { onError: (ref, err) => io.err(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorText(err)}`) }),
+          writer: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
+          events: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
         }),
     ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
-    onError: (err) => io.err(`sync failed (retrying): ${errorText(err)}`),
+    onError: (err) => log.warn('sync failed (retrying)', { err }),
     onSynced: (result) => {
       const line = describe(result);
-      if (line !== summary) io.out(line);
+      if (line !== summary) log.info(line);
       summary = line;
     },
   });
   await operator.start();
-  io.out(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`);
+  log.info(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`, { clusterId });
   const signal = await io.stopSignal;
-  io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  log.notice(`${signal}: closing tunnels (in-flight requests finish first)`, { signal });
   await operator.stop();
   await elector?.stop();
   return 0;
@@ -110,8 +113,4 @@ function describe(result: SyncResult): string {
   const ready = result.edge?.ready.size ?? bindings;
   const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
   return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}`;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
