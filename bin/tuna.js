@@ -58,10 +58,16 @@ function installLine(env) {
   return `npm install --prefix ${JSON.stringify(prefix)} --no-save --no-audit --no-fund ${pkg}@${version}`;
 }
 
-/** rerun runs this file under `node` with the same arguments, passing signals on, and exits as it does. */
+/**
+ * rerun runs this file under `node` with the same arguments, passing signals on, and exits as it
+ * does. The child gets a session of its own (`detached`): Ctrl-C in a terminal signals the whole
+ * foreground process group, and a child in it would get SIGINT twice (the terminal's and ours),
+ * which a tuna takes as "stop now" instead of draining.
+ */
 function rerun(node) {
   const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
+    detached: true,
     env: { ...process.env, TUNA_NODE_REEXEC: '1' },
   });
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
