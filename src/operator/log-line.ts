@@ -45,7 +45,7 @@ function apiFailureOf(err: unknown): ApiFailure | undefined {
   return undefined;
 }
 
-/** statusOf picks `reason` and `message` from a metav1.Status body; anything else yields nothing. */
+/** statusOf picks `reason` and `message` from a metav1.Status body (or any JSON object); anything else yields nothing. */
 function statusOf(body: unknown): { reason?: string; message?: string } {
   let value = body;
   if (typeof value === 'string') {
@@ -56,8 +56,8 @@ function statusOf(body: unknown): { reason?: string; message?: string } {
     }
   }
   if (value === null || typeof value !== 'object') return {};
-  const s = value as { kind?: unknown; reason?: unknown; message?: unknown };
-  if (s.kind !== 'Status') return {};
+  // A metav1.Status, or any JSON body with a message (a proxy in front of the API server).
+  const s = value as { reason?: unknown; message?: unknown };
   return { ...(typeof s.reason === 'string' && s.reason !== '' ? { reason: s.reason } : {}), ...(typeof s.message === 'string' && s.message !== '' ? { message: s.message } : {}) };
 }
 

@@ -10,6 +10,7 @@ import { PortOrZeroString, decodeFlags, parseFlags } from '../flags.js';
 import { FileProvider } from '../file-provider.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
+import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime, RunningEdge } from '../runtime.js';
 import type { Agent } from '../../agent/index.js';
 import { pick } from './http.js';
@@ -47,9 +48,10 @@ export function demoEdgeConfig(key: string, httpPort: number): unknown {
  * and stops everything in reverse order.
  */
 export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
-  const parsed = parseFlags(args, { port: { type: 'string' } }, 'demo');
+  const parsed = parseFlags(args, { port: { type: 'string' }, ...logFlagOptions }, 'demo');
   if (parsed.values.help === true) return (io.out(commandHelp.demo!), 0);
   const flags = decodeFlags(DemoFlags, pick(parsed.values, ['port']), 'demo');
+  const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'demo'));
   const stack: (() => Promise<unknown>)[] = [];
   const unwind = async (): Promise<void> => {
     for (const close of stack.reverse()) await close().catch(() => undefined);
@@ -66,10 +68,10 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
     const generated = await mkdtemp(join(tmpdir(), 'tuna-demo-'));
     stack.push(() => rm(generated, { recursive: true, force: true }));
     await writeFile(join(generated, 'endpointslices.yaml'), endpointSlicesFor(backends));
-    const provider = new FileProvider([demoManifests, generated], io);
+    const provider = new FileProvider([demoManifests, generated], log);
     const state = await provider.read();
     provider.report(state);
-    const agent: Agent = runtime.createAgent({ edge: { host: '127.0.0.1', port: edge.tunnelPort, tls: false }, key, connections: 1 }, provider.endpoints, provider.certificates, (line) => io.err(line));
+    const agent: Agent = runtime.createAgent({ edge: { host: '127.0.0.1', port: edge.tunnelPort, tls: false }, key, connections: 1 }, provider.endpoints, provider.certificates, (line) => log.warn(line));
     stack.push(() => agent.close());
     // Stopping: the edge drains first (public requests in flight finish, then it sends GOAWAY on
     // the tunnel), so the agent finds its tunnel already closed; backends stop last.
@@ -78,13 +80,18 @@ export async function demoCommand(args: string[], io: CliIo, runtime: CliRuntime
     provider.watch(agent);
     stack.push(() => provider.close());
     const port = edge.httpPort ?? 0;
-    io.out(`\ntuna demo is up (edge, 2 backends, 1 tunnel; all on 127.0.0.1).`);
-    io.out(`  URL:   http://${DEMO_HOST}:${port}/`);
-    io.out(`  try:   curl -H 'Host: ${DEMO_HOST}' http://127.0.0.1:${port}/api/hello`);
-    io.out(`         curl -H 'Host: ${DEMO_HOST}' http://127.0.0.1:${port}/`);
-    io.out(`Press Ctrl-C to stop.`);
+    log.info(
+      [
+        `\ntuna demo is up (edge, 2 backends, 1 tunnel; all on 127.0.0.1).`,
+        `  URL:   http://${DEMO_HOST}:${port}/`,
+        `  try:   curl -H 'Host: ${DEMO_HOST}' http://127.0.0.1:${port}/api/hello`,
+        `         curl -H 'Host: ${DEMO_HOST}' http://127.0.0.1:${port}/`,
+        `Press Ctrl-C to stop.`,
+      ].join('\n'),
+      { url: `http://${DEMO_HOST}:${port}/`, httpPort: port },
+    );
     const signal = await io.stopSignal;
-    io.err(`${signal}: stopping the demo`);
+    log.notice(`${signal}: stopping the demo`, { signal });
     return 0;
   } finally {
     await unwind();

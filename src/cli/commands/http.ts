@@ -5,13 +5,14 @@ import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
+import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import { probePort } from '../port-probe.js';
 import { httpTarget } from '../quick-graph.js';
 import type { CliRuntime } from '../runtime.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
 
 const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
 
@@ -54,14 +55,15 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const target = parseLocalTarget(parsed.positionals[0]);
   const { host: hostFlag, binding, 'no-check': noCheck } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check']), 'http');
   const hostname = hostFlag ?? 'app.localhost';
+  const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
   if (noCheck !== true && !(await probePort(target.host, target.port)))
-    io.err(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`);
+    log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => io.err(line));
-  return serveUntilStopped(agent, quick.graph, io, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`]);
+  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line));
+  return serveUntilStopped(agent, quick.graph, io, log, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`]);
 }
 
 /** pick copies the listed keys of a record. */

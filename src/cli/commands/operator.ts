@@ -2,20 +2,21 @@ import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
-import { EdgeReconciler, TunnelKeys, EventRecorder, KubeObjects, LeaderElector, SecretTunnelKeys, Operator, OperatorTunnels, StatusWriter } from '../../operator/index.js';
+import { EdgeReconciler, TunnelKeys, EventRecorder, KubeObjects, LeaderElector, SecretTunnelKeys, Operator, OperatorTunnels, StatusWriter, isAbortError } from '../../operator/index.js';
 import type { SyncResult } from '../../operator/index.js';
-import { errorLine, isAbortError } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
+import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { pick } from './http.js';
 
 const options = {
   ...agentFlagOptions,
+  ...logFlagOptions,
   kubeconfig: { type: 'string' },
   'cluster-id': { type: 'string' },
   'base-domain': { type: 'string' },
@@ -35,6 +36,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace']), 'operator');
+  const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
@@ -50,31 +52,31 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
 
   // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
   const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
-  const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace);
+  const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace, undefined, (problem) => log.warn(`tunnel keys Secret: ${problem}`));
   if (keys instanceof SecretTunnelKeys) await keys.load();
   const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
   // What our own stop aborts (watches, a sync in flight) is not an error worth a line.
   let isStopping = false;
-  const report = (line: () => string, err: unknown): void => {
-    if (!(isStopping && isAbortError(err))) io.err(line());
+  const report = (msg: string, err: unknown, fields: Record<string, unknown> = {}): void => {
+    if (!(isStopping && isAbortError(err))) log.warn(msg, { err, ...fields });
   };
   const endpoints = new StaticEndpointResolver();
-  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => io.err(`proxy error on ${context.bindingId} (request ${context.requestId}): ${errorLine(err)}`) });
+  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
-  manager.on('tunnel-error', (bindingId: string, err: Error) => report(() => `tunnel for ${bindingId}: ${errorLine(err)}`, err));
+  manager.on('tunnel-error', (bindingId: string, err: Error) => report(`tunnel for ${bindingId}`, err, { bindingId }));
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
   const elector =
     keys instanceof SecretTunnelKeys && keysNamespace !== undefined
-      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => report(() => `leader election: ${errorLine(err)}`, err) })
+      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => report('leader election', err) })
       : undefined;
-  elector?.on('started-leading', () => io.out('tuna operator: leading (reconciling the edge, writing statuses)'));
+  elector?.on('started-leading', () => log.info('tuna operator: leading (reconciling the edge, writing statuses)', { leading: true }));
   elector?.on('stopped-leading', () => {
-    if (!isStopping) io.out('tuna operator: following (serving tunnels with the leader’s keys)');
+    if (!isStopping) log.info('tuna operator: following (serving tunnels with the leader’s keys)', { leading: false });
   });
   elector?.start();
   let summary = '';
   const operator = new Operator({
-    objects: new KubeObjects(kube, { onError: (kind, err) => report(() => `watching ${kind.kind}: ${errorLine(err)}`, err) }),
+    objects: new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) }),
     dataPlane,
     endpoints,
     tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
@@ -84,21 +86,21 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     ...(flags['no-status'] === true
       ? {}
       : {
-          writer: new StatusWriter(kube, { onError: (ref, err) => io.err(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorLine(err)}`) }),
-          events: new EventRecorder(kube, { onError: (ref, err) => io.err(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}: ${errorLine(err)}`) }),
+          writer: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
+          events: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
         }),
     ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
-    onError: (err) => report(() => `sync failed (retrying): ${errorLine(err)}`, err),
+    onError: (err) => report('sync failed (retrying)', err),
     onSynced: (result) => {
       const line = describe(result);
-      if (line !== summary) io.out(line);
+      if (line !== summary) log.info(line);
       summary = line;
     },
   });
   await operator.start();
-  io.out(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`);
+  log.info(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`, { clusterId });
   const signal = await io.stopSignal;
-  io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  log.notice(`${signal}: closing tunnels (in-flight requests finish first)`, { signal });
   isStopping = true;
   await operator.stop();
   await elector?.stop();
@@ -120,4 +122,3 @@ function describe(result: SyncResult): string {
   const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
   return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}`;
 }
-

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
+import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import { FileProvider } from '../file-provider.js';
 import type { CliRuntime } from '../runtime.js';
 import { pick } from './http.js';
@@ -11,6 +12,7 @@ import { serveUntilStopped } from './serve.js';
 
 const options = {
   ...agentFlagOptions,
+  ...logFlagOptions,
   manifests: { type: 'string', multiple: true },
   'base-domain': { type: 'string' },
   once: { type: 'boolean' },
@@ -25,14 +27,15 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (parsed.positionals.length > 0) throw new UsageError(`tuna run: unexpected argument ${JSON.stringify(parsed.positionals[0])}; folders go after --manifests`);
   if (parsed.values.manifests === undefined) throw new UsageError('tuna run: --manifests DIR is required (see tuna run --help)');
   const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once']), 'run');
-  const provider = new FileProvider(flags.manifests, io, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
+  const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'run'));
+  const provider = new FileProvider(flags.manifests, log, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
   const state = await provider.read();
   provider.report(state);
   if (flags.once === true) return 0;
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run');
-  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => io.err(line));
+  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line));
   try {
-    return await serveUntilStopped(agent, state.graph, io, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));
+    return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));
   } finally {
     await provider.close();
   }

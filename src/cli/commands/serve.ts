@@ -1,14 +1,15 @@
 import type { RouteGraph } from '../../model/index.js';
 import type { Agent } from '../../agent/index.js';
 import type { CliIo } from '../io.js';
+import type { Logger } from '../log.js';
 
 /**
- * serveUntilStopped applies the graph, prints the banner and serves until SIGINT/SIGTERM, then
+ * serveUntilStopped applies the graph, logs the banner and serves until SIGINT/SIGTERM, then
  * drains: tunnels send GOAWAY and in-flight requests finish before the process exits.
  * `afterApply` runs once the first graph is served (the file provider starts watching then, so a
  * reload never races the first apply).
  */
-export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, banner: string[], afterApply?: () => void): Promise<number> {
+export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, log: Logger, banner: string[], afterApply?: () => void): Promise<number> {
   try {
     await agent.apply(graph);
     afterApply?.();
@@ -16,9 +17,9 @@ export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: Cli
     await agent.close().catch(() => undefined);
     throw err;
   }
-  for (const line of banner) io.out(line);
+  for (const line of banner) log.info(line);
   const signal = await io.stopSignal;
-  io.err(`${signal}: closing tunnels (in-flight requests finish first)`);
+  log.notice(`${signal}: closing tunnels (in-flight requests finish first)`, { signal });
   await agent.close();
   return 0;
 }
