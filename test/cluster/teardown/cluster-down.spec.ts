@@ -11,9 +11,10 @@ describe('cluster:down', function () {
   it('leaves no process, network namespace, veth, bridge or mount of the cluster behind', async () => {
     const kubeconfig = process.env.KUBECONFIG ?? '';
     const stateDir = path.dirname(kubeconfig);
-    // The control plane's command lines name the state directory; the kubelet's names its main
-    // module; pods run the echo-basic we built.
-    const markers = [stateDir, path.join(REPO_ROOT, 'test/support/kubelet/main.ts'), `${path.sep}echo-basic-v`];
+    // The control plane's command lines name files in the state directory; the kubelet's names its
+    // main module; pods run the echo-basic we built. The separator keeps `flock /tmp/tuna-cluster.lock`
+    // (how the tier is run on a shared machine) from counting as a leftover of `/tmp/tuna-cluster`.
+    const markers = [`${stateDir}${path.sep}`, path.join(REPO_ROOT, 'test/support/kubelet/main.ts'), `${path.sep}echo-basic-v`];
     // Precondition, so the test can fail: the cluster and its kubelet are running now.
     expect(findProcesses(markers), 'cluster processes before down').to.not.be.empty;
 
