@@ -88,6 +88,7 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
   const starter = c.resolve(EDGE_STARTER);
   const noLog = (): void => undefined;
   return {
+    container: c,
     createTunnelManager: (handler, keys) => {
       const scope = c.createChildContainer();
       scope.register(TUNNEL_STREAM_HANDLER, { useValue: handler });

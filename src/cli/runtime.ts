@@ -1,3 +1,4 @@
+import type { DependencyContainer } from 'tsyringe';
 import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
 import type { TunnelKeySource, TunnelManager } from '../tunnel/index.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
@@ -9,6 +10,8 @@ import type { AgentOptions } from './agent-options.js';
  * the long-lived services, so commands stay free of wiring and tests can pass fakes.
  */
 export interface CliRuntime {
+  /** container is the composition root's container; a command registers the parts of what it runs in a child of it */
+  readonly container: DependencyContainer;
   /** createTunnelManager builds a tunnel manager feeding `handler`, with keys from `keys` (the operator) */
   createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource): TunnelManager;
   /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors */

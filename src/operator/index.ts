@@ -13,3 +13,4 @@ export * from './status-writer.js';
 export * from './held-back.js';
 export * from './log-line.js';
 export * from './object-source.js';
+export * from './container.js';

@@ -2,8 +2,27 @@ import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
-import { EdgeReconciler, TunnelKeys, EventRecorder, KubeObjects, LeaderElector, SecretTunnelKeys, Operator, OperatorTunnels, StatusWriter, isAbortError } from '../../operator/index.js';
-import type { SyncResult } from '../../operator/index.js';
+import {
+  DATA_PLANE,
+  EDGE_RECONCILER,
+  ENDPOINTS,
+  EVENT_RECORDER,
+  OBJECT_SOURCE,
+  OPERATOR_SETTINGS,
+  STATUS_WRITER,
+  TUNNEL_CONTROL,
+  EdgeReconciler,
+  EventRecorder,
+  KubeObjects,
+  LeaderElector,
+  OperatorTunnels,
+  SecretTunnelKeys,
+  StatusWriter,
+  TunnelKeys,
+  isAbortError,
+  operatorFrom,
+} from '../../operator/index.js';
+import type { OperatorSettings, SyncResult } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
@@ -75,20 +94,20 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   });
   elector?.start();
   let summary = '';
-  const operator = new Operator({
-    objects: new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) }),
-    dataPlane,
-    endpoints,
-    tunnels: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf),
-    reconciler: new EdgeReconciler(client, keys, { clusterId }),
+  // The operator's parts, each registered in a child container of the CLI's (src/operator/container.ts).
+  const scope = runtime.container.createChildContainer();
+  scope.register(OBJECT_SOURCE, { useValue: new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) }) });
+  scope.register(DATA_PLANE, { useValue: dataPlane });
+  scope.register(ENDPOINTS, { useValue: endpoints });
+  scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
+  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId }) });
+  if (flags['no-status'] !== true) {
+    scope.register(STATUS_WRITER, { useValue: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
+    scope.register(EVENT_RECORDER, { useValue: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
+  }
+  const settings: OperatorSettings = {
     keyRefOf,
     ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
-    ...(flags['no-status'] === true
-      ? {}
-      : {
-          writer: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
-          events: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }),
-        }),
     ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
     onError: (err) => report('sync failed (retrying)', err),
     onSynced: (result) => {
@@ -96,7 +115,9 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
       if (line !== summary) log.info(line);
       summary = line;
     },
-  });
+  };
+  scope.register(OPERATOR_SETTINGS, { useValue: settings });
+  const operator = operatorFrom(scope);
   await operator.start();
   log.info(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`, { clusterId });
   const signal = await io.stopSignal;
