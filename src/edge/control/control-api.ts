@@ -22,7 +22,7 @@ import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from '.
 import { FailureRateLimiter } from './rate-limiter.js';
 import type { RateLimitOptions } from './rate-limiter.js';
 import { reservationRoutes } from './reservation-routes.js';
-import type { RequestContext, Route, RouteDeps } from './routes.js';
+import type { ControlStore, RequestContext, Route, RouteDeps } from './routes.js';
 import { tunnelKeyRoutes } from './tunnel-key-routes.js';
 
 /**
@@ -34,7 +34,7 @@ import { tunnelKeyRoutes } from './tunnel-key-routes.js';
 
 /** ControlApiOptions configures the control API. */
 export interface ControlApiOptions {
-  readonly store: Store;
+  readonly store: ControlStore;
   readonly clock?: Clock;
   /** the edge's base domain for subdomain reservations */
   readonly baseDomain: string;

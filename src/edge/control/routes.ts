@@ -30,9 +30,18 @@ export interface Route {
   handle(ctx: RequestContext): Promise<RouteResult>;
 }
 
+/**
+ * ControlStore is the store as the control API uses it: only these methods (docs/architecture.md,
+ * narrow interfaces); the certificate, binding-directory and revocation-watch methods are not its.
+ */
+export type ControlStore = Pick<
+  Store,
+  'authenticateApiKey' | 'createAccount' | 'createApiKey' | 'createReservation' | 'disableAccount' | 'getAccount' | 'getReservation' | 'getTunnelKey' | 'listAccounts' | 'listApiKeys' | 'listAuditEvents' | 'listReservations' | 'listTunnelKeys' | 'markDomainVerified' | 'mintTunnelKey' | 'releaseReservation' | 'revokeApiKey' | 'revokeTunnelKey' | 'rotateTunnelKey'
+>;
+
 /** RouteDeps are the services route groups use. */
 export interface RouteDeps {
-  readonly store: Store;
+  readonly store: ControlStore;
   readonly clock: Clock;
   /** notifyRevoked tells the edge to close the live connections of these tunnel keys */
   notifyRevoked(keyIds: readonly string[]): void;
