@@ -12,7 +12,7 @@ import {
 } from '../../control-api/index.js';
 import type { PortPool, PortSpec } from '../../control-api/index.js';
 import { StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, systemClock } from '../store/index.js';
-import type { ApiKey, Clock, Store } from '../store/index.js';
+import type { ApiKey, Clock } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
 import { createDnsVerifier } from './dns-verifier.js';
 import type { DomainVerifier } from './dns-verifier.js';
