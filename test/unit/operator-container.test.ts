@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import 'reflect-metadata';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { container as rootContainer } from 'tsyringe';
-import type { TunnelControl } from '../../src/agent/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
-import type { Binding, ObjectRef, ObjectStatus, RouteGraph } from '../../src/model/index.js';
+import type { ObjectRef, ObjectStatus, RouteGraph } from '../../src/model/index.js';
 import {
   DATA_PLANE,
   EDGE_RECONCILER,
@@ -16,6 +15,7 @@ import {
   operatorFrom,
 } from '../../src/operator/index.js';
 import type { ObjectSource, ReconcileReport, StatusWriter, WriteReport } from '../../src/operator/index.js';
+import { RecordingTunnels } from '../support/operator-fakes.js';
 
 // The operator's composition root (src/operator/container.ts): a test swaps one part by registering it.
 const objects: KubernetesObject[] = [
@@ -39,16 +39,6 @@ const listedCache: ObjectSource = {
   absentKinds: () => [],
 };
 
-class RecordingTunnels implements TunnelControl {
-  applied: string[][] = [];
-  apply(bindings: readonly Binding[]): Promise<void> {
-    this.applied.push(bindings.map((b) => b.id));
-    return Promise.resolve();
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 describe('operator composition root (tsyringe)', () => {
   it('assembles an operator from the registered parts: the cache, the tunnels, the reconciler and a status writer a test swapped in', async () => {

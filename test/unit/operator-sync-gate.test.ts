@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { EventEmitter } from 'node:events';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { TunnelControl } from '../../src/agent/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
-import type { Binding, RouteGraph } from '../../src/model/index.js';
+import type { RouteGraph } from '../../src/model/index.js';
 import type { KnowsOwnerGone, PendingBinding, ReconcileReport } from '../../src/operator/edge-reconciler.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from '../../src/operator/object-source.js';
 import type { ObjectSource } from '../../src/operator/object-source.js';
 import { Operator } from '../../src/operator/operator.js';
+import { RecordingTunnels } from '../support/operator-fakes.js';
 
 const host = 'web.tuna.test';
 
@@ -90,16 +90,6 @@ class RecordingReconciler {
   }
 }
 
-class RecordingTunnels implements TunnelControl {
-  applied: string[][] = [];
-  apply(bindings: readonly Binding[]): Promise<void> {
-    this.applied.push(bindings.map((b) => b.id));
-    return Promise.resolve();
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** settle lets timers and promise callbacks run (the operator schedules syncs asynchronously). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
