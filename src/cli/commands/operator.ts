@@ -12,6 +12,7 @@ import {
   STATUS_WRITER,
   TUNNEL_CONTROL,
   EdgeReconciler,
+  learnEdge,
   EventRecorder,
   KubeObjects,
   LeaderElector,
@@ -67,7 +68,10 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const scheme = agent.edge.tls ? 'https' : 'http';
   const host = agent.edge.host.includes(':') ? `[${agent.edge.host}]` : agent.edge.host;
   const ca = agent.edge.ca === undefined ? undefined : [agent.edge.ca].flat().join('\n');
-  const client = new ControlClient({ url: new URL(`${scheme}://${host}:${agent.edge.port}`), ...(ca !== undefined ? { ca } : {}) }, agent.key);
+  const controlUrl = new URL(`${scheme}://${host}:${agent.edge.port}`);
+  const client = new ControlClient({ url: controlUrl, ...(ca !== undefined ? { ca } : {}) }, agent.key);
+  // The base domain (and the pools) come from the edge; --base-domain only overrides it.
+  const learned = await learnEdge(client, controlUrl, flags['base-domain']);
 
   // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
   const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
@@ -108,7 +112,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const settings: OperatorSettings = {
     keyRefOf,
     ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
-    ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
+    translate: { baseDomain: learned.baseDomain },
     onError: (err) => report('sync failed (retrying)', err),
     onSynced: (result) => {
       const line = describe(result);
