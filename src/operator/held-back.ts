@@ -15,6 +15,7 @@
  *   unverified custom domain `Reserved=Unknown` and `status.verification`, the TXT record to create.
  *
  * Every object concerned gets one Warning event per held-back binding (the recorder dedupes).
+ * A Gateway whose address the edge assigned gets it in `status.addresses` (`IPAddress`).
  */
 import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
 import { refKey } from '../model/index.js';
@@ -34,9 +35,15 @@ interface LbEntry {
 /**
  * correctHeldBack returns the statuses with what `pending` holds back taken out, each with the
  * condition and the Warning event that say why. `statuses` is not modified. Every tuna Service
- * gets its `Published` condition in `status.conditions`, held back or not.
+ * gets its `Published` condition in `status.conditions`, held back or not. `addresses` are the IPs
+ * the edge assigned to address bindings (graph binding id → IP): a Gateway served on one lists it.
  */
-export function correctHeldBack(statuses: readonly ObjectStatus[], graph: RouteGraph, pending: readonly PendingBinding[]): ObjectStatus[] {
+export function correctHeldBack(
+  statuses: readonly ObjectStatus[],
+  graph: RouteGraph,
+  pending: readonly PendingBinding[],
+  addresses: ReadonlyMap<string, string> = new Map(),
+): ObjectStatus[] {
   const out = statuses.map((s) => structuredClone(s));
   const byKey = new Map(out.map((s) => [refKey(s.ref), s]));
   const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
@@ -65,6 +72,11 @@ export function correctHeldBack(statuses: readonly ObjectStatus[], graph: RouteG
       }
     }
   }
+  for (const b of served) {
+    const address = addresses.get(b.id);
+    const owner = byKey.get(refKey(b.source));
+    if (b.kind === 'address' && address !== undefined && owner?.status !== undefined) owner.status.addresses = [{ type: 'IPAddress', value: address }];
+  }
   for (const [s, held] of notes) markHeldBack(s, held);
   for (const s of out) if (isTunaService(s)) writeServiceCondition(s);
   return out;
@@ -81,7 +93,8 @@ function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
     if (!conditions.some((c) => c.type === 'Programmed' && c.status === 'True')) return l;
     return { ...l, conditions: upsert(conditions, condition('Programmed', 'False', 'Pending', 'the Gateway has no address at the edge yet', gen)) };
   });
-  delete body.addresses;
+  // An empty list, not an absent field: the merge patch then clears an address written before.
+  body.addresses = [];
 }
 
 /**

@@ -45,7 +45,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     expect(conditionOf(gw.status?.conditions, 'Accepted')?.status, 'Accepted is the translator’s and stays').to.equal('True');
     const listeners = gw.status?.listeners as { name: string; conditions: Cond[] }[];
     expect(conditionOf(listeners[0]?.conditions, 'Programmed')).to.deep.include({ status: 'False', reason: 'Pending' });
-    expect(gw.status?.addresses).to.equal(undefined);
+    expect(gw.status?.addresses).to.deep.equal([]);
     expect(gw.events).to.deep.equal([{ type: 'Warning', reason: 'AddressNotAssigned', message }]);
     expect(conditionOf(before.status?.conditions, 'Programmed')?.status, 'the input is not modified').to.equal('True');
   });

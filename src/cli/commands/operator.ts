@@ -77,7 +77,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
   const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace, undefined, (problem) => log.warn(`tunnel keys Secret: ${problem}`));
   if (keys instanceof SecretTunnelKeys) await keys.load();
-  const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
+  const keyRefOf = (bindingId: string): string | undefined => keys.forTunnel(bindingId)?.keyId;
   // What our own stop aborts (watches, a sync in flight) is not an error worth a line.
   let isStopping = false;
   const report = (msg: string, err: unknown, fields: Record<string, unknown> = {}): void => {
@@ -111,6 +111,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   }
   const settings: OperatorSettings = {
     keyRefOf,
+    edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
     ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
     translate: { baseDomain: learned.baseDomain },
     onError: (err) => report('sync failed (retrying)', err),
