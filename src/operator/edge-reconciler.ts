@@ -2,6 +2,7 @@ import { edgeBindingId } from '../control-api/index.js';
 import type { ControlClient, Reservation, TunnelKey } from '../control-api/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
 import type { TunnelKeySource } from '../tunnel/index.js';
+import { inAddressPool } from './address-pool.js';
 
 /**
  * HeldKey is a tunnel key the operator minted: its record id at the edge and its secret token, and
@@ -86,7 +87,7 @@ export interface TxtRecord {
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
-  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned';
+  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned' | 'AddressNotUsable';
   /** a sentence for the user: what is not served and what to do */
   message: string;
   /** DomainNotVerified: the record to create */
@@ -141,6 +142,11 @@ export interface EdgeReconcilerOptions {
   clusterId: string;
   /** connections each tunnel key allows (the operator's replicas × connections per binding) */
   maxConnections?: number;
+  /**
+   * the edge's address pool (`GET /v1/edge`): a requested address outside it is not asked for
+   * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
+   */
+  addressPool?: string | null;
 }
 
 const CLUSTER_LABEL = 'tuna.dev/cluster';
@@ -187,12 +193,14 @@ export class EdgeReconciler {
   readonly #keys: TunnelKeys;
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
+  readonly #addressPool: string | null | undefined;
 
   constructor(client: ControlClient, keys: TunnelKeys, options: EdgeReconcilerOptions) {
     this.#client = client;
     this.#keys = keys;
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
+    this.#addressPool = options.addressPool;
   }
 
   /**
@@ -248,12 +256,24 @@ export class EdgeReconciler {
     }
 
     for (const b of addressBindings) {
-      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'address' && r.labels[BINDING_LABEL] === b.id);
+      const requested = b.addresses?.[0];
+      const unusable = this.#unusable(b.addresses ?? []);
+      if (unusable !== undefined) {
+        report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
+        continue;
+      }
+      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'address' && r.labels[BINDING_LABEL] === b.id && (requested === undefined || r.value === requested));
       if (reservation === undefined) {
         try {
-          reservation = (await this.#client.reserve({ kind: 'address', labels: { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id } })).reservation;
+          const labels = { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id };
+          reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
         } catch (err) {
-          report.pending.push({ bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${(err as Error).message}` });
+          const why = (err as Error).message;
+          report.pending.push(
+            requested === undefined
+              ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }
+              : { bindingId: b.id, reason: 'AddressNotUsable', message: `spec.addresses ${requested} is not usable: the edge refused to reserve it: ${why}` },
+          );
           continue;
         }
         reservations = [...reservations, reservation];
@@ -267,6 +287,16 @@ export class EdgeReconciler {
     await this.#letGo(new Set([...wanted.keys(), ...addressBindings.map((b) => b.id)]), wantedReservations, reservations, liveKeys, knowsOwnerGone, report);
     await this.#keys.persist();
     return report;
+  }
+
+  /** unusable says why the addresses a binding asks for cannot be asked of the edge (undefined: they can). */
+  #unusable(requested: readonly string[]): string | undefined {
+    if (requested.length > 1) return `spec.addresses asks for ${requested.length} addresses (${requested.join(', ')}): the edge gives a Gateway one address`;
+    const ip = requested[0];
+    if (ip === undefined || this.#addressPool === undefined) return undefined;
+    if (this.#addressPool === null) return `spec.addresses ${ip} is not usable: the edge has no address pool`;
+    if (!inAddressPool(this.#addressPool, ip)) return `spec.addresses ${ip} is not usable: it is not in the edge's address pool ${this.#addressPool}`;
+    return undefined;
   }
 
   /** ownerLabels are the labels of what a binding gets at the edge: this cluster's and its owner's kind. */

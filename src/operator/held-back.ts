@@ -5,7 +5,8 @@
  * address the edge refused) is served by nothing, so before statuses are written
  * `correctHeldBack` takes it back out of them and says why:
  *
- * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned`, and its
+ * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned` (or
+ *   `AddressNotUsable` for an address `spec.addresses` asks for that the edge cannot give), and its
  *   listeners `Programmed=False` reason `Pending` (Gateway API v1 GatewayConditionProgrammed);
  * - Service: no `status.loadBalancer` port for it, and a `Published` condition in
  *   `status.conditions` (written on every tuna Service, so it never goes stale);
@@ -87,7 +88,7 @@ function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
   const body = s.status;
   if (body === undefined) return;
   const gen = s.observedGeneration;
-  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', 'AddressNotAssigned', p.message, gen));
+  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', gatewayReason(p), p.message, gen));
   body.listeners = listOf<Json>(body.listeners).map((l) => {
     const conditions = listOf<Condition>(l.conditions);
     if (!conditions.some((c) => c.type === 'Programmed' && c.status === 'True')) return l;
@@ -95,6 +96,11 @@ function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
   });
   // An empty list, not an absent field: the merge patch then clears an address written before.
   body.addresses = [];
+}
+
+/** gatewayReason is the Gateway API reason of a held-back address: AddressNotUsable for one spec.addresses asked for, else AddressNotAssigned. */
+function gatewayReason(p: PendingBinding): string {
+  return p.reason === 'AddressNotUsable' ? 'AddressNotUsable' : 'AddressNotAssigned';
 }
 
 /**
@@ -166,7 +172,7 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const first = held[0];
   if (first === undefined) return;
   const gen = s.observedGeneration;
-  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? 'AddressNotAssigned' : p.reason);
+  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
   const message = [...new Set(held.map((p) => p.message))].join('; ');
   const partly = advertisesSomething(s);
   s.conditions = upsert(s.conditions, condition('Published', partly ? 'True' : 'False', partly ? 'PartiallyPublished' : reasonOf(first), message, gen));

@@ -45,10 +45,11 @@ class ListedObjects implements ObjectSource {
 const obj = (o: Record<string, unknown>): KubernetesObject => o as KubernetesObject;
 
 /** gatewayWithRoute is a Gateway with one HTTP listener (on `hostname`, if given) and an HTTPRoute to Service `service`. */
-function gatewayWithRoute(name: string, service: string, port: number, hostname?: string): KubernetesObject[] {
+function gatewayWithRoute(name: string, service: string, port: number, hostname?: string, addresses?: string[]): KubernetesObject[] {
   const listener = { name: 'web', protocol: 'HTTP', port: ADDRESS_PORT, ...(hostname !== undefined ? { hostname } : {}) };
+  const spec = { gatewayClassName: 'tuna', listeners: [listener], ...(addresses !== undefined ? { addresses: addresses.map((value) => ({ type: 'IPAddress', value })) } : {}) };
   return [
-    obj({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1 }, spec: { gatewayClassName: 'tuna', listeners: [listener] } }),
+    obj({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1 }, spec }),
     obj({
       apiVersion: GW,
       kind: 'HTTPRoute',
@@ -124,7 +125,7 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
       dataPlane,
       endpoints,
       tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east' }),
+      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', addressPool: '127.77.0.0/16' }),
       keyRefOf,
       edgeIdOf: (id) => keys.edgeIdOf(id),
     });
@@ -187,5 +188,34 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
     expect(after.edge).to.include({ released: 1, revoked: 1 });
     expect((await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations.map((r) => r.labels['tuna.dev/binding'])).to.deep.equal(['binding/address/shop/gw-a']);
     expect(keys.get('binding/address/shop/gw-b')).to.equal(undefined);
+  });
+
+  it('honours spec.addresses inside the pool, and holds back one outside it as AddressNotUsable until it is changed', async () => {
+    const asked = (addresses: string[]) => [
+      ...objects.items.filter((o) => o.kind === 'GatewayClass'),
+      ...gatewayWithRoute('gw-a', 'web-a', backendA.port, undefined, addresses),
+    ];
+    objects.items = asked(['10.9.9.9']);
+    const outside = await operator.start();
+    expect(outside.edge?.pending.map((p) => [p.bindingId, p.reason, p.message])).to.deep.equal([
+      ['binding/address/shop/gw-a', 'AddressNotUsable', "spec.addresses 10.9.9.9 is not usable: it is not in the edge's address pool 127.77.0.0/16"],
+    ]);
+    expect(programmed(gatewayStatus(outside, 'gw-a'))).to.include({ status: 'False', reason: 'AddressNotUsable' });
+    expect(gatewayStatus(outside, 'gw-a')?.addresses).to.deep.equal([]);
+    expect((await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations).to.deep.equal([]);
+
+    objects.items = asked(['127.77.3.3']);
+    const inside = await operator.sync();
+    expect(inside.edge?.pending).to.deep.equal([]);
+    expect(gatewayStatus(inside, 'gw-a')?.addresses).to.deep.equal([{ type: 'IPAddress', value: '127.77.3.3' }]);
+    expect(programmed(gatewayStatus(inside, 'gw-a'))).to.include({ status: 'True' });
+    expect((JSON.parse((await served('127.77.3.3', 'anything.example')).body) as EchoReply).backend).to.equal('a');
+
+    // asking for another address moves the Gateway there and releases the old one
+    objects.items = asked(['127.77.3.4']);
+    const moved = await operator.sync();
+    expect(moved.edge).to.include({ reserved: 1, released: 1 });
+    expect((await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations.map((r) => r.value)).to.deep.equal(['127.77.3.4']);
+    expect((JSON.parse((await served('127.77.3.4', 'anything.example')).body) as EchoReply).backend).to.equal('a');
   });
 });
