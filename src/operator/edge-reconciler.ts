@@ -260,6 +260,8 @@ export class EdgeReconciler {
       const unusable = this.#unusable(b.addresses ?? []);
       if (unusable !== undefined) {
         report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
+        // a key of the address it held before goes with that address (letGo revokes it)
+        this.#keys.delete(b.id);
         continue;
       }
       let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'address' && r.labels[BINDING_LABEL] === b.id && (requested === undefined || r.value === requested));
@@ -269,6 +271,7 @@ export class EdgeReconciler {
           reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
         } catch (err) {
           const why = (err as Error).message;
+          this.#keys.delete(b.id);
           report.pending.push(
             requested === undefined
               ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }

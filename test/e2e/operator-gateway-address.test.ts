@@ -217,5 +217,13 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
     expect(moved.edge).to.include({ reserved: 1, released: 1 });
     expect((await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations.map((r) => r.value)).to.deep.equal(['127.77.3.4']);
     expect((JSON.parse((await served('127.77.3.4', 'anything.example')).body) as EchoReply).backend).to.equal('a');
+
+    // asking for one outside the pool again lets go of the address and its key
+    objects.items = asked(['10.9.9.9']);
+    const again = await operator.sync();
+    expect(again.edge).to.include({ released: 1 });
+    expect(again.edge?.pending.map((p) => p.reason)).to.deep.equal(['AddressNotUsable']);
+    expect(keys.get('binding/address/shop/gw-a')).to.equal(undefined);
+    expect((await client.listTunnelKeys({ 'tuna.dev/cluster': 'east' })).tunnelKeys.filter((k) => k.revokedAt === null)).to.deep.equal([]);
   });
 });
