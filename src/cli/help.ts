@@ -78,7 +78,8 @@ Options:
   --kubeconfig FILE  the cluster to watch (default: $KUBECONFIG, then in-cluster)
   --cluster-id ID    the label value marking this cluster's reservations and keys at the edge
                      (default: the uid of the kube-system namespace)
-  --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
+  --base-domain D    override the base domain for generated hostnames (default: the one the
+                     edge reports at GET /v1/edge, asked at start)
   --no-status        do not write statuses or events (a replica that is not the writer)
   --keys-namespace NS keep the minted tunnel keys in the Secret tuna-tunnel-keys of NS, so a
                      restart reuses them (default $POD_NAMESPACE; unset: kept in memory)

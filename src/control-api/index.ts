@@ -8,6 +8,7 @@ export * from './records.js';
 export * from './answers.js';
 export * from './requests.js';
 export * from './errors.js';
+export { edgeBindingId } from './binding-ids.js';
 export { parseSelector, selectorQuery, toQuery } from './query.js';
 export type { AuditQuery } from './query.js';
 export { ControlClient } from './client.js';

@@ -30,6 +30,8 @@ export interface Binding {
   hostnames: string[];
   /** tcp-port: the edge port asked for; 0 means any port from the edge's pool */
   port?: number;
+  /** address: the IPs the source asks for (a Gateway's `spec.addresses`); absent: any from the edge's pool */
+  addresses?: string[];
   source: SourceRef;
 }
 

@@ -1,11 +1,18 @@
+import { edgeBindingId } from '../control-api/index.js';
 import type { ControlClient, Reservation, TunnelKey } from '../control-api/index.js';
-import type { RouteGraph } from '../model/index.js';
+import type { Binding, RouteGraph } from '../model/index.js';
 import type { TunnelKeySource } from '../tunnel/index.js';
+import { inAddressPool } from './address-pool.js';
 
-/** HeldKey is a tunnel key the operator minted: its record id at the edge and its secret token. */
+/**
+ * HeldKey is a tunnel key the operator minted: its record id at the edge and its secret token, and
+ * for a binding whose value the edge assigns (a dedicated address), the edge's binding id that the
+ * tunnel names (`binding/address/<ip>`; absent: the graph's id is the edge's, as for hosts).
+ */
 export interface HeldKey {
   keyId: string;
   token: string;
+  edgeBindingId?: string;
 }
 
 /**
@@ -32,6 +39,22 @@ export class TunnelKeys implements TunnelKeySource {
     this.isDirty ||= this.#byBinding.delete(bindingId);
   }
 
+  /**
+   * forTunnel is the key a tunnel of `bindingId` uses: the graph's binding id, or the edge's binding
+   * id recorded with the key (the tunnel and the data plane name a dedicated address by the edge's id).
+   */
+  forTunnel(bindingId: string): HeldKey | undefined {
+    const direct = this.#byBinding.get(bindingId);
+    if (direct !== undefined) return direct;
+    for (const held of this.#byBinding.values()) if (held.edgeBindingId === bindingId) return held;
+    return undefined;
+  }
+
+  /** edgeIdOf is the edge's binding id of a graph binding (the graph's own id when the key records none). */
+  edgeIdOf(bindingId: string): string {
+    return this.#byBinding.get(bindingId)?.edgeBindingId ?? bindingId;
+  }
+
   /** bindings are the binding ids that hold a key. */
   bindings(): string[] {
     return [...this.#byBinding.keys()];
@@ -49,7 +72,7 @@ export class TunnelKeys implements TunnelKeySource {
   }
 
   resolveKey(bindingId: string, keyRef: string): Promise<string> {
-    const held = this.#byBinding.get(bindingId);
+    const held = this.forTunnel(bindingId);
     if (held === undefined || held.keyId !== keyRef) return Promise.reject(new Error(`no tunnel key for ${bindingId}`));
     return Promise.resolve(held.token);
   }
@@ -64,7 +87,7 @@ export interface TxtRecord {
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
-  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused';
+  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned' | 'AddressNotUsable';
   /** a sentence for the user: what is not served and what to do */
   message: string;
   /** DomainNotVerified: the record to create */
@@ -81,7 +104,6 @@ export function challengeRecordName(hostname: string): string {
 
 /** unsupportedMessage says what is not served, and that the reconciler does not reserve such bindings yet. */
 function unsupportedMessage(b: RouteGraph['bindings'][number]): string {
-  if (b.kind === 'address') return 'the edge has assigned no address: the operator does not reserve dedicated addresses at the edge yet, so nothing is served on it';
   if (b.kind === 'tcp-port') return `TCP port ${b.port ?? 0} is not served: the operator does not reserve TCP ports at the edge yet`;
   return `${b.hostnames.join(', ') || 'a host binding without hostname'} is not served: the operator does not reserve wildcard or multi-host bindings at the edge yet`;
 }
@@ -90,6 +112,8 @@ function unsupportedMessage(b: RouteGraph['bindings'][number]): string {
 export interface ReconcileReport {
   /** bindings with a reservation and a live key: their tunnels can open */
   ready: Set<string>;
+  /** the address the edge assigned to each ready address binding (graph binding id → IP) */
+  addresses: Map<string, string>;
   pending: PendingBinding[];
   reserved: number;
   minted: number;
@@ -118,11 +142,18 @@ export interface EdgeReconcilerOptions {
   clusterId: string;
   /** connections each tunnel key allows (the operator's replicas × connections per binding) */
   maxConnections?: number;
+  /**
+   * the edge's address pool (`GET /v1/edge`): a requested address outside it is not asked for
+   * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
+   */
+  addressPool?: string | null;
 }
 
 const CLUSTER_LABEL = 'tuna.dev/cluster';
 /** the kind of the binding's source object, `Kind` (core) or `Kind.group`, as kubectl names resources */
 const OWNER_KIND_LABEL = 'tuna.dev/owner-kind';
+/** the graph's binding id on an address reservation: the edge assigns the value, so the id finds it again */
+export const BINDING_LABEL = 'tuna.dev/binding';
 
 /** ownerLabel is the value of the owner-kind label. */
 function ownerLabel(owner: OwnerKind): string {
@@ -151,21 +182,25 @@ export function ownerOf(labels: Readonly<Record<string, string>>): OwnerKind | u
  * graph built while an optional kind is absent (its CRDs missing, or not listed yet) lacks that
  * kind's bindings; their reservations are kept (`kept`) instead of handed to whoever asks next.
  *
- * This first version handles host bindings (Ingress, HTTPRoute and GRPCRoute hostnames, Service
- * hostnames): TCP ports and dedicated addresses get edge-assigned values whose binding ids differ
- * from the graph's, which the data plane must learn to map first; they are reported pending.
+ * It handles host bindings (Ingress, HTTPRoute and GRPCRoute hostnames, Service hostnames) and
+ * dedicated addresses (a Gateway's): an address reservation from the edge's pool, labelled with
+ * the graph's binding id (`tuna.dev/binding`), and a key of its own that records the edge's binding
+ * id (`binding/address/<ip>`), which the tunnel and the data plane use. TCP ports and wildcard
+ * hosts are reported pending.
  */
 export class EdgeReconciler {
   readonly #client: ControlClient;
   readonly #keys: TunnelKeys;
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
+  readonly #addressPool: string | null | undefined;
 
   constructor(client: ControlClient, keys: TunnelKeys, options: EdgeReconcilerOptions) {
     this.#client = client;
     this.#keys = keys;
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
+    this.#addressPool = options.addressPool;
   }
 
   /**
@@ -173,26 +208,32 @@ export class EdgeReconciler {
    * `knowsOwnerGone` (default: always) vouches that the graph is complete for the owner's kind.
    */
   async reconcile(graph: RouteGraph, knowsOwnerGone: KnowsOwnerGone = () => true): Promise<ReconcileReport> {
-    const report: ReconcileReport = { ready: new Set(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
+    const report: ReconcileReport = { ready: new Set(), addresses: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
     const wanted = new Map<string, string>();
-    const owners = new Map<string, Record<string, string>>();
+    const addressBindings: Binding[] = [];
     for (const b of graph.bindings) {
+      if (b.kind === 'address') {
+        addressBindings.push(b);
+        continue;
+      }
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
       if (host === undefined || host.startsWith('*.')) {
         report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: unsupportedMessage(b) });
         continue;
       }
       wanted.set(b.id, host);
-      owners.set(b.id, { ...this.#labels, [OWNER_KIND_LABEL]: ownerLabel(b.source) });
     }
     let reservations = (await this.#client.listReservations(this.#labels)).reservations;
     const liveKeys = (await this.#client.listTunnelKeys(this.#labels)).tunnelKeys.filter((k) => k.revokedAt === null);
+    const wantedReservations = new Set<string>();
 
     for (const [bindingId, hostname] of wanted) {
+      const b = graph.bindings.find((x) => x.id === bindingId);
+      const labels = b === undefined ? this.#labels : this.#ownerLabels(b);
       let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'domain' && r.value === hostname);
       if (reservation === undefined) {
         try {
-          reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels: owners.get(bindingId) ?? this.#labels })).reservation;
+          reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels })).reservation;
         } catch (err) {
           report.pending.push({ bindingId, reason: 'EdgeRefused', message: `${hostname} is not served: the edge refused to reserve it: ${(err as Error).message}` });
           continue;
@@ -200,6 +241,7 @@ export class EdgeReconciler {
         reservations = [...reservations, reservation];
         report.reserved++;
       }
+      wantedReservations.add(reservation.id);
       if (reservation.domainType === 'custom' && !reservation.verified) {
         const txtRecord = { name: challengeRecordName(hostname), value: reservation.verificationToken ?? '' };
         report.pending.push({
@@ -210,19 +252,78 @@ export class EdgeReconciler {
         });
         continue;
       }
-      const held = this.#keys.get(bindingId);
-      const isLive = held !== undefined && liveKeys.some((k) => k.id === held.keyId && k.reservationId === reservation.id);
-      if (!isLive) {
-        const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol: 'http', maxConnections: this.#maxConnections, labels: owners.get(bindingId) ?? this.#labels });
-        this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token });
-        report.minted++;
-      }
-      report.ready.add(bindingId);
+      await this.#holdKey(bindingId, reservation, liveKeys, labels, report);
     }
 
-    await this.#letGo(wanted, reservations, liveKeys, knowsOwnerGone, report);
+    for (const b of addressBindings) {
+      const requested = b.addresses?.[0];
+      const unusable = this.#unusable(b.addresses ?? []);
+      if (unusable !== undefined) {
+        report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
+        // a key of the address it held before goes with that address (letGo revokes it)
+        this.#keys.delete(b.id);
+        continue;
+      }
+      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'address' && r.labels[BINDING_LABEL] === b.id && (requested === undefined || r.value === requested));
+      if (reservation === undefined) {
+        try {
+          const labels = { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id };
+          reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
+        } catch (err) {
+          const why = (err as Error).message;
+          this.#keys.delete(b.id);
+          report.pending.push(
+            requested === undefined
+              ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }
+              : { bindingId: b.id, reason: 'AddressNotUsable', message: `spec.addresses ${requested} is not usable: the edge refused to reserve it: ${why}` },
+          );
+          continue;
+        }
+        reservations = [...reservations, reservation];
+        report.reserved++;
+      }
+      wantedReservations.add(reservation.id);
+      await this.#holdKey(b.id, reservation, liveKeys, this.#ownerLabels(b), report);
+      report.addresses.set(b.id, reservation.value);
+    }
+
+    await this.#letGo(new Set([...wanted.keys(), ...addressBindings.map((b) => b.id)]), wantedReservations, reservations, liveKeys, knowsOwnerGone, report);
     await this.#keys.persist();
     return report;
+  }
+
+  /** unusable says why the addresses a binding asks for cannot be asked of the edge (undefined: they can). */
+  #unusable(requested: readonly string[]): string | undefined {
+    if (requested.length > 1) return `spec.addresses asks for ${requested.length} addresses (${requested.join(', ')}): the edge gives a Gateway one address`;
+    const ip = requested[0];
+    if (ip === undefined || this.#addressPool === undefined) return undefined;
+    if (this.#addressPool === null) return `spec.addresses ${ip} is not usable: the edge has no address pool`;
+    if (!inAddressPool(this.#addressPool, ip)) return `spec.addresses ${ip} is not usable: it is not in the edge's address pool ${this.#addressPool}`;
+    return undefined;
+  }
+
+  /** ownerLabels are the labels of what a binding gets at the edge: this cluster's and its owner's kind. */
+  #ownerLabels(b: Binding): Record<string, string> {
+    return { ...this.#labels, [OWNER_KIND_LABEL]: ownerLabel(b.source) };
+  }
+
+  /**
+   * holdKey makes sure the binding holds a live key of its reservation (minting one when not) that
+   * records the edge's binding id where it differs from the graph's, and marks the binding ready.
+   */
+  async #holdKey(bindingId: string, reservation: Reservation, liveKeys: readonly TunnelKey[], labels: Record<string, string>, report: ReconcileReport): Promise<void> {
+    const edgeId = edgeBindingId(reservation);
+    const recorded = edgeId === bindingId ? {} : { edgeBindingId: edgeId };
+    const held = this.#keys.get(bindingId);
+    const isLive = held !== undefined && liveKeys.some((k) => k.id === held.keyId && k.reservationId === reservation.id);
+    if (!isLive) {
+      const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol: 'http', maxConnections: this.#maxConnections, labels });
+      this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token, ...recorded });
+      report.minted++;
+    } else if (held.edgeBindingId !== recorded.edgeBindingId) {
+      this.#keys.set(bindingId, { keyId: held.keyId, token: held.token, ...recorded });
+    }
+    report.ready.add(bindingId);
   }
 
   /**
@@ -230,15 +331,20 @@ export class EdgeReconciler {
    * first, where the owner's absence is known. A live key no one holds (the Secret lost it, or a
    * restart without one) is revoked when its reservation is still wanted: a newer key replaced it.
    */
-  async #letGo(wanted: Map<string, string>, reservations: readonly Reservation[], liveKeys: readonly TunnelKey[], knowsOwnerGone: KnowsOwnerGone, report: ReconcileReport): Promise<void> {
+  async #letGo(
+    wanted: ReadonlySet<string>,
+    wantedReservations: ReadonlySet<string>,
+    reservations: readonly Reservation[],
+    liveKeys: readonly TunnelKey[],
+    knowsOwnerGone: KnowsOwnerGone,
+    report: ReconcileReport,
+  ): Promise<void> {
     const isGone = (labels: Readonly<Record<string, string>>): boolean => knowsOwnerGone(ownerOf(labels));
     for (const bindingId of this.#keys.bindings()) {
       if (wanted.has(bindingId)) continue;
       const live = liveKeys.find((k) => k.id === this.#keys.get(bindingId)?.keyId);
       if (live === undefined || isGone(live.labels)) this.#keys.delete(bindingId);
     }
-    const hostnames = new Set(wanted.values());
-    const wantedReservations = new Set(reservations.filter((r) => r.kind === 'domain' && hostnames.has(r.value)).map((r) => r.id));
     const held = this.#keys.heldKeyIds();
     for (const k of liveKeys) {
       if (held.has(k.id)) continue;
@@ -250,7 +356,7 @@ export class EdgeReconciler {
       report.revoked++;
     }
     for (const r of reservations) {
-      if (r.kind !== 'domain' || hostnames.has(r.value)) continue;
+      if (r.kind === 'tcp-port' || wantedReservations.has(r.id)) continue;
       if (!isGone(r.labels)) {
         report.kept++;
         continue;

@@ -5,7 +5,8 @@
  * address the edge refused) is served by nothing, so before statuses are written
  * `correctHeldBack` takes it back out of them and says why:
  *
- * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned`, and its
+ * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned` (or
+ *   `AddressNotUsable` for an address `spec.addresses` asks for that the edge cannot give), and its
  *   listeners `Programmed=False` reason `Pending` (Gateway API v1 GatewayConditionProgrammed);
  * - Service: no `status.loadBalancer` port for it, and a `Published` condition in
  *   `status.conditions` (written on every tuna Service, so it never goes stale);
@@ -15,6 +16,7 @@
  *   unverified custom domain `Reserved=Unknown` and `status.verification`, the TXT record to create.
  *
  * Every object concerned gets one Warning event per held-back binding (the recorder dedupes).
+ * A Gateway whose address the edge assigned gets it in `status.addresses` (`IPAddress`).
  */
 import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
 import { refKey } from '../model/index.js';
@@ -34,9 +36,15 @@ interface LbEntry {
 /**
  * correctHeldBack returns the statuses with what `pending` holds back taken out, each with the
  * condition and the Warning event that say why. `statuses` is not modified. Every tuna Service
- * gets its `Published` condition in `status.conditions`, held back or not.
+ * gets its `Published` condition in `status.conditions`, held back or not. `addresses` are the IPs
+ * the edge assigned to address bindings (graph binding id → IP): a Gateway served on one lists it.
  */
-export function correctHeldBack(statuses: readonly ObjectStatus[], graph: RouteGraph, pending: readonly PendingBinding[]): ObjectStatus[] {
+export function correctHeldBack(
+  statuses: readonly ObjectStatus[],
+  graph: RouteGraph,
+  pending: readonly PendingBinding[],
+  addresses: ReadonlyMap<string, string> = new Map(),
+): ObjectStatus[] {
   const out = statuses.map((s) => structuredClone(s));
   const byKey = new Map(out.map((s) => [refKey(s.ref), s]));
   const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
@@ -65,6 +73,11 @@ export function correctHeldBack(statuses: readonly ObjectStatus[], graph: RouteG
       }
     }
   }
+  for (const b of served) {
+    const address = addresses.get(b.id);
+    const owner = byKey.get(refKey(b.source));
+    if (b.kind === 'address' && address !== undefined && owner?.status !== undefined) owner.status.addresses = [{ type: 'IPAddress', value: address }];
+  }
   for (const [s, held] of notes) markHeldBack(s, held);
   for (const s of out) if (isTunaService(s)) writeServiceCondition(s);
   return out;
@@ -75,13 +88,19 @@ function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
   const body = s.status;
   if (body === undefined) return;
   const gen = s.observedGeneration;
-  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', 'AddressNotAssigned', p.message, gen));
+  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', gatewayReason(p), p.message, gen));
   body.listeners = listOf<Json>(body.listeners).map((l) => {
     const conditions = listOf<Condition>(l.conditions);
     if (!conditions.some((c) => c.type === 'Programmed' && c.status === 'True')) return l;
     return { ...l, conditions: upsert(conditions, condition('Programmed', 'False', 'Pending', 'the Gateway has no address at the edge yet', gen)) };
   });
-  delete body.addresses;
+  // An empty list, not an absent field: the merge patch then clears an address written before.
+  body.addresses = [];
+}
+
+/** gatewayReason is the Gateway API reason of a held-back address: AddressNotUsable for one spec.addresses asked for, else AddressNotAssigned. */
+function gatewayReason(p: PendingBinding): string {
+  return p.reason === 'AddressNotUsable' ? 'AddressNotUsable' : 'AddressNotAssigned';
 }
 
 /**
@@ -153,7 +172,7 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const first = held[0];
   if (first === undefined) return;
   const gen = s.observedGeneration;
-  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? 'AddressNotAssigned' : p.reason);
+  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
   const message = [...new Set(held.map((p) => p.message))].join('; ');
   const partly = advertisesSomething(s);
   s.conditions = upsert(s.conditions, condition('Published', partly ? 'True' : 'False', partly ? 'PartiallyPublished' : reasonOf(first), message, gen));

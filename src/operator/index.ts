@@ -14,3 +14,4 @@ export * from './held-back.js';
 export * from './log-line.js';
 export * from './object-source.js';
 export * from './container.js';
+export * from './edge-settings.js';

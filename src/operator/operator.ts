@@ -1,7 +1,7 @@
 import { Agent, translateObjects } from '../agent/index.js';
 import type { TunnelControl, AgentState } from '../agent/index.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
-import type { Binding } from '../model/index.js';
+import type { Binding, RouteGraph } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
@@ -31,6 +31,12 @@ export interface OperatorOptions {
    */
   reconciler?: { reconcile(graph: AgentState['graph'], knowsOwnerGone?: KnowsOwnerGone): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
+  /**
+   * the edge's binding id of a graph binding (default: the same). A dedicated address is named
+   * `binding/address/<ns>/<name>` in the graph and `binding/address/<ip>` at the edge, which the
+   * reconciler records with its key; the tunnels and the data plane are given the edge's ids.
+   */
+  edgeIdOf?: (bindingId: string) => string;
   /**
    * absent: this replica writes (one replica). Present: only the leader reconciles the edge and
    * writes statuses and events; the others serve tunnels with the keys the leader stored, which
@@ -120,19 +126,20 @@ export class Operator {
     if (!isWriter || (this.#o.leader !== undefined && !this.#wasWriter)) await this.#o.followKeys?.();
     this.#wasWriter = isWriter;
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects)) : undefined;
-    let { tunnelsChanged } = await this.#agent.apply(state.graph);
+    const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
+    let { tunnelsChanged } = await this.#agent.apply(served);
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
       const keyRefOf = this.#o.keyRefOf;
-      const signature = state.graph.bindings.map((b) => `${b.id}=${keyRefOf(b.id) ?? ''}`).join('\n');
+      const signature = served.bindings.map((b) => `${b.id}=${keyRefOf(b.id) ?? ''}`).join('\n');
       if (!tunnelsChanged && signature !== this.#keySignature) {
-        await this.#o.tunnels.apply(state.graph.bindings);
+        await this.#o.tunnels.apply(served.bindings);
         tunnelsChanged = true;
       }
       this.#keySignature = signature;
     }
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
-    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending) : state.statuses;
+    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses) : state.statuses;
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     const lookup = objectLookup(objects);
@@ -185,6 +192,16 @@ export class Operator {
         }
       });
   }
+}
+
+/** withEdgeIds renames the graph's bindings (and their listeners' references) to the edge's binding ids. */
+export function withEdgeIds(graph: RouteGraph, edgeIdOf: (bindingId: string) => string): RouteGraph {
+  if (graph.bindings.every((b) => edgeIdOf(b.id) === b.id)) return graph;
+  return {
+    ...graph,
+    bindings: graph.bindings.map((b) => ({ ...b, id: edgeIdOf(b.id) })),
+    listeners: graph.listeners.map((l) => ({ ...l, bindingId: edgeIdOf(l.bindingId) })),
+  };
 }
 
 /**

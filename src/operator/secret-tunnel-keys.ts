@@ -11,8 +11,10 @@ interface StoredKey extends HeldKey {
   bindingId: string;
 }
 
-/** storedKeyCodec decodes one entry: JSON text with the binding id, the key's id and its token. */
-const storedKeyCodec = jsonText(looseObject('StoredKey', { bindingId: required(looseString), keyId: required(looseString), token: required(looseString) }));
+/** storedKeyCodec decodes one entry: JSON text with the binding id, the key's id and its token (and the edge's binding id, where it differs). */
+const storedKeyCodec = jsonText(
+  looseObject('StoredKey', { bindingId: required(looseString), keyId: required(looseString), token: required(looseString), edgeBindingId: looseString }),
+);
 
 /**
  * decodeKeyEntry decodes one entry of the Secret (its base64-decoded text). Problems name the field
@@ -27,7 +29,7 @@ export function decodeKeyEntry(text: string): DecodeResult<StoredKey> {
  * namespace (default `tuna-tunnel-keys`), so a restarted operator finds its keys again instead of
  * minting new ones and reconnecting every binding. Each entry is stored under a hash of its
  * binding id (binding ids hold `/`, which Secret keys may not), as JSON with the binding id, the
- * key's id and its token. The token is the only secret the operator holds; it is never logged.
+ * key's id and its token, and for a dedicated address the edge's binding id (`edgeBindingId`). The token is the only secret the operator holds; it is never logged.
  * RBAC: get, update on this Secret (by name) and create in the namespace (config/rbac).
  */
 export class SecretTunnelKeys extends TunnelKeys {
@@ -72,7 +74,7 @@ export class SecretTunnelKeys extends TunnelKeys {
         continue;
       }
       const entry = decoded.value;
-      this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token });
+      this.set(entry.bindingId, { keyId: entry.keyId, token: entry.token, ...(entry.edgeBindingId !== undefined ? { edgeBindingId: entry.edgeBindingId } : {}) });
       loaded.add(entry.bindingId);
     }
     // a follower reloads: what the leader removed is gone here too
@@ -87,7 +89,7 @@ export class SecretTunnelKeys extends TunnelKeys {
     for (const bindingId of this.bindings()) {
       const key = this.get(bindingId);
       if (key === undefined) continue;
-      const entry: StoredKey = { bindingId, keyId: key.keyId, token: key.token };
+      const entry: StoredKey = { bindingId, keyId: key.keyId, token: key.token, ...(key.edgeBindingId !== undefined ? { edgeBindingId: key.edgeBindingId } : {}) };
       data[createHash('sha256').update(bindingId).digest('hex').slice(0, 40)] = Buffer.from(JSON.stringify(entry)).toString('base64');
     }
     const body: V1Secret = { metadata: { name: this.#name, namespace: this.#namespace, labels: { 'app.kubernetes.io/managed-by': 'tuna' } }, type: 'Opaque', data };

@@ -1,5 +1,6 @@
 // operator-held-back.test.ts — issue 9 item 2: every status is earned. With a store-mode edge, what
-// the edge reconciler holds back is not advertised: a Gateway without an address is
+// the edge reconciler holds back is not advertised: a Gateway without an address (an edge without
+// an address pool) is
 // Programmed=False AddressNotAssigned, a LoadBalancer Service's TCP port is not in
 // status.loadBalancer, an unverified custom domain is not in the Ingress status and its Domain shows
 // the TXT record to create; each gets one Warning event.
@@ -20,7 +21,7 @@ import { StatusWriter } from '../../src/operator/status-writer.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
-import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { REPO_ROOT, clusterConfig, runScript, waitFor } from './cluster-env.js';
 
@@ -70,7 +71,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     await core.createNamespace({ body: { metadata: { name: namespace } } });
 
     await core.createNamespacedService({ namespace, body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
-    // the Gateway and its route: a dedicated address, which the reconciler does not reserve yet
+    // the Gateway and its route: a dedicated address, which this edge (no address pool) cannot assign
     await custom.createClusterCustomObject({ group: GW, version: 'v1', plural: 'gatewayclasses', body: { apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: { name: className }, spec: { controllerName: 'tuna.dev/gateway-controller' } } });
     await custom.createNamespacedCustomObject({
       group: GW, version: 'v1', namespace, plural: 'gateways',
@@ -93,7 +94,9 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     await custom.createNamespacedCustomObject({ group: 'tuna.dev', version: 'v1alpha1', namespace, plural: 'domains', body: { apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: { name: 'shop' }, spec: { customDomain: customHost } } });
 
     store = await openSqliteStore(':memory:');
-    edge = await startStoreEdge(store);
+    const noAddressPool = storeEdgeConfig('unused');
+    delete noAddressPool.store?.addressPool;
+    edge = await startStoreEdge(store, noAddressPool);
     const seeded = await seedAccount(store);
     accountId = seeded.accountId;
     client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, seeded.reservationsToken);
@@ -133,10 +136,10 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
   it('writes Programmed=False AddressNotAssigned on a Gateway whose address the edge has not assigned, with one Warning event', async () => {
     const programmed = await waitFor('the Gateway status', 30_000, async () => (await gateway()).status?.conditions?.find((c) => c.type === 'Programmed'));
     expect(programmed).to.deep.include({ status: 'False', reason: 'AddressNotAssigned' });
-    expect(programmed.message).to.include('does not reserve dedicated addresses');
+    expect(programmed.message).to.include('the edge has assigned no address: it refused to reserve one from its pool');
     const gw = await gateway();
     expect(gw.status?.listeners?.[0]?.conditions.find((c) => c.type === 'Programmed')).to.deep.include({ status: 'False', reason: 'Pending' });
-    expect(gw.status?.addresses).to.equal(undefined);
+    expect(gw.status?.addresses ?? []).to.deep.equal([]);
     const events = await waitFor('the Gateway’s Warning event', 30_000, async () => ((await warnings('Gateway', 'gw')).length > 0 ? warnings('Gateway', 'gw') : undefined));
     expect(events.map((e) => [e.reason, e.message])).to.deep.equal([['AddressNotAssigned', programmed.message]]);
   });

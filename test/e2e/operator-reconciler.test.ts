@@ -6,11 +6,16 @@ import type { Store } from '../../src/edge/store/index.js';
 import type { Binding, RouteGraph } from '../../src/model/index.js';
 import { emptyGraph } from '../../src/model/index.js';
 import { EdgeReconciler, TunnelKeys } from '../../src/operator/edge-reconciler.js';
-import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 import { hostBinding } from '../support/graph-builders.js';
 
 const cluster = { 'tuna.dev/cluster': 'east' };
+
+/** addressBinding is a Gateway's dedicated-address binding as the translator makes it. */
+function addressBinding(name: string): Binding {
+  return { id: `binding/address/default/${name}`, kind: 'address', hostnames: [], source: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'default', name } };
+}
 
 function graphOf(...bindings: Binding[]): RouteGraph {
   return { ...emptyGraph(), bindings };
@@ -124,5 +129,53 @@ describe('operator: edge reconciler against a store-mode edge', () => {
     const reconciler = new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'east' });
     expect(await reconciler.reconcile(graphOf(), (owner) => owner !== undefined)).to.include({ released: 0, kept: 1 });
     expect(await reconciler.reconcile(graphOf(), () => true)).to.include({ released: 1, kept: 0 });
+  });
+
+  it('reserves an address per Gateway with a key recording the edge’s binding id, finds it again after a restart, and releases it when the Gateway goes', async () => {
+    const keys = new TunnelKeys();
+    const gw = addressBinding('gw');
+    const first = await new EdgeReconciler(client, keys, { clusterId: 'east' }).reconcile(graphOf(gw));
+    expect(first).to.include({ reserved: 1, minted: 1 });
+    const address = first.addresses.get(gw.id);
+    expect(address).to.match(/^127\.77\./);
+    const [reservation] = (await client.listReservations(cluster)).reservations;
+    expect(reservation).to.deep.include({ kind: 'address', value: address });
+    expect(reservation?.labels).to.deep.equal({ ...cluster, 'tuna.dev/owner-kind': 'Gateway.gateway.networking.k8s.io', 'tuna.dev/binding': gw.id });
+    expect(keys.get(gw.id)?.edgeBindingId).to.equal(`binding/address/${address}`);
+    // the tunnel names the edge's id; the key source answers for it
+    expect(keys.forTunnel(`binding/address/${address}`)?.keyId).to.equal(keys.get(gw.id)?.keyId);
+    expect(await keys.resolveKey(`binding/address/${address}`, keys.get(gw.id)!.keyId)).to.match(/^tuna_tk_/);
+
+    const restartedKeys = new TunnelKeys();
+    const restarted = await new EdgeReconciler(client, restartedKeys, { clusterId: 'east' }).reconcile(graphOf(gw));
+    expect(restarted).to.include({ reserved: 0, minted: 1, revoked: 1 });
+    expect(restarted.addresses.get(gw.id), 'the same address').to.equal(address);
+    expect(restartedKeys.edgeIdOf(gw.id)).to.equal(`binding/address/${address}`);
+
+    const gone = await new EdgeReconciler(client, restartedKeys, { clusterId: 'east' }).reconcile(graphOf());
+    expect(gone).to.include({ released: 1, revoked: 1 });
+    expect((await client.listReservations(cluster)).reservations).to.deep.equal([]);
+    expect(await liveKeys()).to.deep.equal([]);
+  });
+
+  it('holds a Gateway back as AddressNotAssigned when the pool is exhausted, and when the edge has none', async () => {
+    await running.edge.close();
+    running = await startStoreEdge(store, storeEdgeConfig('unused', { addressPool: '127.77.0.9-127.77.0.9' }));
+    client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
+    const [a, b] = [addressBinding('a'), addressBinding('b')];
+    const report = await new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'east' }).reconcile(graphOf(a, b));
+    expect([...report.ready]).to.deep.equal([a.id]);
+    expect(report.addresses).to.deep.equal(new Map([[a.id, '127.77.0.9']]));
+    expect(report.pending.map((p) => [p.bindingId, p.reason])).to.deep.equal([[b.id, 'AddressNotAssigned']]);
+    expect(report.pending[0]?.message).to.match(/^the edge has assigned no address: it refused to reserve one from its pool: /);
+
+    await running.edge.close();
+    const bare = storeEdgeConfig('unused');
+    delete bare.store?.addressPool;
+    running = await startStoreEdge(store, bare);
+    client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
+    const none = await new EdgeReconciler(client, new TunnelKeys(), { clusterId: 'west' }).reconcile(graphOf(addressBinding('c')));
+    expect(none.pending.map((p) => p.reason)).to.deep.equal(['AddressNotAssigned']);
+    expect(none.ready.size).to.equal(0);
   });
 });

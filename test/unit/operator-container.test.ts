@@ -55,7 +55,7 @@ describe('operator composition root (tsyringe)', () => {
       useValue: {
         reconcile: (graph: RouteGraph): Promise<ReconcileReport> => {
           reconciled.push(graph);
-          return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id)), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
+          return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id)), addresses: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
         },
       },
     });

@@ -36,8 +36,8 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     ]);
     const before = find(state, 'Gateway', 'gw');
     expect(conditionOf(before.status?.conditions, 'Programmed')?.status, 'the translator vouches for its part').to.equal('True');
-    const message = 'the edge has assigned no address: the operator does not reserve dedicated addresses at the edge yet, so nothing is served on it';
-    const pending: PendingBinding[] = [{ bindingId: 'binding/address/shop/gw', reason: 'UnsupportedBinding', message }];
+    const message = 'the edge has assigned no address: it refused to reserve one from its pool: no free address';
+    const pending: PendingBinding[] = [{ bindingId: 'binding/address/shop/gw', reason: 'AddressNotAssigned', message }];
 
     const corrected = correctHeldBack(state.statuses, state.graph, pending);
     const gw = find(corrected, 'Gateway', 'gw');
@@ -45,9 +45,23 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     expect(conditionOf(gw.status?.conditions, 'Accepted')?.status, 'Accepted is the translator’s and stays').to.equal('True');
     const listeners = gw.status?.listeners as { name: string; conditions: Cond[] }[];
     expect(conditionOf(listeners[0]?.conditions, 'Programmed')).to.deep.include({ status: 'False', reason: 'Pending' });
-    expect(gw.status?.addresses).to.equal(undefined);
+    expect(gw.status?.addresses).to.deep.equal([]);
     expect(gw.events).to.deep.equal([{ type: 'Warning', reason: 'AddressNotAssigned', message }]);
     expect(conditionOf(before.status?.conditions, 'Programmed')?.status, 'the input is not modified').to.equal('True');
+  });
+
+  it('lists the address the edge assigned in a served Gateway’s status.addresses, Programmed=True', () => {
+    const state = translateObjects([
+      backend,
+      { apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: meta('tuna'), spec: { controllerName: 'tuna.dev/gateway-controller' } },
+      { apiVersion: `${GW}/v1`, kind: 'Gateway', metadata: meta('gw', 'shop'), spec: { gatewayClassName: 'tuna', listeners: [{ name: 'web', protocol: 'HTTP', port: 80 }] } },
+    ]);
+    const corrected = correctHeldBack(state.statuses, state.graph, [], new Map([['binding/address/shop/gw', '127.77.0.4']]));
+    const gw = find(corrected, 'Gateway', 'gw');
+    expect(gw.status?.addresses).to.deep.equal([{ type: 'IPAddress', value: '127.77.0.4' }]);
+    expect(conditionOf(gw.status?.conditions, 'Programmed')?.status).to.equal('True');
+    expect(gw.events).to.deep.equal([]);
+    expect(find(state, 'Gateway', 'gw').status?.addresses, 'the input is not modified').to.equal(undefined);
   });
 
   it('takes a held-back TCP port out of a Service’s status.loadBalancer and says why in status.conditions', () => {

@@ -19,6 +19,11 @@ describe('tunnel keys Secret entries', () => {
     });
   });
 
+  it('decodes the edge’s binding id of a dedicated address', () => {
+    const entry = { bindingId: 'binding/address/shop/gw', keyId: 'k1', token: 'tuna_tk_x', edgeBindingId: 'binding/address/127.77.0.1' };
+    expect(decodeKeyEntry(JSON.stringify(entry))).to.deep.equal({ ok: true, value: entry });
+  });
+
   const cases: [string, string, string[]][] = [
     ['text that is not JSON', '{"bindingId": "b", "token": "tuna_tk_secret', ['expected JSON text']],
     ['a missing token', JSON.stringify({ bindingId: 'b', keyId: 'k' }), ['token: required']],

@@ -86,7 +86,7 @@ class RecordingReconciler {
     this.graphs.push(graph);
     if (knowsOwnerGone) this.knowledge.push(knowsOwnerGone);
     const held = new Set(this.pending.map((p) => p.bindingId));
-    return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id).filter((id) => !held.has(id))), pending: this.pending, reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
+    return Promise.resolve({ ready: new Set(graph.bindings.map((b) => b.id).filter((id) => !held.has(id))), addresses: new Map(), pending: this.pending, reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 });
   }
 }
 

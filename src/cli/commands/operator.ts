@@ -12,6 +12,7 @@ import {
   STATUS_WRITER,
   TUNNEL_CONTROL,
   EdgeReconciler,
+  learnEdge,
   EventRecorder,
   KubeObjects,
   LeaderElector,
@@ -67,13 +68,16 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const scheme = agent.edge.tls ? 'https' : 'http';
   const host = agent.edge.host.includes(':') ? `[${agent.edge.host}]` : agent.edge.host;
   const ca = agent.edge.ca === undefined ? undefined : [agent.edge.ca].flat().join('\n');
-  const client = new ControlClient({ url: new URL(`${scheme}://${host}:${agent.edge.port}`), ...(ca !== undefined ? { ca } : {}) }, agent.key);
+  const controlUrl = new URL(`${scheme}://${host}:${agent.edge.port}`);
+  const client = new ControlClient({ url: controlUrl, ...(ca !== undefined ? { ca } : {}) }, agent.key);
+  // The base domain (and the pools) come from the edge; --base-domain only overrides it.
+  const learned = await learnEdge(client, controlUrl, flags['base-domain']);
 
   // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
   const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
   const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace, undefined, (problem) => log.warn(`tunnel keys Secret: ${problem}`));
   if (keys instanceof SecretTunnelKeys) await keys.load();
-  const keyRefOf = (bindingId: string): string | undefined => keys.get(bindingId)?.keyId;
+  const keyRefOf = (bindingId: string): string | undefined => keys.forTunnel(bindingId)?.keyId;
   // What our own stop aborts (watches, a sync in flight) is not an error worth a line.
   let isStopping = false;
   const report = (msg: string, err: unknown, fields: Record<string, unknown> = {}): void => {
@@ -100,15 +104,16 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   scope.register(DATA_PLANE, { useValue: dataPlane });
   scope.register(ENDPOINTS, { useValue: endpoints });
   scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
-  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId }) });
+  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null }) });
   if (flags['no-status'] !== true) {
     scope.register(STATUS_WRITER, { useValue: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
     scope.register(EVENT_RECORDER, { useValue: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
   }
   const settings: OperatorSettings = {
     keyRefOf,
+    edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
     ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
-    ...(flags['base-domain'] !== undefined ? { translate: { baseDomain: flags['base-domain'] } } : {}),
+    translate: { baseDomain: learned.baseDomain },
     onError: (err) => report('sync failed (retrying)', err),
     onSynced: (result) => {
       const line = describe(result);

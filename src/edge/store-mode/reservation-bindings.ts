@@ -1,10 +1,12 @@
+import { edgeBindingId } from '../../control-api/index.js';
 import type { Reservation, ServedReservation, TunnelProtocol } from '../store/index.js';
 import type { AddressPort, EdgeBinding } from '../tunnels/directory.js';
 
 /**
  * How reservations become edge bindings in store mode (docs/edge.md "Bindings from reservations").
  * The binding id an agent names in `tuna-binding` is derived from the reservation alone, so every
- * edge node computes the same id and an operator can compute it without asking the edge:
+ * edge node computes the same id and an operator can compute it without asking the edge
+ * (`edgeBindingId` in src/control-api, which the operator uses):
  *
  * - domain `app.tuna.example` → `binding/host/app.tuna.example` (the shared HTTP/HTTPS listeners);
  * - tcp-port `20022`          → `binding/tcp-port/20022` (a listener on that port);
@@ -17,16 +19,9 @@ export const DEFAULT_ADDRESS_PORTS: readonly AddressPort[] = [
   { port: 443, protocol: 'tls' },
 ];
 
-/** bindingIdForReservation returns the binding id that serves a reservation. */
+/** bindingIdForReservation returns the binding id that serves a reservation (defined once, for the operator too: edgeBindingId). */
 export function bindingIdForReservation(reservation: Pick<Reservation, 'kind' | 'value'>): string {
-  switch (reservation.kind) {
-    case 'domain':
-      return `binding/host/${reservation.value}`;
-    case 'tcp-port':
-      return `binding/tcp-port/${reservation.value}`;
-    case 'address':
-      return `binding/address/${reservation.value}`;
-  }
+  return edgeBindingId(reservation);
 }
 
 /**

@@ -47,6 +47,8 @@ export interface GatewayContext {
   name: string;
   generation?: number;
   bindingId: string;
+  /** the IPv4 addresses `spec.addresses` asks for (empty: any from the edge's pool) */
+  requestedAddresses: string[];
   /** set when the Gateway as a whole is not accepted */
   rejected?: Problem;
   listeners: ListenerContext[];

@@ -14,7 +14,8 @@ import { asKube, namespacedRefOf } from './kube-object.js';
  * buildGateways makes a context for every Gateway whose class tuna accepted or refused (other
  * classes are not ours) and checks its listeners. Each Gateway gets one `address` binding: a
  * dedicated address from the edge's pool, which the reconciler assigns and writes to
- * `status.addresses` (the translator leaves addresses alone).
+ * `status.addresses` (the translator leaves addresses alone). `spec.addresses` of type IPAddress
+ * (IPv4) are carried on the binding for the reconciler to ask for; other types are refused.
  */
 export function buildGateways(ctx: TranslationContext, gateways: IGateway[], classes: Map<string, ClassVerdict>): void {
   for (const obj of gateways) {
@@ -30,6 +31,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       name,
       ...(gen !== undefined ? { generation: gen } : {}),
       bindingId: `binding/address/${namespace}/${name}`,
+      requestedAddresses: [],
       listeners: [],
       virtualHosts: new Map(),
       streamRoutes: [],
@@ -39,6 +41,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
     const malformed = malformedField(gatewayCodec, obj);
     const rejected: Problem | undefined = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
     if (rejected) gw.rejected = rejected;
+    else gw.requestedAddresses = requestedAddressesOf(obj);
     // A malformed spec is not read any further: its listeners cannot be trusted.
     gw.listeners = malformed ? [] : buildListeners(ctx, gw);
     if (rejected) for (const l of gw.listeners) delete l.graph;
@@ -51,16 +54,28 @@ function rejectionOf(obj: IGateway, verdict: ClassVerdict): Problem | undefined 
   const spec = obj.spec;
   if (!verdict.accepted)
     return { reason: 'Invalid', message: `GatewayClass ${spec.gatewayClassName} is not accepted: ${verdict.message}` };
-  if ((spec.addresses ?? []).length > 0)
-    return {
-      reason: 'UnsupportedAddress',
-      message: 'spec.addresses is not supported: tuna assigns each Gateway a dedicated address from the edge pool',
-    };
+  const badAddress = (spec.addresses ?? []).map(addressProblem).find((p) => p !== undefined);
+  if (badAddress !== undefined) return { reason: 'UnsupportedAddress', message: badAddress };
   const params = spec.infrastructure?.parametersRef;
   if (params) return { reason: 'InvalidParameters', message: `infrastructure.parametersRef ${params.kind} ${params.name} is not supported` };
   if (spec.tls !== undefined)
     return { reason: 'Invalid', message: 'spec.tls (client certificate validation, backend client certificates) is not supported by tuna' };
   return undefined;
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** addressProblem says why one `spec.addresses` entry cannot be asked of the edge (undefined: it can). */
+function addressProblem(a: { type?: string; value?: string }, i: number): string | undefined {
+  const type = a.type ?? 'IPAddress';
+  if (type !== 'IPAddress') return `spec.addresses[${i}].type ${type} is not supported: the edge assigns IPv4 addresses (type IPAddress) from its pool`;
+  if (a.value !== undefined && a.value !== '' && !IPV4.test(a.value)) return `spec.addresses[${i}].value ${a.value} is not an IPv4 address: the edge's pool holds IPv4 addresses`;
+  return undefined;
+}
+
+/** requestedAddressesOf lists the IPs `spec.addresses` asks for (an entry without a value asks for any). */
+function requestedAddressesOf(obj: IGateway): string[] {
+  return (obj.spec.addresses ?? []).flatMap((a) => (a.value !== undefined && a.value !== '' ? [a.value] : []));
 }
 
 /** finishGateway writes the Gateway's status (after routes attached) and returns its fragment. */
@@ -132,6 +147,7 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
     id: gw.bindingId,
     kind: 'address',
     hostnames: [...new Set(gw.claims.map((c) => c.hostname))],
+    ...(gw.requestedAddresses.length > 0 ? { addresses: [...gw.requestedAddresses] } : {}),
     source: sourceOf(gw.ref),
   });
   for (const l of served) if (l.graph) graph.listeners.push(l.graph);

@@ -1,0 +1,36 @@
+import type { ControlClient, EdgeInfo } from '../control-api/index.js';
+
+/**
+ * EdgeUnreachableError: `tuna operator` could not ask the edge what it serves (`GET /v1/edge`) at
+ * start, so it does not know the base domain its generated hostnames must end with.
+ */
+export class EdgeUnreachableError extends Error {
+  readonly code = 'TUNA_OPERATOR_EDGE_UNREACHABLE';
+  constructor(url: string, cause: unknown) {
+    super(`tuna operator: cannot ask the edge at ${url} what it serves (GET /v1/edge): ${(cause as Error).message ?? String(cause)}; check --edge, --ca and --key`, { cause });
+    this.name = 'EdgeUnreachableError';
+  }
+}
+
+/** EdgeSettings is what the operator learns from the edge at start. */
+export interface EdgeSettings {
+  /** what `GET /v1/edge` answered */
+  edge: EdgeInfo;
+  /** the base domain the translators generate hostnames under: the edge's, unless overridden */
+  baseDomain: string;
+}
+
+/**
+ * learnEdge asks the edge for its base domain and pools (issue 9 item 3), so the operator needs no
+ * flag kept in sync by hand. `url` is the client's edge, for the message; `baseDomainOverride` (`--base-domain`) replaces the edge's base domain
+ * (an edge that serves several); the edge is asked either way, and a failure is an EdgeUnreachableError.
+ */
+export async function learnEdge(client: ControlClient, url: URL, baseDomainOverride?: string): Promise<EdgeSettings> {
+  let edge: EdgeInfo;
+  try {
+    edge = (await client.describeEdge()).edge;
+  } catch (err) {
+    throw new EdgeUnreachableError(url.origin, err);
+  }
+  return { edge, baseDomain: baseDomainOverride ?? edge.baseDomain };
+}
