@@ -113,6 +113,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
     throw new EdgeConfigError('invalid edge config: store mode takes its bindings from reservations; remove `bindings`');
   }
   if (result.right.acme !== undefined) checkAcme(result.right);
+  checkPortPool(result.right);
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -143,6 +144,19 @@ function checkAcme(config: EdgeConfigFile): void {
     if (parseUrl(contact) === undefined) fail(`acme.contact.${i}`, `${JSON.stringify(contact)} is not a URL such as mailto:ops@example.com`);
   }
   if (acme.ca !== undefined && acme.caFile !== undefined) fail('acme.caFile', 'give `ca` or `caFile`, not both');
+}
+
+// Issue 12 finding 1: a pool that holds one of the edge's own ports would hand it to a tenant.
+function checkPortPool(config: EdgeConfigFile): void {
+  const pool = config.store?.portPool;
+  if (pool === undefined) return;
+  const { tunnel, http, https } = config.listen;
+  for (const [field, endpoint] of [['listen.tunnel', tunnel], ['listen.http', http], ['listen.https', https]] as const) {
+    const port = endpoint?.port;
+    if (port !== undefined && port !== 0 && port >= pool.first && port <= pool.last) {
+      throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);
+    }
+  }
 }
 
 function parseUrl(text: string): URL | undefined {

@@ -2,7 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { TunnelLimits } from '../wire/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
@@ -11,6 +11,7 @@ import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './tunnels/directory.js';
 import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
+import { DEFAULT_BINDING_RETRY_MS, wantedBindingListeners } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
 import { EdgeListenError } from './errors.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
@@ -44,6 +45,8 @@ export interface EdgeServerOptions {
   onTunnelGranted?: (grant: Grant) => void;
   /** store mode: an open store to use instead of opening `config.store.url` (startEdge; not closed by the edge) */
   store?: Store;
+  /** a binding listener that failed to bind is tried again after this long (default 30 s) */
+  bindingRetryMs?: number;
   /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
   openStore?: StoreOpener;
 }
@@ -121,6 +124,9 @@ export class EdgeServer {
   #https: NetServer | undefined;
   readonly #bindingServers = new Map<string, { bindingId: string; server: NetServer }>();
   #unsubscribe: (() => void) | undefined;
+  #reconciling: Promise<void> = Promise.resolve();
+  #bindingRetry: NodeJS.Timeout | undefined;
+  readonly #bindingRetryMs: number;
   #isClosing = false;
   readonly #limiter: FailureRateLimiter;
   readonly #closeHooks: (() => Promise<void>)[] = [];
@@ -130,6 +136,7 @@ export class EdgeServer {
     this.#options = options;
     const { config } = options;
     this.#log = options.log ?? (() => {});
+    this.#bindingRetryMs = options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS;
     this.directory = options.directory ?? new StaticBindingDirectory(bindingsFromConfig(config));
     this.#authority = options.authority ?? new StaticTunnelAuthority(keysFromConfig(config));
     this.#limiter = new FailureRateLimiter(options.tunnelRateLimit ?? { capacity: 100, refillPerSecond: 1 }, { now: Date.now });
@@ -217,45 +224,51 @@ export class EdgeServer {
     });
   }
 
-  // One listener per tcp-port binding and per (address, port) of address bindings.
-  async #reconcileBindingListeners(): Promise<void> {
-    const wanted = new Map<string, { binding: EdgeBinding; host: string; port: number; accept: (s: Socket) => void }>();
-    const tcpHost = this.#options.config.listen.http?.host ?? '0.0.0.0';
-    for (const binding of this.directory.list()) {
-      if (binding.kind === 'tcp-port' && binding.port !== undefined) {
-        wanted.set(`${binding.id}|tcp|${binding.port}`, {
-          binding,
-          host: tcpHost,
-          port: binding.port,
-          accept: (s) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy()),
-        });
-      }
-      if (binding.kind === 'address' && binding.address !== undefined) {
-        for (const p of binding.ports ?? []) {
-          const accept =
-            p.protocol === 'tcp'
-              ? (s: Socket) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy())
-              : p.protocol === 'tls'
-                ? (s: Socket) => void this.#front.acceptTls(s, binding).catch(() => s.destroy())
-                : p.protocol === 'https'
-                  ? (s: Socket) => void this.#front.acceptHttps(s, binding).catch(() => s.destroy())
-                  : (s: Socket) => this.#front.acceptHttp(s, binding);
-          wanted.set(`${binding.id}|${p.protocol}|${binding.address}:${p.port}`, { binding, host: binding.address, port: p.port, accept });
-        }
-      }
-    }
+  // Serialised: a directory change and a retry must not open the same listener twice.
+  #reconcileBindingListeners(): Promise<void> {
+    const next = this.#reconciling.then(() => this.#reconcileBindingListenersNow());
+    this.#reconciling = next.catch(() => undefined);
+    return next;
+  }
+
+  // Every listener opens on its own (issue 12 finding 1): one that fails (EADDRINUSE, an address
+  // this host lacks) is logged, counted and retried later; the others and the edge go on.
+  async #reconcileBindingListenersNow(): Promise<void> {
+    if (this.#isClosing) return;
+    const wanted = wantedBindingListeners(this.directory.list(), this.#options.config.listen.http?.host ?? '0.0.0.0', this.#front);
     for (const [key, entry] of this.#bindingServers) {
       if (!wanted.has(key)) {
         this.#bindingServers.delete(key);
         await closeServer(entry.server);
       }
     }
-    for (const [key, want] of wanted) {
-      if (this.#bindingServers.has(key)) continue;
-      const server = createNetServer(PUBLIC_SOCKETS, want.accept);
-      await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
-      this.#bindingServers.set(key, { bindingId: want.binding.id, server });
+    const opening = [...wanted].filter(([key]) => !this.#bindingServers.has(key));
+    const results = await Promise.allSettled(
+      opening.map(async ([key, want]) => {
+        const server = createNetServer(PUBLIC_SOCKETS, want.accept);
+        await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
+        if (this.#isClosing) return void server.close();
+        this.#bindingServers.set(key, { bindingId: want.binding.id, server });
+      }),
+    );
+    let failed = 0;
+    for (const result of results) {
+      if (result.status === 'fulfilled') continue;
+      failed++;
+      this.metrics.bindingListenerFailures++;
+      this.#log(`binding listener: ${(result.reason as Error).message}; retrying in ${this.#bindingRetryMs} ms`);
     }
+    this.metrics.bindingListenersFailing = failed;
+    if (failed > 0) this.#scheduleBindingRetry();
+  }
+
+  #scheduleBindingRetry(): void {
+    if (this.#bindingRetry !== undefined || this.#isClosing) return;
+    this.#bindingRetry = setTimeout(() => {
+      this.#bindingRetry = undefined;
+      this.#reconcileBindingListeners().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
+    }, this.#bindingRetryMs);
+    this.#bindingRetry.unref();
   }
 
   /** address returns where each listener is bound (port 0 in the config means any free port). */
@@ -273,6 +286,12 @@ export class EdgeServer {
     if (http !== undefined) out.http = http;
     if (https !== undefined) out.https = https;
     return out;
+  }
+
+  /** ownPorts are the bound ports of the edge's own listeners (tunnel/control, HTTP, HTTPS), which no reservation may take. */
+  ownPorts(): number[] {
+    const { tunnel, http, https } = this.address();
+    return [tunnel.port, http?.port, https?.port].filter((p): p is number => p !== undefined);
   }
 
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
@@ -298,6 +317,7 @@ export class EdgeServer {
     if (this.#isClosing) return;
     this.#isClosing = true;
     this.#unsubscribe?.();
+    clearTimeout(this.#bindingRetry);
     const servers = [this.#tunnelServer, this.#http, this.#https, ...[...this.#bindingServers.values()].map((e) => e.server)];
     const closing = servers.filter((s) => s !== undefined).map((s) => closeServer(s));
     this.#tunnelServer.closeAllConnections();
@@ -316,6 +336,7 @@ export class EdgeServer {
   destroy(): void {
     this.#isClosing = true;
     this.#unsubscribe?.();
+    clearTimeout(this.#bindingRetry);
     void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
     this.#front.destroy();
@@ -338,11 +359,13 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
   // GET /v1/edge reports the bound public ports, known only once the edge below listens.
   const started: { edge?: EdgeServer } = {};
   const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port });
+  const ownPorts = () => started.edge?.ownPorts() ?? [];
   const mode = await openStoreMode(config, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     publicListeners,
+    ownPorts,
   });
   let certificates: CertificateManager | undefined;
   try {

@@ -45,6 +45,8 @@ export interface ControlApiOptions {
   readonly addressPorts?: readonly PortSpec[];
   /** the bound ports of the public HTTP/HTTPS listeners, read per request (GET /v1/edge; default none) */
   readonly publicListeners?: () => PublicListeners;
+  /** the bound ports of every listener of the edge itself (tunnel/control, HTTP, HTTPS, metrics): never reservable */
+  readonly ownPorts?: () => readonly number[];
   /** largest request body in bytes (default 1 MiB) */
   readonly maxBodyBytes?: number;
   /** failed-authentication budget per client address (default 20, refilling 1 per second) */
@@ -135,6 +137,7 @@ function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
       baseDomain: options.baseDomain,
       portPool: options.portPool,
       addressPool: options.addressPool,
+      ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
       verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
     }),
     ...tunnelKeyRoutes(deps, {

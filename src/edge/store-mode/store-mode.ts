@@ -24,6 +24,8 @@ export interface StoreModeOptions {
   log?: (line: string) => void;
   /** the bound public HTTP/HTTPS ports, for GET /v1/edge (read per request: they are bound later) */
   publicListeners?: () => PublicListeners;
+  /** the bound ports of the edge's own listeners, which no reservation may take */
+  ownPorts?: () => readonly number[];
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -75,6 +77,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
     addressPorts,
     ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
+    ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
     onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
     log,
   });
