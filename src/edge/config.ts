@@ -74,7 +74,7 @@ export const EdgeConfigCodec = t.intersection([
   t.type({
     listen: t.intersection([
       t.type({ tunnel: TunnelListener }),
-      t.partial({ http: Endpoint, https: Endpoint, addressPool: t.string }),
+      t.partial({ http: Endpoint, https: Endpoint, metrics: Endpoint, addressPool: t.string }),
     ]),
   }),
   t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection }),
@@ -150,8 +150,9 @@ function checkAcme(config: EdgeConfigFile): void {
 function checkPortPool(config: EdgeConfigFile): void {
   const pool = config.store?.portPool;
   if (pool === undefined) return;
-  const { tunnel, http, https } = config.listen;
-  for (const [field, endpoint] of [['listen.tunnel', tunnel], ['listen.http', http], ['listen.https', https]] as const) {
+  const { tunnel, http, https, metrics } = config.listen;
+  const endpoints = [['listen.tunnel', tunnel], ['listen.http', http], ['listen.https', https], ['listen.metrics', metrics]] as const;
+  for (const [field, endpoint] of endpoints) {
     const port = endpoint?.port;
     if (port !== undefined && port !== 0 && port >= pool.first && port <= pool.last) {
       throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);

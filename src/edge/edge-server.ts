@@ -11,12 +11,13 @@ import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './tunnels/directory.js';
 import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
-import { DEFAULT_BINDING_RETRY_MS, wantedBindingListeners } from './binding-listeners.js';
+import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
-import { EdgeListenError } from './errors.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
+import { adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics-endpoint.js';
+import type { MetricsAuthorizer } from './metrics-endpoint.js';
 import { PublicFront } from './fronts/public-front.js';
 import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
@@ -45,6 +46,8 @@ export interface EdgeServerOptions {
   onTunnelGranted?: (grant: Grant) => void;
   /** store mode: an open store to use instead of opening `config.store.url` (startEdge; not closed by the edge) */
   store?: Store;
+  /** who may read `/metrics` on the tunnel listener (store mode: an admin API key); default anyone */
+  authorizeMetrics?: MetricsAuthorizer;
   /** a binding listener that failed to bind is tried again after this long (default 30 s) */
   bindingRetryMs?: number;
   /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
@@ -56,6 +59,8 @@ export interface EdgeAddresses {
   tunnel: AddressInfo;
   http?: AddressInfo;
   https?: AddressInfo;
+  /** the `listen.metrics` listener */
+  metrics?: AddressInfo;
   /** by binding id: the tcp-port listener, or every port of a dedicated address */
   bindings: Map<string, AddressInfo[]>;
 }
@@ -83,25 +88,6 @@ export function keysFromConfig(config: EdgeConfigFile): KeyRecord[] {
   );
 }
 
-// Public sockets stay half-open: a TCP client's FIN becomes END_STREAM on the tunnel while the
-// answer still flows back (RFC 9293 §3.6; RFC 9113 §8.5 for CONNECT). HTTP servers expect the same.
-const PUBLIC_SOCKETS = { allowHalfOpen: true, noDelay: true } as const;
-
-function listenOn(server: NetServer | HttpServer, port: number, host: string, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(new EdgeListenError(what, err));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-}
-
-function closeServer(server: NetServer | HttpServer): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
 /**
  * EdgeServer is the edge relay: public listeners, the tunnel acceptor, /healthz and /metrics.
  * `close()` is graceful (stop accepting, GOAWAY every tunnel and public HTTP/2 client, let
@@ -122,11 +108,9 @@ export class EdgeServer {
   readonly #tunnelServer: HttpServer;
   #http: NetServer | undefined;
   #https: NetServer | undefined;
-  readonly #bindingServers = new Map<string, { bindingId: string; server: NetServer }>();
+  #metricsServer: HttpServer | undefined;
+  readonly #bindingListeners: BindingListeners;
   #unsubscribe: (() => void) | undefined;
-  #reconciling: Promise<void> = Promise.resolve();
-  #bindingRetry: NodeJS.Timeout | undefined;
-  readonly #bindingRetryMs: number;
   #isClosing = false;
   readonly #limiter: FailureRateLimiter;
   readonly #closeHooks: (() => Promise<void>)[] = [];
@@ -136,7 +120,6 @@ export class EdgeServer {
     this.#options = options;
     const { config } = options;
     this.#log = options.log ?? (() => {});
-    this.#bindingRetryMs = options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS;
     this.directory = options.directory ?? new StaticBindingDirectory(bindingsFromConfig(config));
     this.#authority = options.authority ?? new StaticTunnelAuthority(keysFromConfig(config));
     this.#limiter = new FailureRateLimiter(options.tunnelRateLimit ?? { capacity: 100, refillPerSecond: 1 }, { now: Date.now });
@@ -159,6 +142,14 @@ export class EdgeServer {
     };
     this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
+    this.#bindingListeners = new BindingListeners({
+      directory: this.directory,
+      front: this.#front,
+      tcpHost: config.listen.http?.host ?? '0.0.0.0',
+      metrics: this.metrics,
+      log: this.#log,
+      retryMs: options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS,
+    });
   }
 
   #createTunnelServer(): HttpServer {
@@ -198,12 +189,19 @@ export class EdgeServer {
       res.writeHead(this.#isClosing ? 503 : 200, { 'content-type': 'text/plain' }).end(this.#isClosing ? 'closing\n' : 'ok\n');
       return;
     }
-    if (req.method === 'GET' && path === '/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(this.metrics.render(this.registry));
-      return;
-    }
+    if (req.method === 'GET' && path === '/metrics' && this.#options.config.listen.metrics === undefined) return this.#serveMetrics(req, res);
     if (this.#options.requestHandler?.(req, res) === true) return;
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  }
+
+  // On the tunnel listener: open in config mode, an admin API key in store mode (metrics-endpoint.ts).
+  #serveMetrics(req: IncomingMessage, res: ServerResponse): void {
+    const authorize = this.#options.authorizeMetrics;
+    if (authorize === undefined) return sendMetrics(res, this.metrics.render(this.registry));
+    authorize(req).then(
+      (isAllowed) => (isAllowed ? sendMetrics(res, this.metrics.render(this.registry)) : sendMetricsUnauthorized(res)),
+      () => res.writeHead(500).end(),
+    );
   }
 
   /** listen binds every configured listener; tcp-port and address listeners follow the directory. */
@@ -218,64 +216,21 @@ export class EdgeServer {
       this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket).catch(() => socket.destroy()));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
-    await this.#reconcileBindingListeners();
+    if (listen.metrics !== undefined) {
+      this.#metricsServer = createMetricsServer(() => this.metrics.render(this.registry), () => this.#isClosing);
+      await listenOn(this.#metricsServer, listen.metrics.port, listen.metrics.host ?? '127.0.0.1', 'the metrics listener');
+    }
+    await this.#bindingListeners.reconcile();
     this.#unsubscribe = this.directory.subscribe(() => {
-      this.#reconcileBindingListeners().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
+      this.#bindingListeners.reconcile().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
     });
-  }
-
-  // Serialised: a directory change and a retry must not open the same listener twice.
-  #reconcileBindingListeners(): Promise<void> {
-    const next = this.#reconciling.then(() => this.#reconcileBindingListenersNow());
-    this.#reconciling = next.catch(() => undefined);
-    return next;
-  }
-
-  // Every listener opens on its own (issue 12 finding 1): one that fails (EADDRINUSE, an address
-  // this host lacks) is logged, counted and retried later; the others and the edge go on.
-  async #reconcileBindingListenersNow(): Promise<void> {
-    if (this.#isClosing) return;
-    const wanted = wantedBindingListeners(this.directory.list(), this.#options.config.listen.http?.host ?? '0.0.0.0', this.#front);
-    for (const [key, entry] of this.#bindingServers) {
-      if (!wanted.has(key)) {
-        this.#bindingServers.delete(key);
-        await closeServer(entry.server);
-      }
-    }
-    const opening = [...wanted].filter(([key]) => !this.#bindingServers.has(key));
-    const results = await Promise.allSettled(
-      opening.map(async ([key, want]) => {
-        const server = createNetServer(PUBLIC_SOCKETS, want.accept);
-        await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
-        if (this.#isClosing) return void server.close();
-        this.#bindingServers.set(key, { bindingId: want.binding.id, server });
-      }),
-    );
-    let failed = 0;
-    for (const result of results) {
-      if (result.status === 'fulfilled') continue;
-      failed++;
-      this.metrics.bindingListenerFailures++;
-      this.#log(`binding listener: ${(result.reason as Error).message}; retrying in ${this.#bindingRetryMs} ms`);
-    }
-    this.metrics.bindingListenersFailing = failed;
-    if (failed > 0) this.#scheduleBindingRetry();
-  }
-
-  #scheduleBindingRetry(): void {
-    if (this.#bindingRetry !== undefined || this.#isClosing) return;
-    this.#bindingRetry = setTimeout(() => {
-      this.#bindingRetry = undefined;
-      this.#reconcileBindingListeners().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
-    }, this.#bindingRetryMs);
-    this.#bindingRetry.unref();
   }
 
   /** address returns where each listener is bound (port 0 in the config means any free port). */
   address(): EdgeAddresses {
     const info = (s: NetServer | HttpServer | undefined): AddressInfo | undefined => (s?.address() ?? undefined) as AddressInfo | undefined;
     const bindings = new Map<string, AddressInfo[]>();
-    for (const { bindingId, server } of this.#bindingServers.values()) {
+    for (const { bindingId, server } of this.#bindingListeners.servers()) {
       const list = bindings.get(bindingId) ?? [];
       list.push(info(server)!);
       bindings.set(bindingId, list);
@@ -283,6 +238,8 @@ export class EdgeServer {
     const out: EdgeAddresses = { tunnel: info(this.#tunnelServer)!, bindings };
     const http = info(this.#http);
     const https = info(this.#https);
+    const metrics = info(this.#metricsServer);
+    if (metrics !== undefined) out.metrics = metrics;
     if (http !== undefined) out.http = http;
     if (https !== undefined) out.https = https;
     return out;
@@ -290,8 +247,8 @@ export class EdgeServer {
 
   /** ownPorts are the bound ports of the edge's own listeners (tunnel/control, HTTP, HTTPS), which no reservation may take. */
   ownPorts(): number[] {
-    const { tunnel, http, https } = this.address();
-    return [tunnel.port, http?.port, https?.port].filter((p): p is number => p !== undefined);
+    const { tunnel, http, https, metrics } = this.address();
+    return [tunnel.port, http?.port, https?.port, metrics?.port].filter((p): p is number => p !== undefined);
   }
 
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
@@ -317,8 +274,8 @@ export class EdgeServer {
     if (this.#isClosing) return;
     this.#isClosing = true;
     this.#unsubscribe?.();
-    clearTimeout(this.#bindingRetry);
-    const servers = [this.#tunnelServer, this.#http, this.#https, ...[...this.#bindingServers.values()].map((e) => e.server)];
+    this.#bindingListeners.stop();
+    const servers = [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
     const closing = servers.filter((s) => s !== undefined).map((s) => closeServer(s));
     this.#tunnelServer.closeAllConnections();
     this.#front.close();
@@ -336,12 +293,12 @@ export class EdgeServer {
   destroy(): void {
     this.#isClosing = true;
     this.#unsubscribe?.();
-    clearTimeout(this.#bindingRetry);
+    this.#bindingListeners.stop();
     void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
     this.#front.destroy();
     this.#tunnelServer.closeAllConnections();
-    for (const s of [this.#tunnelServer, this.#http, this.#https, ...[...this.#bindingServers.values()].map((e) => e.server)]) {
+    for (const s of [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
       if (s?.listening === true) s.close();
     }
   }
@@ -381,6 +338,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     config,
     authority: mode.authority,
     directory: mode.directory,
+    authorizeMetrics: options.authorizeMetrics ?? adminKeyAuthorizer((token) => mode.store.authenticateApiKey(token)),
     ...(certificates !== undefined ? { certificateProvider: certificates } : {}),
     requestHandler: (req, res) => {
       if (!mode.requestHandler(req, res)) return options.requestHandler?.(req, res) === true;
