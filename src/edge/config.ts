@@ -59,6 +59,10 @@ const StoreSection = t.intersection([
     dnsServers: t.array(t.string),
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
     schema: t.string,
+    /** per-account limits an admin may override per account (issue 12 finding 4) */
+    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number }),
+    /** days an unverified custom domain is held before the edge releases it */
+    unverifiedDomainDays: t.number,
   }),
 ]);
 
@@ -114,6 +118,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   }
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
+  checkStoreLimits(result.right.store);
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -156,6 +161,20 @@ function checkPortPool(config: EdgeConfigFile): void {
     const port = endpoint?.port;
     if (port !== undefined && port !== 0 && port >= pool.first && port <= pool.last) {
       throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);
+    }
+  }
+}
+
+// Quotas and the expiry are whole numbers (a quota of 0 means "none allowed"; an expiry of 0 days would release at once).
+function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
+  const limits: [string, number | undefined, number][] = [
+    ['store.quotas.reservations', store?.quotas?.reservations, 0],
+    ['store.quotas.tunnelKeys', store?.quotas?.tunnelKeys, 0],
+    ['store.unverifiedDomainDays', store?.unverifiedDomainDays, 1],
+  ];
+  for (const [field, value, least] of limits) {
+    if (value !== undefined && (!Number.isInteger(value) || value < least)) {
+      throw new EdgeConfigError(`invalid edge config: ${field}: must be a whole number of at least ${least}, got ${JSON.stringify(value)}`);
     }
   }
 }

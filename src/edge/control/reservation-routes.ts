@@ -28,6 +28,8 @@ export interface ReservationRouteOptions {
   /** the bound ports of the edge's own listeners, never reservable (read per request) */
   readonly ownPorts?: () => readonly number[];
   readonly verifyDomain: DomainVerifier;
+  /** held reservations per account unless an admin overrode it */
+  readonly quota?: number;
 }
 
 function domainType(hostname: string, baseDomain: string): DomainType {
@@ -68,7 +70,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       scope: 'reservations',
       handle: async (ctx) => {
         const body = decodeRequest(CreateReservationBody, await ctx.body());
-        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels };
+        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels, quota: options.quota };
         const { reservation, created } = await store.createReservation(input, ctx.actor);
         return answer(CreatedReservationAnswer, { reservation, created }, created ? 201 : 200);
       },
