@@ -33,6 +33,7 @@ export const CONTROL_EXITS: readonly ControlExit<ControlError>[] = [
   exit(api.ControlNotFoundError, 'TUNA_CLI_CONTROL_NOT_FOUND', 66, (e) => `not found (404): ${e.message}`),
   exit(api.ControlConflictError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
   exit(api.ControlDomainUnverifiedError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
+  exit(api.ControlQuotaExceededError, 'TUNA_CLI_CONTROL_CONFLICT', 73, conflict),
   exit(api.ControlRateLimitedError, 'TUNA_CLI_CONTROL_RATE_LIMITED', 75, (e) =>
     `the edge is rate-limiting this address after failed authentications (429); try again ${e.retryAfterSeconds === undefined ? 'later' : `in ${e.retryAfterSeconds} s`}`,
   ),

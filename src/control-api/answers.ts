@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { AccountCodec, ApiKeyCodec, AuditEventCodec, EdgeInfoCodec, ReservationCodec, TunnelKeyCodec } from './records.js';
+import { AccountCodec, AccountQuotasCodec, ApiKeyCodec, AuditEventCodec, EdgeInfoCodec, ReservationCodec, TunnelKeyCodec } from './records.js';
 
 /**
  * io-ts codecs of the control API's answer envelopes, one per answer shape. The edge builds its
@@ -19,6 +19,8 @@ export const AccountAnswer = t.type({ account: AccountCodec });
 export const AccountsAnswer = t.type({ accounts: t.readonlyArray(AccountCodec) });
 /** DisabledAccountAnswer is POST /v1/accounts/{id}/disable: the account and the keys revoked with it. */
 export const DisabledAccountAnswer = t.type({ account: AccountCodec, revokedApiKeyIds: ids, revokedTunnelKeyIds: ids });
+/** QuotasAnswer is GET and POST /v1/accounts/{id}/quotas. */
+export const QuotasAnswer = t.type({ quotas: AccountQuotasCodec });
 /** MintedApiKeyAnswer is POST /v1/api-keys: the record and its token, shown once. */
 export const MintedApiKeyAnswer = t.type({ apiKey: ApiKeyCodec, token: t.string });
 /** ApiKeysAnswer is GET /v1/api-keys. */

@@ -78,6 +78,19 @@ export class ControlMethodNotAllowedError extends answered(405, 'TUNA_CONTROL_ME
 /** ControlDomainUnverifiedError (409): the custom domain's DNS TXT record was not found. */
 export class ControlDomainUnverifiedError extends answered(409, 'TUNA_CONTROL_DOMAIN_UNVERIFIED') {}
 
+/**
+ * ControlQuotaExceededError (409): the account holds as many reservations or live tunnel keys as its
+ * quota allows (issue 12 finding 4); `field` names the quota (`reservations`, `tunnelKeys`).
+ */
+export class ControlQuotaExceededError extends answered(409, 'TUNA_CONTROL_QUOTA_EXCEEDED') {
+  constructor(
+    message: string,
+    override readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
 /** ControlBodyTooLargeError (413): the body exceeds the limit. */
 export class ControlBodyTooLargeError extends answered(413, 'TUNA_CONTROL_BODY_TOO_LARGE') {}
 
@@ -163,6 +176,7 @@ export function errorFromAnswer(status: number, body: ErrorBody, headers: Answer
     case 405:
       return new ControlMethodNotAllowedError((headers.allow ?? '').split(',').map((m) => m.trim()).filter((m) => m !== ''));
     case 409:
+      if (body.code === 'TUNA_CONTROL_QUOTA_EXCEEDED') return new ControlQuotaExceededError(message, body.field);
       return body.code === 'TUNA_CONTROL_DOMAIN_UNVERIFIED' ? new ControlDomainUnverifiedError(message) : new ControlConflictError(message, body.code);
     case 413:
       return new ControlBodyTooLargeError(message);

@@ -62,6 +62,23 @@ export const AccountCodec = t.readonly(
 /** Account is a tenant of the edge. */
 export type Account = t.TypeOf<typeof AccountCodec>;
 
+/**
+ * AccountQuotasCodec is an account's quotas (issue 12 finding 4): its overrides (null: the edge's
+ * default) and the limits in force.
+ */
+export const AccountQuotasCodec = t.readonly(
+  t.type({
+    accountId: t.string,
+    /** the admin's overrides; null follows the edge's `store.quotas` */
+    overrides: t.type({ reservations: nullableNumber, tunnelKeys: nullableNumber }),
+    /** the limits in force: held reservations, live (unrevoked, unexpired) tunnel keys */
+    limits: t.type({ reservations: t.number, tunnelKeys: t.number }),
+  }),
+  'AccountQuotas',
+);
+/** AccountQuotas is an account's quota overrides and the limits in force. */
+export type AccountQuotas = t.TypeOf<typeof AccountQuotasCodec>;
+
 /** ApiKeyCodec is the stored part of an account API key: never its secret. */
 export const ApiKeyCodec = t.readonly(
   t.type({

@@ -20,6 +20,18 @@ export const CreateAccountBody = closedObject('CreateAccount', { name: t.string 
 /** CreateAccountRequest is the body of POST /v1/accounts. */
 export type CreateAccountRequest = t.TypeOf<typeof CreateAccountBody>;
 
+/**
+ * SetQuotasBody is POST /v1/accounts/{id}/quotas: a limit per quota to override, and `reset` for the
+ * quotas that go back to the edge's default (null counts as absent in these bodies, so it cannot mean "reset").
+ */
+export const SetQuotasBody = closedObject(
+  'SetQuotas',
+  {},
+  { reservations: nonNegativeInteger, tunnelKeys: nonNegativeInteger, reset: t.array(t.keyof({ reservations: null, tunnelKeys: null })) },
+);
+/** SetQuotasRequest is the body of POST /v1/accounts/{id}/quotas. */
+export type SetQuotasRequest = t.TypeOf<typeof SetQuotasBody>;
+
 /** CreateApiKeyBody is POST /v1/api-keys (accountId: admins creating a key for another account). */
 export const CreateApiKeyBody = closedObject('CreateApiKey', { name: t.string, scopes: t.array(ApiKeyScopeCodec) }, { accountId: t.string });
 /** CreateApiKeyRequest is the body of POST /v1/api-keys. */

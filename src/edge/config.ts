@@ -59,6 +59,10 @@ const StoreSection = t.intersection([
     dnsServers: t.array(t.string),
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
     schema: t.string,
+    /** per-account limits an admin may override per account (issue 12 finding 4) */
+    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number }),
+    /** days an unverified custom domain is held before the edge releases it */
+    unverifiedDomainDays: t.number,
   }),
 ]);
 
@@ -74,7 +78,7 @@ export const EdgeConfigCodec = t.intersection([
   t.type({
     listen: t.intersection([
       t.type({ tunnel: TunnelListener }),
-      t.partial({ http: Endpoint, https: Endpoint, addressPool: t.string }),
+      t.partial({ http: Endpoint, https: Endpoint, metrics: Endpoint, addressPool: t.string }),
     ]),
   }),
   t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection }),
@@ -113,6 +117,8 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
     throw new EdgeConfigError('invalid edge config: store mode takes its bindings from reservations; remove `bindings`');
   }
   if (result.right.acme !== undefined) checkAcme(result.right);
+  checkPortPool(result.right);
+  checkStoreLimits(result.right.store);
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -143,6 +149,34 @@ function checkAcme(config: EdgeConfigFile): void {
     if (parseUrl(contact) === undefined) fail(`acme.contact.${i}`, `${JSON.stringify(contact)} is not a URL such as mailto:ops@example.com`);
   }
   if (acme.ca !== undefined && acme.caFile !== undefined) fail('acme.caFile', 'give `ca` or `caFile`, not both');
+}
+
+// Issue 12 finding 1: a pool that holds one of the edge's own ports would hand it to a tenant.
+function checkPortPool(config: EdgeConfigFile): void {
+  const pool = config.store?.portPool;
+  if (pool === undefined) return;
+  const { tunnel, http, https, metrics } = config.listen;
+  const endpoints = [['listen.tunnel', tunnel], ['listen.http', http], ['listen.https', https], ['listen.metrics', metrics]] as const;
+  for (const [field, endpoint] of endpoints) {
+    const port = endpoint?.port;
+    if (port !== undefined && port !== 0 && port >= pool.first && port <= pool.last) {
+      throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);
+    }
+  }
+}
+
+// Quotas and the expiry are whole numbers (a quota of 0 means "none allowed"; an expiry of 0 days would release at once).
+function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
+  const limits: [string, number | undefined, number][] = [
+    ['store.quotas.reservations', store?.quotas?.reservations, 0],
+    ['store.quotas.tunnelKeys', store?.quotas?.tunnelKeys, 0],
+    ['store.unverifiedDomainDays', store?.unverifiedDomainDays, 1],
+  ];
+  for (const [field, value, least] of limits) {
+    if (value !== undefined && (!Number.isInteger(value) || value < least)) {
+      throw new EdgeConfigError(`invalid edge config: ${field}: must be a whole number of at least ${least}, got ${JSON.stringify(value)}`);
+    }
+  }
 }
 
 function parseUrl(text: string): URL | undefined {

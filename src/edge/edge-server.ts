@@ -2,7 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { TunnelLimits } from '../wire/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
@@ -11,11 +11,13 @@ import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
 import { StaticBindingDirectory } from './tunnels/directory.js';
 import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
+import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
-import { EdgeListenError } from './errors.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
+import { adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics-endpoint.js';
+import type { MetricsAuthorizer } from './metrics-endpoint.js';
 import { PublicFront } from './fronts/public-front.js';
 import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
@@ -44,6 +46,10 @@ export interface EdgeServerOptions {
   onTunnelGranted?: (grant: Grant) => void;
   /** store mode: an open store to use instead of opening `config.store.url` (startEdge; not closed by the edge) */
   store?: Store;
+  /** who may read `/metrics` on the tunnel listener (store mode: an admin API key); default anyone */
+  authorizeMetrics?: MetricsAuthorizer;
+  /** a binding listener that failed to bind is tried again after this long (default 30 s) */
+  bindingRetryMs?: number;
   /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
   openStore?: StoreOpener;
 }
@@ -53,6 +59,8 @@ export interface EdgeAddresses {
   tunnel: AddressInfo;
   http?: AddressInfo;
   https?: AddressInfo;
+  /** the `listen.metrics` listener */
+  metrics?: AddressInfo;
   /** by binding id: the tcp-port listener, or every port of a dedicated address */
   bindings: Map<string, AddressInfo[]>;
 }
@@ -80,25 +88,6 @@ export function keysFromConfig(config: EdgeConfigFile): KeyRecord[] {
   );
 }
 
-// Public sockets stay half-open: a TCP client's FIN becomes END_STREAM on the tunnel while the
-// answer still flows back (RFC 9293 §3.6; RFC 9113 §8.5 for CONNECT). HTTP servers expect the same.
-const PUBLIC_SOCKETS = { allowHalfOpen: true, noDelay: true } as const;
-
-function listenOn(server: NetServer | HttpServer, port: number, host: string, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(new EdgeListenError(what, err));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-}
-
-function closeServer(server: NetServer | HttpServer): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
 /**
  * EdgeServer is the edge relay: public listeners, the tunnel acceptor, /healthz and /metrics.
  * `close()` is graceful (stop accepting, GOAWAY every tunnel and public HTTP/2 client, let
@@ -119,7 +108,8 @@ export class EdgeServer {
   readonly #tunnelServer: HttpServer;
   #http: NetServer | undefined;
   #https: NetServer | undefined;
-  readonly #bindingServers = new Map<string, { bindingId: string; server: NetServer }>();
+  #metricsServer: HttpServer | undefined;
+  readonly #bindingListeners: BindingListeners;
   #unsubscribe: (() => void) | undefined;
   #isClosing = false;
   readonly #limiter: FailureRateLimiter;
@@ -152,6 +142,14 @@ export class EdgeServer {
     };
     this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
+    this.#bindingListeners = new BindingListeners({
+      directory: this.directory,
+      front: this.#front,
+      tcpHost: config.listen.http?.host ?? '0.0.0.0',
+      metrics: this.metrics,
+      log: this.#log,
+      retryMs: options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS,
+    });
   }
 
   #createTunnelServer(): HttpServer {
@@ -191,12 +189,19 @@ export class EdgeServer {
       res.writeHead(this.#isClosing ? 503 : 200, { 'content-type': 'text/plain' }).end(this.#isClosing ? 'closing\n' : 'ok\n');
       return;
     }
-    if (req.method === 'GET' && path === '/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(this.metrics.render(this.registry));
-      return;
-    }
+    if (req.method === 'GET' && path === '/metrics' && this.#options.config.listen.metrics === undefined) return this.#serveMetrics(req, res);
     if (this.#options.requestHandler?.(req, res) === true) return;
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  }
+
+  // On the tunnel listener: open in config mode, an admin API key in store mode (metrics-endpoint.ts).
+  #serveMetrics(req: IncomingMessage, res: ServerResponse): void {
+    const authorize = this.#options.authorizeMetrics;
+    if (authorize === undefined) return sendMetrics(res, this.metrics.render(this.registry));
+    authorize(req).then(
+      (isAllowed) => (isAllowed ? sendMetrics(res, this.metrics.render(this.registry)) : sendMetricsUnauthorized(res)),
+      () => res.writeHead(500).end(),
+    );
   }
 
   /** listen binds every configured listener; tcp-port and address listeners follow the directory. */
@@ -211,58 +216,21 @@ export class EdgeServer {
       this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket).catch(() => socket.destroy()));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
-    await this.#reconcileBindingListeners();
+    if (listen.metrics !== undefined) {
+      this.#metricsServer = createMetricsServer(() => this.metrics.render(this.registry), () => this.#isClosing);
+      await listenOn(this.#metricsServer, listen.metrics.port, listen.metrics.host ?? '127.0.0.1', 'the metrics listener');
+    }
+    await this.#bindingListeners.reconcile();
     this.#unsubscribe = this.directory.subscribe(() => {
-      this.#reconcileBindingListeners().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
+      this.#bindingListeners.reconcile().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
     });
-  }
-
-  // One listener per tcp-port binding and per (address, port) of address bindings.
-  async #reconcileBindingListeners(): Promise<void> {
-    const wanted = new Map<string, { binding: EdgeBinding; host: string; port: number; accept: (s: Socket) => void }>();
-    const tcpHost = this.#options.config.listen.http?.host ?? '0.0.0.0';
-    for (const binding of this.directory.list()) {
-      if (binding.kind === 'tcp-port' && binding.port !== undefined) {
-        wanted.set(`${binding.id}|tcp|${binding.port}`, {
-          binding,
-          host: tcpHost,
-          port: binding.port,
-          accept: (s) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy()),
-        });
-      }
-      if (binding.kind === 'address' && binding.address !== undefined) {
-        for (const p of binding.ports ?? []) {
-          const accept =
-            p.protocol === 'tcp'
-              ? (s: Socket) => void this.#front.acceptTcp(s, binding).catch(() => s.destroy())
-              : p.protocol === 'tls'
-                ? (s: Socket) => void this.#front.acceptTls(s, binding).catch(() => s.destroy())
-                : p.protocol === 'https'
-                  ? (s: Socket) => void this.#front.acceptHttps(s, binding).catch(() => s.destroy())
-                  : (s: Socket) => this.#front.acceptHttp(s, binding);
-          wanted.set(`${binding.id}|${p.protocol}|${binding.address}:${p.port}`, { binding, host: binding.address, port: p.port, accept });
-        }
-      }
-    }
-    for (const [key, entry] of this.#bindingServers) {
-      if (!wanted.has(key)) {
-        this.#bindingServers.delete(key);
-        await closeServer(entry.server);
-      }
-    }
-    for (const [key, want] of wanted) {
-      if (this.#bindingServers.has(key)) continue;
-      const server = createNetServer(PUBLIC_SOCKETS, want.accept);
-      await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
-      this.#bindingServers.set(key, { bindingId: want.binding.id, server });
-    }
   }
 
   /** address returns where each listener is bound (port 0 in the config means any free port). */
   address(): EdgeAddresses {
     const info = (s: NetServer | HttpServer | undefined): AddressInfo | undefined => (s?.address() ?? undefined) as AddressInfo | undefined;
     const bindings = new Map<string, AddressInfo[]>();
-    for (const { bindingId, server } of this.#bindingServers.values()) {
+    for (const { bindingId, server } of this.#bindingListeners.servers()) {
       const list = bindings.get(bindingId) ?? [];
       list.push(info(server)!);
       bindings.set(bindingId, list);
@@ -270,9 +238,17 @@ export class EdgeServer {
     const out: EdgeAddresses = { tunnel: info(this.#tunnelServer)!, bindings };
     const http = info(this.#http);
     const https = info(this.#https);
+    const metrics = info(this.#metricsServer);
+    if (metrics !== undefined) out.metrics = metrics;
     if (http !== undefined) out.http = http;
     if (https !== undefined) out.https = https;
     return out;
+  }
+
+  /** ownPorts are the bound ports of the edge's own listeners (tunnel/control, HTTP, HTTPS), which no reservation may take. */
+  ownPorts(): number[] {
+    const { tunnel, http, https, metrics } = this.address();
+    return [tunnel.port, http?.port, https?.port, metrics?.port].filter((p): p is number => p !== undefined);
   }
 
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
@@ -298,7 +274,8 @@ export class EdgeServer {
     if (this.#isClosing) return;
     this.#isClosing = true;
     this.#unsubscribe?.();
-    const servers = [this.#tunnelServer, this.#http, this.#https, ...[...this.#bindingServers.values()].map((e) => e.server)];
+    this.#bindingListeners.stop();
+    const servers = [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
     const closing = servers.filter((s) => s !== undefined).map((s) => closeServer(s));
     this.#tunnelServer.closeAllConnections();
     this.#front.close();
@@ -316,11 +293,12 @@ export class EdgeServer {
   destroy(): void {
     this.#isClosing = true;
     this.#unsubscribe?.();
+    this.#bindingListeners.stop();
     void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
     this.#front.destroy();
     this.#tunnelServer.closeAllConnections();
-    for (const s of [this.#tunnelServer, this.#http, this.#https, ...[...this.#bindingServers.values()].map((e) => e.server)]) {
+    for (const s of [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
       if (s?.listening === true) s.close();
     }
   }
@@ -338,11 +316,13 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
   // GET /v1/edge reports the bound public ports, known only once the edge below listens.
   const started: { edge?: EdgeServer } = {};
   const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port });
+  const ownPorts = () => started.edge?.ownPorts() ?? [];
   const mode = await openStoreMode(config, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     publicListeners,
+    ownPorts,
   });
   let certificates: CertificateManager | undefined;
   try {
@@ -358,6 +338,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     config,
     authority: mode.authority,
     directory: mode.directory,
+    authorizeMetrics: options.authorizeMetrics ?? adminKeyAuthorizer((token) => mode.store.authenticateApiKey(token)),
     ...(certificates !== undefined ? { certificateProvider: certificates } : {}),
     requestHandler: (req, res) => {
       if (!mode.requestHandler(req, res)) return options.requestHandler?.(req, res) === true;

@@ -14,6 +14,10 @@ export class EdgeMetrics {
   streamsActive = 0;
   /** publicConnections counts accepted public connections of every listener. */
   publicConnections = 0;
+  /** bindingListenerFailures counts binding listeners that failed to bind (each retry counts again). */
+  bindingListenerFailures = 0;
+  /** bindingListenersFailing is how many binding listeners the last attempt could not bind. */
+  bindingListenersFailing = 0;
 
   /** countRequest records one answered public HTTP request by status code. */
   countRequest(status: number): void {
@@ -42,6 +46,10 @@ export class EdgeMetrics {
     lines.push(`tuna_edge_streams_total ${this.streamsTotal}`);
     family('tuna_edge_public_connections_total', 'counter', 'Public connections accepted.');
     lines.push(`tuna_edge_public_connections_total ${this.publicConnections}`);
+    family('tuna_edge_binding_listener_failures_total', 'counter', 'Binding listeners that failed to bind (retried later).');
+    lines.push(`tuna_edge_binding_listener_failures_total ${this.bindingListenerFailures}`);
+    family('tuna_edge_binding_listeners_failing', 'gauge', 'Binding listeners not bound after the last attempt.');
+    lines.push(`tuna_edge_binding_listeners_failing ${this.bindingListenersFailing}`);
     family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
     for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
     const bytes = registry.bytes();

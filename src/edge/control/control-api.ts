@@ -6,12 +6,15 @@ import {
   ControlInvalidRequestError,
   ControlMethodNotAllowedError,
   ControlNotFoundError,
+  ControlQuotaExceededError,
   ControlRateLimitedError,
   ControlServerError,
   ControlUnauthorizedError,
 } from '../../control-api/index.js';
 import type { PortPool, PortSpec } from '../../control-api/index.js';
-import { StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, systemClock } from '../store/index.js';
+import {
+  StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, StoreQuotaExceededError, systemClock,
+} from '../store/index.js';
 import type { ApiKey, Clock } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
 import { createDnsVerifier } from './dns-verifier.js';
@@ -21,6 +24,8 @@ import type { PublicListeners } from './edge-info-route.js';
 import { checkDeclaredLength, readJsonBody, sendControlError, sendJson } from './http-io.js';
 import { FailureRateLimiter } from './rate-limiter.js';
 import type { RateLimitOptions } from './rate-limiter.js';
+import { DEFAULT_QUOTAS, quotaRoutes } from './quota-routes.js';
+import type { QuotaDefaults } from './quota-routes.js';
 import { reservationRoutes } from './reservation-routes.js';
 import type { ControlStore, RequestContext, Route, RouteDeps } from './routes.js';
 import { tunnelKeyRoutes } from './tunnel-key-routes.js';
@@ -45,6 +50,8 @@ export interface ControlApiOptions {
   readonly addressPorts?: readonly PortSpec[];
   /** the bound ports of the public HTTP/HTTPS listeners, read per request (GET /v1/edge; default none) */
   readonly publicListeners?: () => PublicListeners;
+  /** the bound ports of every listener of the edge itself (tunnel/control, HTTP, HTTPS, metrics): never reservable */
+  readonly ownPorts?: () => readonly number[];
   /** largest request body in bytes (default 1 MiB) */
   readonly maxBodyBytes?: number;
   /** failed-authentication budget per client address (default 20, refilling 1 per second) */
@@ -52,6 +59,8 @@ export interface ControlApiOptions {
   /** custom-domain check (default: DNS TXT through `dnsServers` or the system resolver) */
   readonly verifyDomain?: DomainVerifier;
   readonly dnsServers?: readonly string[];
+  /** per-account quotas unless an admin overrides them (default DEFAULT_QUOTAS) */
+  readonly quotas?: Partial<QuotaDefaults>;
   readonly tunnelKeyDefaults?: { ttlSeconds?: number; maxTtlSeconds?: number; maxConnections?: number };
   /** called after tunnel keys are revoked (directly or by a release): close their live connections */
   readonly onTunnelKeysRevoked?: (keyIds: readonly string[]) => void;
@@ -122,6 +131,7 @@ function answerError(res: ServerResponse, err: unknown, log: (line: string) => v
 
 function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
   const defaults = options.tunnelKeyDefaults ?? {};
+  const quotas: QuotaDefaults = { ...DEFAULT_QUOTAS, ...options.quotas };
   return [
     edgeInfoRoute({
       baseDomain: options.baseDomain,
@@ -131,16 +141,20 @@ function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
       publicListeners: options.publicListeners ?? (() => ({})),
     }),
     ...accountRoutes(deps),
+    ...quotaRoutes(deps, quotas),
     ...reservationRoutes(deps, {
       baseDomain: options.baseDomain,
       portPool: options.portPool,
       addressPool: options.addressPool,
+      ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
       verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
+      quota: quotas.reservations,
     }),
     ...tunnelKeyRoutes(deps, {
       defaultTtlSeconds: defaults.ttlSeconds ?? 30 * 86400,
       maxTtlSeconds: defaults.maxTtlSeconds ?? 365 * 86400,
       defaultMaxConnections: defaults.maxConnections ?? 2,
+      quota: quotas.tunnelKeys,
     }),
   ];
 }
@@ -170,6 +184,7 @@ function toControlError(err: unknown): ControlAnswerError | undefined {
   if (!(err instanceof StoreError)) return undefined;
   if (err instanceof StoreInvalidInputError) return new ControlInvalidRequestError(err.message, err.field);
   if (err instanceof StoreNotFoundError) return new ControlNotFoundError(err.message);
+  if (err instanceof StoreQuotaExceededError) return new ControlQuotaExceededError(err.message, err.quota);
   // 409 carries the store's own code (TUNA_STORE_CONFLICT, TUNA_STORE_POOL_EXHAUSTED).
   if (err instanceof StoreConflictError || err instanceof StorePoolExhaustedError) return new ControlConflictError(err.message, err.code);
   return undefined;

@@ -13,6 +13,7 @@ import {
 import type { DomainType, PortPool, ReservationRequest } from '../../control-api/index.js';
 import type { ReservationSpec } from '../store/index.js';
 import type { DomainVerifier } from './dns-verifier.js';
+import { checkAddressInPool, checkPortInPool } from './reservation-pools.js';
 import { answer } from './routes.js';
 import type { Route, RouteDeps } from './routes.js';
 
@@ -24,7 +25,11 @@ export interface ReservationRouteOptions {
   readonly portPool?: PortPool;
   /** the IPv4 pool (CIDR or range) for dedicated addresses without an address */
   readonly addressPool?: string;
+  /** the bound ports of the edge's own listeners, never reservable (read per request) */
+  readonly ownPorts?: () => readonly number[];
   readonly verifyDomain: DomainVerifier;
+  /** held reservations per account unless an admin overrode it */
+  readonly quota?: number;
 }
 
 function domainType(hostname: string, baseDomain: string): DomainType {
@@ -46,11 +51,11 @@ function toSpec(body: ReservationRequest, options: ReservationRouteOptions): Res
       if (body.hostname === undefined) throw need('hostname');
       return { kind: 'domain', hostname: body.hostname, domainType: domainType(body.hostname, options.baseDomain) };
     case 'tcp-port':
-      if (body.port !== undefined) return { kind: 'tcp-port', port: body.port };
+      if (body.port !== undefined) return { kind: 'tcp-port', port: checkPortInPool(body.port, options) };
       if (!options.portPool) throw need('port');
       return { kind: 'tcp-port', pool: options.portPool };
     case 'address':
-      if (body.address !== undefined) return { kind: 'address', address: body.address };
+      if (body.address !== undefined) return { kind: 'address', address: checkAddressInPool(body.address, options) };
       if (!options.addressPool) throw need('address');
       return { kind: 'address', pool: options.addressPool };
   }
@@ -65,7 +70,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       scope: 'reservations',
       handle: async (ctx) => {
         const body = decodeRequest(CreateReservationBody, await ctx.body());
-        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels };
+        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels, quota: options.quota };
         const { reservation, created } = await store.createReservation(input, ctx.actor);
         return answer(CreatedReservationAnswer, { reservation, created }, created ? 201 : 200);
       },

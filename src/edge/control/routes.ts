@@ -36,7 +36,7 @@ export interface Route {
  */
 export type ControlStore = Pick<
   Store,
-  'authenticateApiKey' | 'createAccount' | 'createApiKey' | 'createReservation' | 'disableAccount' | 'getAccount' | 'getReservation' | 'getTunnelKey' | 'listAccounts' | 'listApiKeys' | 'listAuditEvents' | 'listReservations' | 'listTunnelKeys' | 'markDomainVerified' | 'mintTunnelKey' | 'releaseReservation' | 'revokeApiKey' | 'revokeTunnelKey' | 'rotateTunnelKey'
+  'authenticateApiKey' | 'createAccount' | 'createApiKey' | 'createReservation' | 'disableAccount' | 'getAccount' | 'getQuotaOverrides' | 'setQuotaOverrides' | 'getReservation' | 'getTunnelKey' | 'listAccounts' | 'listApiKeys' | 'listAuditEvents' | 'listReservations' | 'listTunnelKeys' | 'markDomainVerified' | 'mintTunnelKey' | 'releaseReservation' | 'revokeApiKey' | 'revokeTunnelKey' | 'rotateTunnelKey'
 >;
 
 /** RouteDeps are the services route groups use. */

@@ -19,6 +19,8 @@ export interface TunnelKeyRouteOptions {
   readonly maxTtlSeconds: number;
   /** connection cap when the request names none */
   readonly defaultMaxConnections: number;
+  /** live tunnel keys per account unless an admin overrode it */
+  readonly quota?: number;
 }
 
 /** tunnelKeyRoutes returns the routes under /v1/tunnel-keys (scope `reservations`: mint, rotate, revoke). */
@@ -34,6 +36,7 @@ export function tunnelKeyRoutes({ store, clock, notifyRevoked }: RouteDeps, opti
       maxConnections: body.maxConnections ?? options.defaultMaxConnections,
       expiresAt: expiry(body.ttlSeconds),
       labels: body.labels,
+      quota: options.quota,
     };
     const { record, token } = await store.mintTunnelKey(input, ctx.actor);
     return answer(MintedTunnelKeyAnswer, { tunnelKey: record, token }, 201);

@@ -5,6 +5,7 @@ import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { http1HostProblem } from './host-header.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
 /**
@@ -13,6 +14,8 @@ import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './reque
  * are kept when the response is chunked.
  */
 export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const hostProblem = http1HostProblem(req.rawHeaders);
+  if (hostProblem !== undefined) return replyHttp1(ctx, res, hostProblem, true);
   const authority = req.headers.host ?? '';
   const host = hostWithoutPort(authority);
   const binding = resolveHttpBinding(ctx, info, host);

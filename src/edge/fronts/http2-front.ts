@@ -4,6 +4,7 @@ import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { http2HostProblem } from './host-header.js';
 import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';
 
 /** headerListSize computes the RFC 9113 §6.5.2 size of a header list (name + value + 32 per field). */
@@ -23,6 +24,8 @@ function headerListSize(headers: IncomingHttpHeaders): number {
  */
 export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
   stream.on('error', noop);
+  const hostProblem = http2HostProblem(headers);
+  if (hostProblem !== undefined) return replyHttp2(ctx, stream, hostProblem);
   const authority = headers[':authority'] ?? headers.host ?? '';
   const host = hostWithoutPort(authority);
   if (headerListSize(headers) > ctx.limits.maxHeaderBytes) return replyHttp2(ctx, stream, REPLY.headersTooLarge);

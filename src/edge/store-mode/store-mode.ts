@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createControlApi } from '../control/index.js';
+import { DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
 import type { ControlApi, PublicListeners } from '../control/index.js';
-import { openPostgresStore, openStore } from '../store/index.js';
+import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
 import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
@@ -24,6 +24,8 @@ export interface StoreModeOptions {
   log?: (line: string) => void;
   /** the bound public HTTP/HTTPS ports, for GET /v1/edge (read per request: they are bound later) */
   publicListeners?: () => PublicListeners;
+  /** the bound ports of the edge's own listeners, which no reservation may take */
+  ownPorts?: () => readonly number[];
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -75,9 +77,13 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
     addressPorts,
     ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
+    ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
+    ...(settings?.quotas !== undefined ? { quotas: settings.quotas } : {}),
     onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
     log,
   });
+  const days = settings?.unverifiedDomainDays ?? DEFAULT_UNVERIFIED_DOMAIN_DAYS;
+  const expiry = new UnverifiedDomainExpiry({ store, clock: systemClock, days, onRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'), log });
   return {
     store,
     authority: new StoreTunnelAuthority(store, directory),
@@ -87,11 +93,13 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     async start(registry) {
       enforcer = new TunnelKeyEnforcer({ store, registry, log });
       await enforcer.start();
+      await expiry.start();
       // A released reservation revokes its tunnel keys (closing their tunnels), but tunnels opened
       // with a `tunnels` API key have no key to revoke: they go when their binding does.
       unsubscribe = directory.subscribe(() => closeOrphans(registry, directory, log));
     },
     async close() {
+      expiry.stop();
       unsubscribe?.();
       directory.stop();
       await enforcer?.stop();

@@ -40,6 +40,19 @@ export class StorePoolExhaustedError extends StoreError {
   override readonly name = 'StorePoolExhaustedError';
 }
 
+/** StoreQuotaExceededError: the account holds as many as its quota allows; `quota` names it. */
+export class StoreQuotaExceededError extends StoreError {
+  readonly code = 'TUNA_STORE_QUOTA_EXCEEDED';
+  override readonly name = 'StoreQuotaExceededError';
+  constructor(
+    readonly quota: 'reservations' | 'tunnelKeys',
+    readonly limit: number,
+    held: number,
+  ) {
+    super(`quota ${quota} exceeded: the account holds ${held} of ${limit}`);
+  }
+}
+
 /** StoreSchemaTooNewError: the database was migrated by a newer tuna; refusing to run an older one against it. */
 export class StoreSchemaTooNewError extends StoreError {
   readonly code = 'TUNA_STORE_SCHEMA_TOO_NEW';

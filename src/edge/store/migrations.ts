@@ -134,6 +134,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'disabled accounts',
     sql: { sqlite: 'ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;', postgres: 'ALTER TABLE accounts ADD COLUMN disabled_at BIGINT;' },
   },
+  {
+    // Issue 12 finding 4: an admin's per-account quota overrides; NULL follows the edge's default.
+    version: 4,
+    name: 'account quotas',
+    sql: {
+      sqlite: 'ALTER TABLE accounts ADD COLUMN max_reservations INTEGER; ALTER TABLE accounts ADD COLUMN max_tunnel_keys INTEGER;',
+      postgres: 'ALTER TABLE accounts ADD COLUMN max_reservations INTEGER; ALTER TABLE accounts ADD COLUMN max_tunnel_keys INTEGER;',
+    },
+  },
 ];
 
 /** migrate brings the database to the newest version and returns the versions it applied. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendAudit } from './audit.js';
 import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError } from './errors.js';
 import { newRecordId } from './keys.js';
+import { checkQuotaTx } from './sql-quotas.js';
 import { addressInPool, checkPortPool, parseAddressPool, pickFreeAddress, pickFreePort } from './pools.js';
 import type { AddressPool } from './pools.js';
 import { toReservation } from './rows.js';
@@ -146,6 +147,7 @@ export async function createReservationTx(
     }
     if (existing) return adopt(tx, existing, target, change);
   }
+  await checkQuotaTx(tx, input.accountId, 'reservations', input.quota, now);
   const value = await allocate(tx, target);
   const domainType = target.kind === 'domain' ? target.domainType : null;
   const reservation: Reservation = {
@@ -234,4 +236,15 @@ export async function markDomainVerifiedTx(tx: SqlExecutor, accountId: string, i
   await tx.run('UPDATE reservations SET verified = 1, updated_at = ? WHERE id = ?', [now, id]);
   await appendAudit(tx, { at: now, actor, action: 'reservation.verify', accountId, targetKind: 'reservation', targetId: id, detail: { value: reservation.value } });
   return { ...reservation, verified: true, updatedAt: now };
+}
+
+/** releaseUnverifiedDomainsTx releases held custom domains never verified and reserved before `createdBefore`. */
+export async function releaseUnverifiedDomainsTx(tx: SqlTransaction, createdBefore: number, now: number, actor: Actor): Promise<ReleaseResult[]> {
+  const rows = await tx.query(
+    `SELECT id, account_id FROM reservations WHERE released_at IS NULL AND kind = 'domain' AND domain_type = 'custom' AND verified = 0 AND created_at < ? ORDER BY id`,
+    [createdBefore],
+  );
+  const released: ReleaseResult[] = [];
+  for (const row of rows) released.push(await releaseReservationTx(tx, String(row['account_id']), String(row['id']), now, actor));
+  return released;
 }

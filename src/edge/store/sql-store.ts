@@ -6,13 +6,14 @@ import { REVOCATION_CHANNEL } from './revocations.js';
 import { disableAccountTx, requireActiveAccount } from './sql-accounts.js';
 import { toAccount, toApiKey, toAuditEvent, toCertificate, toReservation, toTunnelKey } from './rows.js';
 import type { SqlDriver } from './sql-driver.js';
-import { createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx } from './sql-reservations.js';
+import { getQuotaOverridesTx, setQuotaOverridesTx } from './sql-quotas.js';
+import { createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx, releaseUnverifiedDomainsTx } from './sql-reservations.js';
 import { authenticateTunnelKeyWith, mintTunnelKeyTx, revokeTunnelKeyTx, rotateTunnelKeyTx } from './sql-tunnel-keys.js';
 import { API_KEY_SCOPES, systemClock } from './store.js';
 import type {
   Account, Actor, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, Certificate, Clock, CreateReservationInput,
   CreateReservationResult, DisableAccountResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
-  ReservationKind, RotateTunnelKeyInput, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
+  QuotaOverrides, ReservationKind, RotateTunnelKeyInput, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
 } from './store.js';
 import { checkText, matchesSelector, normalizeHostname } from './validate.js';
 
@@ -70,6 +71,18 @@ export class SqlStore implements Store {
 
   disableAccount(id: string, actor: Actor): Promise<DisableAccountResult> {
     return this.db.transaction((tx) => disableAccountTx(tx, id, this.clock.now(), actor));
+  }
+
+  getQuotaOverrides(accountId: string): Promise<QuotaOverrides> {
+    return this.db.transaction((tx) => getQuotaOverridesTx(tx, accountId));
+  }
+
+  setQuotaOverrides(accountId: string, change: Partial<QuotaOverrides>, actor: Actor): Promise<QuotaOverrides> {
+    return this.db.transaction((tx) => setQuotaOverridesTx(tx, accountId, change, this.clock.now(), actor));
+  }
+
+  releaseUnverifiedDomains(createdBefore: number, actor: Actor): Promise<ReleaseResult[]> {
+    return this.db.transaction((tx) => releaseUnverifiedDomainsTx(tx, createdBefore, this.clock.now(), actor));
   }
 
   async createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>> {

@@ -3,6 +3,7 @@ import { StoreInvalidInputError, StoreNotFoundError } from './errors.js';
 import { formatToken, hashSecret, newRecordId, newSecret, parseToken, secretMatches } from './keys.js';
 import { announceRevocations } from './revocations.js';
 import { toTunnelKey } from './rows.js';
+import { checkQuotaTx } from './sql-quotas.js';
 import { heldReservation } from './sql-reservations.js';
 import type { SqlExecutor, SqlRow, SqlTransaction } from './sql-driver.js';
 import { TUNNEL_PROTOCOLS } from './store.js';
@@ -39,6 +40,7 @@ export async function mintTunnelKeyTx(tx: SqlExecutor, input: MintTunnelKeyInput
   if (!PROTOCOLS_FOR[reservation.kind].includes(input.protocol)) {
     throw new StoreInvalidInputError('protocol', `must be one of ${PROTOCOLS_FOR[reservation.kind].join(', ')} for a ${reservation.kind} reservation`);
   }
+  await checkQuotaTx(tx, input.accountId, 'tunnelKeys', input.quota, now);
   const cap = input.maxConnections;
   if (!Number.isInteger(cap) || cap < 1 || cap > MAX_TUNNEL_CONNECTIONS) {
     throw new StoreInvalidInputError('maxConnections', `must be an integer 1..${MAX_TUNNEL_CONNECTIONS}`);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StoreClosedError, UniqueViolation } from './errors.js';
@@ -21,6 +22,19 @@ function translateError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * restrictToOwner creates the database file 0600 (or tightens an existing one) before SQLite opens
+ * it: the store holds certificate private keys and key digests (issue 12 finding 4). SQLite creates
+ * the -wal and -shm files with the mode of the database file; ones left by an earlier run are
+ * tightened too.
+ */
+function restrictToOwner(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
 /** SqliteDriver runs the store's SQL on one `DatabaseSync` connection. */
 export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
@@ -33,6 +47,7 @@ export class SqliteDriver implements SqlDriver {
 
   /** constructor opens a file (created if missing) or `:memory:`, with WAL and foreign keys on. */
   constructor(path: string) {
+    if (path !== ':memory:' && path !== '') restrictToOwner(path);
     this.db = new DatabaseSync(path);
     // WAL lets readers in other processes proceed while one writes; busy_timeout waits for a
     // writer in another process instead of failing at once (https://sqlite.org/wal.html).

@@ -39,6 +39,8 @@ export interface CreateReservationInput {
   readonly spec: ReservationSpec;
   readonly name?: string;
   readonly labels?: Labels;
+  /** the edge's default quota of held reservations (an account's override wins; absent: none) */
+  readonly quota?: number;
 }
 
 /** CreateReservationResult tells a new reservation from an adopted one (idempotent create): the API's answer. */
@@ -52,6 +54,17 @@ export interface MintTunnelKeyInput {
   readonly maxConnections: number;
   readonly expiresAt: number;
   readonly labels?: Labels;
+  /** the edge's default quota of live tunnel keys (an account's override wins; absent: none) */
+  readonly quota?: number;
+}
+
+/** QuotaName names a per-account quota. */
+export type QuotaName = 'reservations' | 'tunnelKeys';
+
+/** QuotaOverrides are an account's own limits; null follows the edge's default. */
+export interface QuotaOverrides {
+  readonly reservations: number | null;
+  readonly tunnelKeys: number | null;
 }
 
 /** RotateTunnelKeyInput is the argument of Store.rotateTunnelKey. */
@@ -115,6 +128,10 @@ export interface Store {
    * reservations. Disabling a disabled account changes nothing.
    */
   disableAccount(id: string, actor: Actor): Promise<DisableAccountResult>;
+  /** getQuotaOverrides reads an account's quota overrides (TUNA_STORE_NOT_FOUND for no such account) */
+  getQuotaOverrides(accountId: string): Promise<QuotaOverrides>;
+  /** setQuotaOverrides changes the overrides given (null: back to the edge's default) */
+  setQuotaOverrides(accountId: string, change: Partial<QuotaOverrides>, actor: Actor): Promise<QuotaOverrides>;
 
   createApiKey(input: { accountId: string; name: string; scopes: readonly ApiKeyScope[] }, actor: Actor): Promise<Minted<ApiKey>>;
   listApiKeys(accountId: string): Promise<ApiKey[]>;
@@ -131,6 +148,8 @@ export interface Store {
   listServedReservations(): Promise<ServedReservation[]>;
   markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation>;
   releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult>;
+  /** releaseUnverifiedDomains releases every held custom domain still unverified that was reserved before `createdBefore` */
+  releaseUnverifiedDomains(createdBefore: number, actor: Actor): Promise<ReleaseResult[]>;
 
   mintTunnelKey(input: MintTunnelKeyInput, actor: Actor): Promise<Minted<TunnelKey>>;
   getTunnelKey(accountId: string, id: string): Promise<TunnelKey | undefined>;

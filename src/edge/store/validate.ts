@@ -50,10 +50,27 @@ export function checkPort(field: string, port: number): number {
   return port;
 }
 
-/** normalizeAddress checks an IP address literal and returns its canonical text. */
+/**
+ * normalizeAddress checks an IP address literal and returns its canonical text. It refuses what a
+ * dedicated address can never be: the unspecified address (a listener on it takes every interface,
+ * the edge's own included), broadcast and multicast (issue 12 finding 1). Whether the address lies
+ * in the edge's pool is the control API's check; the store does not know the pool.
+ */
 export function normalizeAddress(field: string, address: string): string {
-  if (isIPv4(address)) return address.split('.').map((o) => String(Number(o))).join('.');
-  if (isIPv6(address)) return address.toLowerCase();
+  if (isIPv4(address)) {
+    const octets = address.split('.').map(Number);
+    const first = octets[0] ?? 0;
+    if (octets.every((o) => o === 0)) throw new StoreInvalidInputError(field, 'must not be the unspecified address 0.0.0.0');
+    if (octets.every((o) => o === 255)) throw new StoreInvalidInputError(field, 'must not be the broadcast address');
+    if (first >= 224) throw new StoreInvalidInputError(field, 'must be a unicast address (not multicast or reserved)');
+    return octets.map(String).join('.');
+  }
+  if (isIPv6(address)) {
+    const text = address.toLowerCase();
+    if (/^[0:]+$/.test(text)) throw new StoreInvalidInputError(field, 'must not be the unspecified address ::');
+    if (text.startsWith('ff')) throw new StoreInvalidInputError(field, 'must be a unicast address (not multicast)');
+    return text;
+  }
   throw new StoreInvalidInputError(field, 'must be an IPv4 or IPv6 address');
 }
 

@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import type { ClientHttp2Session } from 'node:http2';
+import type { TunnelSession } from '../../src/tunnel/session.js';
+import { TestStreamHandler } from '../support/tunnel-handlers.js';
+import { h2, h2Connect, openSession, startTestEdge } from '../support/tunnel-harness.js';
+import type { TestEdge } from '../support/tunnel-harness.js';
+
+const APP = 'binding/host/app.test';
+const OTHER = 'binding/host/other.test';
+
+/** rawStatus sends a raw HTTP/1.1 request head and returns the status code of the answer. */
+async function rawStatus(port: number, head: string): Promise<number> {
+  const socket = connect({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.write(head);
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) {
+    chunks.push(chunk as Buffer);
+    if (Buffer.concat(chunks).includes('\r\n')) break;
+  }
+  socket.destroy();
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(chunks).toString('latin1'))?.[1] ?? 0);
+}
+
+/** Issue 12 finding 4: the Host the edge routes by is the only Host there is. */
+describe('edge hardening: ambiguous Host headers are refused with 400', () => {
+  let t: TestEdge;
+  let session: TunnelSession;
+  let handler: TestStreamHandler;
+  let client: ClientHttp2Session | undefined;
+
+  beforeEach(async () => {
+    t = await startTestEdge(
+      [
+        { id: APP, kind: 'host', hostnames: ['app.test'] },
+        { id: OTHER, kind: 'host', hostnames: ['other.test'] },
+      ],
+      { limits: { tunnelWaitMs: 0 } },
+    );
+    handler = new TestStreamHandler();
+    session = await openSession(t, APP, handler);
+  });
+  afterEach(async () => {
+    client?.destroy();
+    client = undefined;
+    session.destroy();
+    await t.edge.close();
+  });
+
+  it('answers 400 to an HTTP/1.1 request with two Host fields (RFC 9112 §3.2) and never reaches the tunnel', async () => {
+    expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nHost: other.test\r\nConnection: close\r\n\r\n')).to.equal(400);
+    expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nhost: app.test\r\nHOST: app.test\r\nConnection: close\r\n\r\n')).to.equal(400);
+    expect(t.edge.metrics.streamsTotal).to.equal(0);
+    expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n')).to.equal(200);
+  });
+
+  it('answers 400 to an HTTP/2 request whose Host disagrees with :authority (RFC 9113 §8.3.1), 200 when they agree', async () => {
+    client = h2Connect(t.httpPort);
+    const mismatch = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test', host: 'other.test' });
+    expect(mismatch.headers[':status']).to.equal(400);
+    expect(t.edge.metrics.streamsTotal).to.equal(0);
+    const agree = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test', host: 'APP.test' });
+    expect(agree.headers[':status']).to.equal(200);
+  });
+});
