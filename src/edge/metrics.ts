@@ -14,6 +14,54 @@ export class EdgeMetrics {
   streamsActive = 0;
   /** publicConnections counts accepted public connections of every listener. */
   publicConnections = 0;
+  // --- public connection hygiene (issue 12, findings 2 and 3) ---
+  /** publicConnectionsOpen is the number of public connections open now. */
+  publicConnectionsOpen = 0;
+  readonly #publicRefused = new Map<string, number>();
+  readonly #publicTimeouts = new Map<string, number>();
+  readonly #publicGoaways = new Map<string, number>();
+
+  /** countPublicRefusal records a public connection closed at accept, by limit. */
+  countPublicRefusal(reason: string): void {
+    this.#publicRefused.set(reason, (this.#publicRefused.get(reason) ?? 0) + 1);
+  }
+
+  /** countPublicTimeout records a public connection closed by a deadline, by phase. */
+  countPublicTimeout(phase: string): void {
+    this.#publicTimeouts.set(phase, (this.#publicTimeouts.get(phase) ?? 0) + 1);
+  }
+
+  /** countPublicGoaway records a public HTTP/2 connection sent away for abuse, by reason. */
+  countPublicGoaway(reason: string): void {
+    this.#publicGoaways.set(reason, (this.#publicGoaways.get(reason) ?? 0) + 1);
+  }
+
+  /** publicRefused returns the refusals by reason (for tests and render). */
+  publicRefused(reason: string): number {
+    return this.#publicRefused.get(reason) ?? 0;
+  }
+
+  /** publicTimeouts returns the deadline closes by phase. */
+  publicTimeouts(phase: string): number {
+    return this.#publicTimeouts.get(phase) ?? 0;
+  }
+
+  /** publicGoaways returns the abuse GOAWAYs by reason. */
+  publicGoaways(reason: string): number {
+    return this.#publicGoaways.get(reason) ?? 0;
+  }
+
+  #renderPublicHygiene(lines: string[], family: (name: string, type: string, help: string) => void): void {
+    family('tuna_edge_public_connections_open', 'gauge', 'Public connections open now.');
+    lines.push(`tuna_edge_public_connections_open ${this.publicConnectionsOpen}`);
+    family('tuna_edge_public_connections_refused_total', 'counter', 'Public connections closed at accept, by limit.');
+    for (const [reason, n] of [...this.#publicRefused].sort()) lines.push(`tuna_edge_public_connections_refused_total{reason="${reason}"} ${n}`);
+    family('tuna_edge_public_timeouts_total', 'counter', 'Public connections closed by a deadline, by phase.');
+    for (const [phase, n] of [...this.#publicTimeouts].sort()) lines.push(`tuna_edge_public_timeouts_total{phase="${phase}"} ${n}`);
+    family('tuna_edge_public_http2_goaways_total', 'counter', 'Public HTTP/2 connections sent away for abuse, by reason.');
+    for (const [reason, n] of [...this.#publicGoaways].sort()) lines.push(`tuna_edge_public_http2_goaways_total{reason="${reason}"} ${n}`);
+  }
+  // --- end of public connection hygiene ---
 
   /** countRequest records one answered public HTTP request by status code. */
   countRequest(status: number): void {
@@ -42,6 +90,7 @@ export class EdgeMetrics {
     lines.push(`tuna_edge_streams_total ${this.streamsTotal}`);
     family('tuna_edge_public_connections_total', 'counter', 'Public connections accepted.');
     lines.push(`tuna_edge_public_connections_total ${this.publicConnections}`);
+    this.#renderPublicHygiene(lines, family);
     family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
     for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
     const bytes = registry.bytes();
