@@ -5,6 +5,7 @@ import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { cancelUpstream } from './tunnel-cancels.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
 /**
@@ -64,7 +65,7 @@ function send(
     replyHttp1(ctx, res, REPLY.tunnelFailed);
   });
   res.once('close', () => {
-    if (!res.writableFinished && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+    if (!res.writableFinished) cancelUpstream(tunnel, stream);
   });
   if (isBodyless) return;
   const onUploadDone = (err: Error | null | undefined): void => {

@@ -1,7 +1,7 @@
 import { createServer as createHttp1Server } from 'node:http';
 import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server } from 'node:http2';
-import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import type { Http2Server, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
@@ -11,6 +11,8 @@ import type { EdgeBinding } from '../tunnels/directory.js';
 import { ConnectionGuard } from './connection-guard.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { forwardHttp1 } from './http1-front.js';
+import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
+import type { AbuseWatch } from './http2-abuse.js';
 import { forwardHttp2 } from './http2-front.js';
 import { forwardRaw } from './raw-front.js';
 import { peekServerName } from './sni.js';
@@ -49,6 +51,7 @@ export class PublicFront {
   readonly #info = new WeakMap<object, ConnectionInfo>();
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
+  readonly #abuse = new WeakMap<ServerHttp2Session, AbuseWatch>();
   #pendingInfo: ConnectionInfo | undefined;
 
   /** `provider` (ACME and stored certificates) is asked after an exact static name, before a static wildcard. */
@@ -74,6 +77,7 @@ export class PublicFront {
       forwardWebSocket(ctx, this.#infoOf(req.socket), req, socket, head).catch(() => socket.destroy());
     });
     this.#h2 = createHttp2Server({
+      ...http2SessionOptions(limits),
       settings: {
         enableConnectProtocol: true,
         initialWindowSize: windows.streamWindowBytes,
@@ -87,14 +91,25 @@ export class PublicFront {
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
       session.on('error', noop);
+      this.#abuse.set(session, watchHttp2Abuse(session, limits, ctx.metrics));
       session.once('connect', () => session.setLocalWindowSize(windows.connectionWindowBytes));
       session.setTimeout(limits.idleTimeoutMs, () => {
         this.#guard.countIdle();
         session.destroy();
       });
     });
-    this.#h2.on('stream', (stream, headers) => {
-      forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
+    this.#h2.on('stream', (stream: ServerHttp2Stream, headers) => {
+      const session = stream.session as ServerHttp2Session;
+      const abuse = this.#abuse.get(session);
+      abuse?.watch(stream);
+      const forward = (): void => {
+        if (stream.closed) return;
+        forwardHttp2(ctx, this.#info.get(session) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
+      };
+      // A connection that resets streams waits one turn of the event loop before each new stream
+      // reaches a tunnel: the rest of the read (its RST_STREAM frames) is parsed first.
+      if (abuse?.isResetting() === true) setImmediate(forward);
+      else forward();
     });
     this.#tls = certificates.length === 0 && provider === undefined ? undefined : this.#createTls(certificates);
     this.#acmeTls = provider?.challenge === undefined ? undefined : this.#createAcmeTls(provider);
