@@ -132,6 +132,20 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
   });
 
+  it('answers a stream flood above the advertised concurrency with GOAWAY on that connection only', async () => {
+    const raw = await openRawH2(t.httpPort);
+    // 400 streams the agent answers after 2 s: 250 are allowed at once (SETTINGS_MAX_CONCURRENT_STREAMS), the rest refused
+    raw.socket.write(headersOnly('app.test', '/slow?ms=2000', 1, 400));
+    const isClosed = await Promise.race([raw.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+    raw.socket.destroy();
+    expect(isClosed).to.equal(true);
+    // Node's own answer past maxSessionInvalidFrames (refused streams count): GOAWAY INTERNAL_ERROR
+    expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_INTERNAL_ERROR);
+    expect(t.edge.metrics.publicGoaways('invalid-frames')).to.equal(1);
+    expect(session.state).to.equal('open');
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
   for (const [what, type, payload, reason] of [
     ['PING', FRAME.PING, Buffer.alloc(8), 'ping-flood'],
     ['SETTINGS', FRAME.SETTINGS, Buffer.alloc(0), 'settings-flood'],

@@ -112,6 +112,29 @@ describe('edge: public connection hygiene (first byte, headers, half-close, limi
     expect(t.edge.metrics.publicTimeouts('headers')).to.equal(1);
   });
 
+  it('closes an idle HTTP/1.1 keep-alive connection and an idle HTTP/2 connection after the idle timeout', async () => {
+    await start({ idleTimeoutMs: 300 });
+    const socket = await dial(t.httpPort);
+    held.push(socket);
+    socket.write('GET / HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    const h1 = await closedWithin(socket, 10_000);
+    expect(h1.closed).to.equal(true);
+    expect(h1.bytes).to.be.greaterThan(0);
+    const h2 = await dial(t.httpPort);
+    held.push(h2);
+    h2.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+    expect((await closedWithin(h2, 10_000)).closed).to.equal(true);
+    expect(t.edge.metrics.publicTimeouts('idle')).to.equal(2);
+  });
+
+  it('closes a silent HTTPS connection after the first-byte timeout', async () => {
+    await start({ firstByteTimeoutMs: 200 }, true);
+    const socket = await dial(t.edge.address().https!.port);
+    held.push(socket);
+    expect(await closedWithin(socket, 5_000)).to.deep.equal({ closed: true, bytes: 0 });
+    expect(t.edge.metrics.publicTimeouts('first-byte')).to.equal(1);
+  });
+
   it('closes a connection that sends part of the HTTP/2 preface and then a FIN (no CLOSE-WAIT)', async () => {
     await start({});
     const socket = await dial(t.httpPort);

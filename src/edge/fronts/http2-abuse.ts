@@ -4,7 +4,7 @@ import type { EdgeMetrics } from '../metrics.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
 
 /** Why a public HTTP/2 connection was sent away, as counted in metrics. */
-export type AbuseReason = 'rapid-reset' | 'ping-flood' | 'settings-flood';
+export type AbuseReason = 'rapid-reset' | 'ping-flood' | 'settings-flood' | 'invalid-frames';
 
 /**
  * http2SessionOptions are the abuse limits Node's HTTP/2 server enforces itself on a public
@@ -23,7 +23,7 @@ export function http2SessionOptions(limits: PublicConnectionLimits): {
   return {
     // streams refused above SETTINGS_MAX_CONCURRENT_STREAMS before the session is closed (a stream flood)
     maxSessionRejectedStreams: 100,
-    // malformed frames before the session is closed
+    // invalid frames (malformed, or HEADERS refused above SETTINGS_MAX_CONCURRENT_STREAMS) before the session is closed
     maxSessionInvalidFrames: 100,
     // entries in one SETTINGS frame
     maxSettings: 32,
@@ -85,6 +85,11 @@ export function watchHttp2Abuse(session: ServerHttp2Session, limits: PublicConne
     // (an error with the code: destroy(undefined, code) would send NO_ERROR)
     session.destroy(new Error(`public HTTP/2 client sent away: ${reason}`), h2c.NGHTTP2_ENHANCE_YOUR_CALM);
   };
+  // Node closes the session itself (GOAWAY INTERNAL_ERROR) past maxSessionInvalidFrames; streams
+  // refused above SETTINGS_MAX_CONCURRENT_STREAMS count as invalid frames (a stream flood).
+  session.on('error', (err: Error & { code?: string }) => {
+    if (err.code === 'ERR_HTTP2_TOO_MANY_INVALID_FRAMES') metrics.countPublicGoaway('invalid-frames');
+  });
   session.on('ping', () => {
     if (pings.hit(Date.now())) sendAway('ping-flood');
   });

@@ -100,6 +100,8 @@ export class PublicFront {
     });
     this.#h2.on('stream', (stream: ServerHttp2Stream, headers) => {
       const session = stream.session as ServerHttp2Session;
+      // before any deferral: a session destroyed meanwhile errors every stream it holds.
+      stream.on('error', noop);
       const abuse = this.#abuse.get(session);
       abuse?.watch(stream);
       const forward = (): void => {
