@@ -71,6 +71,8 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
     expect(t.edge.metrics.publicGoaways('rapid-reset')).to.equal(1);
     // the streams reset before they were relayed never reach the tunnel; at most one window's budget does
     expect(tunnelStreams).to.be.at.most(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${t.edge.address().tunnel.port}/metrics`)).text();
+    expect(metrics).to.include('tuna_edge_public_http2_goaways_total{reason="rapid-reset"} 1');
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
   });
 

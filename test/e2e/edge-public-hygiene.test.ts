@@ -101,6 +101,7 @@ describe('edge: public connection hygiene (first byte, headers, half-close, limi
     held.push(socket);
     expect(await closedWithin(socket, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
     expect(t.edge.metrics.publicTimeouts('first-byte')).to.equal(1);
+    expect(await fetchMetrics(t)).to.include('tuna_edge_public_timeouts_total{phase="first-byte"} 1');
   });
 
   it('closes a connection whose HTTP/1.1 headers are not complete by the headers timeout', async () => {
