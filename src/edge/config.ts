@@ -37,7 +37,25 @@ const BindingEntry = t.intersection([
   }),
 ]);
 
+// Public connection hygiene (issue 12, findings 2 and 3): deadlines and limits of the public
+// listeners, and the per-connection HTTP/2 abuse budgets. Defaults in docs/edge-relay.md.
+const PublicLimits = t.partial({
+  firstByteTimeoutMs: t.number,
+  headersTimeoutMs: t.number,
+  idleTimeoutMs: t.number,
+  maxConnections: t.number,
+  maxConnectionsPerAddress: t.number,
+  http2WindowMs: t.number,
+  http2MaxResets: t.number,
+  http2MaxPings: t.number,
+  http2MaxSettings: t.number,
+});
+
+/** EdgePublicLimits is `limits.public`: deadlines, connection limits and HTTP/2 abuse budgets of the public listeners. */
+export type EdgePublicLimits = t.TypeOf<typeof PublicLimits>;
+
 const Limits = t.partial({
+  public: PublicLimits,
   maxRequestBodyBytes: t.number,
   maxHeaderBytes: t.number,
   tunnelWaitMs: t.number,
@@ -119,6 +137,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
   checkStoreLimits(result.right.store);
+  checkPublicLimits(result.right.limits?.public);
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -175,6 +194,15 @@ function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
   for (const [field, value, least] of limits) {
     if (value !== undefined && (!Number.isInteger(value) || value < least)) {
       throw new EdgeConfigError(`invalid edge config: ${field}: must be a whole number of at least ${least}, got ${JSON.stringify(value)}`);
+    }
+  }
+}
+
+// Every public limit is a whole number above zero: 0 would refuse every connection or close it at once.
+function checkPublicLimits(limits: EdgePublicLimits | undefined): void {
+  for (const [field, value] of Object.entries(limits ?? {})) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new EdgeConfigError(`invalid edge config: limits.public.${field}: must be a whole number above 0, got ${JSON.stringify(value)}`);
     }
   }
 }

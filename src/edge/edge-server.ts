@@ -13,6 +13,7 @@ import { StaticBindingDirectory } from './tunnels/directory.js';
 import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
+import { DEFAULT_PUBLIC_CONNECTION_LIMITS } from './fronts/connection-guard.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
@@ -130,7 +131,11 @@ export class EdgeServer {
       ...(limits.connectionWindowBytes !== undefined ? { connectionWindowBytes: limits.connectionWindowBytes } : {}),
       ...(limits.maxConcurrentStreams !== undefined ? { maxConcurrentStreams: limits.maxConcurrentStreams } : {}),
     };
-    const edgeLimits: EdgeLimits = { maxHeaderBytes: limits.maxHeaderBytes ?? 16 << 10, tunnelWaitMs: limits.tunnelWaitMs ?? 1000 };
+    const edgeLimits: EdgeLimits = {
+      maxHeaderBytes: limits.maxHeaderBytes ?? 16 << 10,
+      tunnelWaitMs: limits.tunnelWaitMs ?? 1000,
+      connections: { ...DEFAULT_PUBLIC_CONNECTION_LIMITS, ...limits.public },
+    };
     if (limits.maxRequestBodyBytes !== undefined) edgeLimits.maxRequestBodyBytes = limits.maxRequestBodyBytes;
     const ctx: FrontContext = {
       directory: this.directory,

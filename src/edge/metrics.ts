@@ -18,6 +18,54 @@ export class EdgeMetrics {
   bindingListenerFailures = 0;
   /** bindingListenersFailing is how many binding listeners the last attempt could not bind. */
   bindingListenersFailing = 0;
+  // --- public connection hygiene (issue 12, findings 2 and 3) ---
+  /** publicConnectionsOpen is the number of public connections open now. */
+  publicConnectionsOpen = 0;
+  readonly #publicRefused = new Map<string, number>();
+  readonly #publicTimeouts = new Map<string, number>();
+  readonly #publicGoaways = new Map<string, number>();
+
+  /** countPublicRefusal records a public connection closed at accept, by limit. */
+  countPublicRefusal(reason: string): void {
+    this.#publicRefused.set(reason, (this.#publicRefused.get(reason) ?? 0) + 1);
+  }
+
+  /** countPublicTimeout records a public connection closed by a deadline, by phase. */
+  countPublicTimeout(phase: string): void {
+    this.#publicTimeouts.set(phase, (this.#publicTimeouts.get(phase) ?? 0) + 1);
+  }
+
+  /** countPublicGoaway records a public HTTP/2 connection sent away for abuse, by reason. */
+  countPublicGoaway(reason: string): void {
+    this.#publicGoaways.set(reason, (this.#publicGoaways.get(reason) ?? 0) + 1);
+  }
+
+  /** publicRefused returns the refusals by reason (for tests and render). */
+  publicRefused(reason: string): number {
+    return this.#publicRefused.get(reason) ?? 0;
+  }
+
+  /** publicTimeouts returns the deadline closes by phase. */
+  publicTimeouts(phase: string): number {
+    return this.#publicTimeouts.get(phase) ?? 0;
+  }
+
+  /** publicGoaways returns the abuse GOAWAYs by reason. */
+  publicGoaways(reason: string): number {
+    return this.#publicGoaways.get(reason) ?? 0;
+  }
+
+  #renderPublicHygiene(lines: string[], family: (name: string, type: string, help: string) => void): void {
+    family('tuna_edge_public_connections_open', 'gauge', 'Public connections open now.');
+    lines.push(`tuna_edge_public_connections_open ${this.publicConnectionsOpen}`);
+    family('tuna_edge_public_connections_refused_total', 'counter', 'Public connections closed at accept, by limit.');
+    for (const [reason, n] of [...this.#publicRefused].sort()) lines.push(`tuna_edge_public_connections_refused_total{reason="${reason}"} ${n}`);
+    family('tuna_edge_public_timeouts_total', 'counter', 'Public connections closed by a deadline, by phase.');
+    for (const [phase, n] of [...this.#publicTimeouts].sort()) lines.push(`tuna_edge_public_timeouts_total{phase="${phase}"} ${n}`);
+    family('tuna_edge_public_http2_goaways_total', 'counter', 'Public HTTP/2 connections sent away for abuse, by reason.');
+    for (const [reason, n] of [...this.#publicGoaways].sort()) lines.push(`tuna_edge_public_http2_goaways_total{reason="${reason}"} ${n}`);
+  }
+  // --- end of public connection hygiene ---
 
   /** countRequest records one answered public HTTP request by status code. */
   countRequest(status: number): void {
@@ -50,6 +98,7 @@ export class EdgeMetrics {
     lines.push(`tuna_edge_binding_listener_failures_total ${this.bindingListenerFailures}`);
     family('tuna_edge_binding_listeners_failing', 'gauge', 'Binding listeners not bound after the last attempt.');
     lines.push(`tuna_edge_binding_listeners_failing ${this.bindingListenersFailing}`);
+    this.#renderPublicHygiene(lines, family);
     family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
     for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
     const bytes = registry.bytes();

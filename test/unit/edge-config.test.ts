@@ -41,4 +41,12 @@ describe('edge config file', () => {
     expect(() => decodeEdgeConfig(doc('127.78.0.1'))).to.throw(/outside 127\.77\.0\.0\/16/);
     expect(decodeEdgeConfig(doc('127.77.200.3')).bindings?.[0]?.address).to.equal('127.77.200.3');
   });
+
+  it('accepts public connection limits and names a limit that is not a whole number above 0', () => {
+    const doc = (value: unknown): unknown => ({ listen: { tunnel: { port: 1 } }, limits: { public: { firstByteTimeoutMs: 500, maxConnectionsPerAddress: value } } });
+    expect(decodeEdgeConfig(doc(10)).limits?.public).to.deep.equal({ firstByteTimeoutMs: 500, maxConnectionsPerAddress: 10 });
+    expect(() => decodeEdgeConfig(doc(0))).to.throw(/limits\.public\.maxConnectionsPerAddress: must be a whole number above 0/);
+    expect(() => decodeEdgeConfig(doc(1.5))).to.throw(/limits\.public\.maxConnectionsPerAddress/);
+    expect(() => decodeEdgeConfig(doc('many'))).to.throw(/limits\.public\.maxConnectionsPerAddress/);
+  });
 });

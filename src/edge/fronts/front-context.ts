@@ -7,6 +7,7 @@ import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import type { EdgeMetrics } from '../metrics.js';
 import type { ForwardInfo } from './request-headers.js';
+import type { PublicConnectionLimits } from './connection-guard.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** EdgeLimits bound what one public request may cost the edge. */
@@ -17,6 +18,8 @@ export interface EdgeLimits {
   maxHeaderBytes: number;
   /** how long a request waits for a tunnel of its binding to (re)connect before 503 */
   tunnelWaitMs: number;
+  /** deadlines, connection limits and HTTP/2 abuse budgets of the public listeners */
+  connections: PublicConnectionLimits;
 }
 
 /** ConnectionInfo is what a public connection tells about every request on it. */

@@ -6,6 +6,7 @@ import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http1HostProblem } from './host-header.js';
+import { cancelUpstream } from './tunnel-cancels.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
 /**
@@ -67,7 +68,7 @@ function send(
     replyHttp1(ctx, res, REPLY.tunnelFailed);
   });
   res.once('close', () => {
-    if (!res.writableFinished && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+    if (!res.writableFinished) cancelUpstream(tunnel, stream);
   });
   if (isBodyless) return;
   const onUploadDone = (err: Error | null | undefined): void => {

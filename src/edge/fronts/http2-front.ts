@@ -5,6 +5,7 @@ import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http2HostProblem } from './host-header.js';
+import { cancelUpstream } from './tunnel-cancels.js';
 import { hostWithoutPort, http2RequestHeaders, http2ResponseHeaders } from './request-headers.js';
 
 /** headerListSize computes the RFC 9113 §6.5.2 size of a header list (name + value + 32 per field). */
@@ -38,6 +39,9 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   const limit = ctx.limits.maxRequestBodyBytes;
   if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp2(ctx, stream, REPLY.tooLarge);
   const tunnel = await findTunnel(ctx, binding.id);
+  // A client that reset the stream meanwhile (HEADERS then RST_STREAM, CVE-2023-44487) gets no
+  // tunnel stream: opening and cancelling one per reset would pass the flood on to the agent.
+  if (stream.destroyed || stream.closed) return;
   if (tunnel === undefined) return replyHttp2(ctx, stream, REPLY.noTunnel);
   const out = http2RequestHeaders(headers, forwardInfo(info, host, ctx.requestId()));
   send(ctx, tunnel, stream, out, stream.endAfterHeaders, binding.id, 0);
@@ -56,7 +60,7 @@ function send(
   let hasResponse = false;
   upstream.once('response', (responseHeaders: IncomingHttpHeaders, flags: number) => {
     hasResponse = true;
-    relayResponse(ctx, upstream, stream, responseHeaders, (flags & h2c.NGHTTP2_FLAG_END_STREAM) !== 0);
+    relayResponse(ctx, tunnel, upstream, stream, responseHeaders, (flags & h2c.NGHTTP2_FLAG_END_STREAM) !== 0);
   });
   upstream.once('close', () => {
     ctx.metrics.streamsActive--;
@@ -68,9 +72,7 @@ function send(
     }
     replyHttp2(ctx, stream, REPLY.tunnelFailed);
   });
-  stream.once('close', () => {
-    if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
-  });
+  stream.once('close', () => cancelUpstream(tunnel, upstream));
   if (isBodyless) return;
   const onUploadDone = (err: Error | null | undefined): void => {
     if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
@@ -94,6 +96,7 @@ function send(
 
 function relayResponse(
   ctx: FrontContext,
+  tunnel: EdgeTunnel,
   upstream: ClientHttp2Stream,
   stream: ServerHttp2Stream,
   headers: IncomingHttpHeaders,
@@ -112,7 +115,7 @@ function relayResponse(
   stream.respond(http2ResponseHeaders(headers), { waitForTrailers: true });
   stream.once('wantTrailers', () => stream.sendTrailers(trailers === undefined ? {} : http2ResponseHeaders(trailers)));
   relay([upstream, stream], (err) => {
-    if (err !== undefined && err !== null && !upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+    if (err !== undefined && err !== null) cancelUpstream(tunnel, upstream);
   });
 }
 

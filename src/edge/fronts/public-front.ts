@@ -1,15 +1,18 @@
 import { createServer as createHttp1Server } from 'node:http';
 import type { IncomingMessage, Server as Http1Server, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server } from 'node:http2';
-import type { Http2Server, ServerHttp2Session } from 'node:http2';
+import type { Http2Server, ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
 import { ACME_TLS_ALPN_PROTOCOL, peekAlpnOffer } from '../acme/index.js';
 import type { CertificateProvider } from '../acme/index.js';
 import type { EdgeBinding } from '../tunnels/directory.js';
+import { ConnectionGuard } from './connection-guard.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { forwardHttp1 } from './http1-front.js';
+import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
+import type { AbuseWatch } from './http2-abuse.js';
 import { forwardHttp2 } from './http2-front.js';
 import { forwardRaw } from './raw-front.js';
 import { peekServerName } from './sni.js';
@@ -30,10 +33,6 @@ export interface PublicWindows {
 
 // RFC 9113 §3.4: every prior-knowledge HTTP/2 connection starts with this preface.
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-const HELLO_TIMEOUT_MS = 10_000;
-// An HTTP/1.1 connection silent this long is closed (a slow-headers client cannot hold it open
-// forever); Node re-arms it after each keep-alive cycle. Upgraded WebSockets clear it.
-const HTTP_IDLE_TIMEOUT_MS = 300_000;
 
 /**
  * PublicFront accepts public connections from every listener and hands each to the right
@@ -43,6 +42,7 @@ const HTTP_IDLE_TIMEOUT_MS = 300_000;
  */
 export class PublicFront {
   readonly #ctx: FrontContext;
+  readonly #guard: ConnectionGuard;
   readonly #h1: Http1Server;
   readonly #h2: Http2Server;
   readonly #tls: TlsServer | undefined;
@@ -51,21 +51,33 @@ export class PublicFront {
   readonly #info = new WeakMap<object, ConnectionInfo>();
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
+  readonly #abuse = new WeakMap<ServerHttp2Session, AbuseWatch>();
   #pendingInfo: ConnectionInfo | undefined;
 
   /** `provider` (ACME and stored certificates) is asked after an exact static name, before a static wildcard. */
   constructor(ctx: FrontContext, certificates: EdgeCertificate[], windows: PublicWindows, provider?: CertificateProvider) {
     this.#ctx = ctx;
     this.#provider = provider;
+    const limits = ctx.limits.connections;
+    this.#guard = new ConnectionGuard(limits, ctx.metrics);
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
-    this.#h1.timeout = HTTP_IDLE_TIMEOUT_MS;
+    // An HTTP/1.1 connection silent this long is closed, during a request (inactivity) and
+    // between keep-alive requests (nginx's keepalive_timeout); upgraded WebSockets clear it.
+    this.#h1.timeout = limits.idleTimeoutMs;
+    this.#h1.keepAliveTimeout = limits.idleTimeoutMs;
+    this.#h1.on('timeout', (socket: Socket) => {
+      this.#guard.countIdle();
+      socket.destroy();
+    });
     this.#h1.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.#guard.onHttp1Request(req, res);
       forwardHttp1(ctx, this.#infoOf(req.socket), req, res).catch(() => res.destroy());
     });
     this.#h1.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
       forwardWebSocket(ctx, this.#infoOf(req.socket), req, socket, head).catch(() => socket.destroy());
     });
     this.#h2 = createHttp2Server({
+      ...http2SessionOptions(limits),
       settings: {
         enableConnectProtocol: true,
         initialWindowSize: windows.streamWindowBytes,
@@ -79,10 +91,27 @@ export class PublicFront {
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
       session.on('error', noop);
+      this.#abuse.set(session, watchHttp2Abuse(session, limits, ctx.metrics));
       session.once('connect', () => session.setLocalWindowSize(windows.connectionWindowBytes));
+      session.setTimeout(limits.idleTimeoutMs, () => {
+        this.#guard.countIdle();
+        session.destroy();
+      });
     });
-    this.#h2.on('stream', (stream, headers) => {
-      forwardHttp2(ctx, this.#info.get(stream.session!) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
+    this.#h2.on('stream', (stream: ServerHttp2Stream, headers) => {
+      const session = stream.session as ServerHttp2Session;
+      // before any deferral: a session destroyed meanwhile errors every stream it holds.
+      stream.on('error', noop);
+      const abuse = this.#abuse.get(session);
+      abuse?.watch(stream);
+      const forward = (): void => {
+        if (stream.closed) return;
+        forwardHttp2(ctx, this.#info.get(session) ?? this.#fallbackInfo(), stream, headers).catch(() => stream.destroy());
+      };
+      // A connection that resets streams waits one turn of the event loop before each new stream
+      // reaches a tunnel: the rest of the read (its RST_STREAM frames) is parsed first.
+      if (abuse?.isResetting() === true) setImmediate(forward);
+      else forward();
     });
     this.#tls = certificates.length === 0 && provider === undefined ? undefined : this.#createTls(certificates);
     this.#acmeTls = provider?.challenge === undefined ? undefined : this.#createAcmeTls(provider);
@@ -112,6 +141,7 @@ export class PublicFront {
     const first = certificates[0];
     const provider = this.#provider;
     const server = createTlsServer({
+      handshakeTimeout: this.#guard.limits.headersTimeoutMs,
       ...(first !== undefined ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ['h2', 'http/1.1'],
       SNICallback: (servername, callback) => {
@@ -129,6 +159,8 @@ export class PublicFront {
     server.on('tlsClientError', noop);
     server.on('secureConnection', (socket: TLSSocket) => {
       const info = this.#pendingFor(socket);
+      const raw = (socket as unknown as { _parent?: Socket })._parent;
+      if (raw !== undefined) this.#guard.alias(socket, raw);
       this.#dispatchHttp(socket, info, socket.alpnProtocol === 'h2');
     });
     return server;
@@ -151,11 +183,14 @@ export class PublicFront {
     return secure;
   }
 
-  #track(socket: Socket): void {
+  // Counts the connection and keeps it for destroy(); false when a limit closed it at accept.
+  #track(socket: Socket): boolean {
+    if (!this.#guard.admit(socket)) return false;
     this.#ctx.metrics.publicConnections++;
     this.#sockets.add(socket);
     socket.once('close', () => this.#sockets.delete(socket));
     socket.on('error', noop);
+    return true;
   }
 
   #baseInfo(socket: Socket, binding: EdgeBinding | undefined): ConnectionInfo {
@@ -167,6 +202,8 @@ export class PublicFront {
   #dispatchHttp(socket: Socket, info: ConnectionInfo, isH2: boolean): void {
     this.#info.set(socket, info);
     if (isH2) {
+      // an HTTP/2 session has no HTTP/1.1 header block to wait for; its idle timeout governs.
+      this.#guard.headersDone(socket);
       this.#pendingInfo = info;
       this.#h2.emit('connection', socket);
       this.#pendingInfo = undefined;
@@ -179,7 +216,8 @@ export class PublicFront {
 
   /** acceptHttp serves a plain connection: HTTP/1.1, or h2c when it opens with the HTTP/2 preface. */
   acceptHttp(socket: Socket, binding?: EdgeBinding): void {
-    this.#track(socket);
+    if (!this.#track(socket)) return;
+    const sniffing = this.#guard.watchFirstBytes(socket);
     const info = this.#baseInfo(socket, binding);
     let seen: Buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
@@ -188,6 +226,7 @@ export class PublicFront {
       const isPrefix = seen.compare(H2_PREFACE, 0, n, 0, n) === 0;
       if (isPrefix && n < H2_PREFACE.length) return;
       socket.off('data', onData);
+      sniffing.done();
       socket.pause();
       socket.unshift(seen);
       this.#dispatchHttp(socket, info, isPrefix);
@@ -197,16 +236,17 @@ export class PublicFront {
 
   /** acceptHttps peeks the SNI name: raw TLS to a tunnel for in-cluster/passthrough bindings, else terminate here. */
   async acceptHttps(socket: Socket, binding?: EdgeBinding): Promise<void> {
-    this.#track(socket);
-    const name = await peekServerName(socket, HELLO_TIMEOUT_MS);
-    if (name === undefined || socket.destroyed) return void socket.destroy();
+    if (!this.#track(socket)) return;
+    const name = await this.#peekHello(socket);
+    if (name === undefined) return;
     const target = binding ?? this.#ctx.directory.byHost(name);
     const port = socket.localPort ?? 0;
     if (target !== undefined && target.kind !== 'tcp-port' && target.tls !== 'edge') {
+      this.#guard.headersDone(socket);
       return forwardRaw(this.#ctx, socket, { bindingId: target.id, publicProtocol: 'tls', port, serverName: name });
     }
     if (this.#acmeTls !== undefined && this.#provider?.challenge?.(name) !== undefined) {
-      const offer = await peekAlpnOffer(socket, HELLO_TIMEOUT_MS);
+      const offer = await peekAlpnOffer(socket, this.#guard.limits.headersTimeoutMs);
       if (offer === undefined || socket.destroyed) return void socket.destroy();
       if (offer.includes(ACME_TLS_ALPN_PROTOCOL)) return void this.#acmeTls.emit('connection', socket);
     }
@@ -217,17 +257,32 @@ export class PublicFront {
 
   /** acceptTls routes raw TLS by SNI without terminating (a dedicated address's tls port). */
   async acceptTls(socket: Socket, binding: EdgeBinding): Promise<void> {
-    this.#track(socket);
-    const name = await peekServerName(socket, HELLO_TIMEOUT_MS);
-    if (name === undefined || socket.destroyed) return void socket.destroy();
+    if (!this.#track(socket)) return;
+    const name = await this.#peekHello(socket);
+    if (name === undefined) return;
+    this.#guard.headersDone(socket);
     const port = socket.localPort ?? 0;
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tls', port, serverName: name });
   }
 
   /** acceptTcp relays a plain TCP connection to a binding. */
+  // Raw TCP gets no first-byte deadline: server-first protocols (SMTP, MySQL) send nothing first.
   acceptTcp(socket: Socket, binding: EdgeBinding): Promise<void> {
-    this.#track(socket);
+    if (!this.#track(socket)) return Promise.resolve();
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tcp', port: socket.localPort ?? 0 });
+  }
+
+  // Reads the ClientHello under the first-byte and headers deadlines (a FIN before it closes the
+  // socket); undefined (and the socket destroyed) when none came.
+  async #peekHello(socket: Socket): Promise<string | undefined> {
+    const sniffing = this.#guard.watchFirstBytes(socket);
+    const name = await peekServerName(socket, this.#guard.limits.headersTimeoutMs);
+    sniffing.done();
+    if (name === undefined || socket.destroyed) {
+      socket.destroy();
+      return undefined;
+    }
+    return name;
   }
 
   /** close asks public HTTP/2 clients to go away (GOAWAY); in-flight streams continue. */

@@ -1,0 +1,51 @@
+import { constants as h2c } from 'node:http2';
+import type { ClientHttp2Stream } from 'node:http2';
+import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+
+// The agent's HTTP/2 server counts the RST_STREAM frames the edge sends on its tunnel (nghttp2's
+// rapid-reset limiter, Node's defaults: a burst of 1,000, then 33 a second) and closes the whole
+// tunnel beyond that. Public clients that go away make the edge cancel their streams, so a flood
+// of resets spread over many public connections would reach the agent as a flood of cancels.
+// The edge keeps each tunnel's cancels under half of that budget; past it, a stream whose
+// request is complete is left to finish (its answer read and dropped) and any other cancel waits
+// for the budget to refill. The agent never sees more cancels than it allows.
+const CANCEL_BURST = 500;
+const CANCELS_PER_SECOND = 15;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+const buckets = new WeakMap<EdgeTunnel, Bucket>();
+
+/** cancelDelayMs takes one cancel from the tunnel's budget: 0 when it may be sent now, else how long until it may. */
+function cancelDelayMs(tunnel: EdgeTunnel, now: number): number {
+  const bucket = buckets.get(tunnel) ?? { tokens: CANCEL_BURST, at: now };
+  bucket.tokens = Math.min(CANCEL_BURST, bucket.tokens + ((now - bucket.at) * CANCELS_PER_SECOND) / 1000);
+  bucket.at = now;
+  bucket.tokens -= 1;
+  buckets.set(tunnel, bucket);
+  return bucket.tokens >= 0 ? 0 : Math.ceil((-bucket.tokens * 1000) / CANCELS_PER_SECOND);
+}
+
+/**
+ * cancelUpstream ends a tunnel stream whose public client went away: RST_STREAM(CANCEL) within
+ * the tunnel's cancel budget; past it, a stream with its request sent is drained instead, and
+ * any other cancel is sent once the budget allows.
+ */
+export function cancelUpstream(tunnel: EdgeTunnel, upstream: ClientHttp2Stream): void {
+  if (upstream.closed || upstream.destroyed) return;
+  const delay = cancelDelayMs(tunnel, Date.now());
+  if (delay === 0) return void upstream.close(h2c.NGHTTP2_CANCEL);
+  if (upstream.writableEnded) {
+    // the request is complete: the agent answers and the stream ends without a reset.
+    upstream.resume();
+    return;
+  }
+  const timer = setTimeout(() => {
+    if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
+  }, delay);
+  timer.unref();
+  upstream.once('close', () => clearTimeout(timer));
+}

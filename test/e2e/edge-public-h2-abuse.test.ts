@@ -1,0 +1,172 @@
+import { expect } from 'chai';
+import { Agent } from 'node:http';
+import { constants as h2c } from 'node:http2';
+import type { TunnelSession } from '../../src/tunnel/session.js';
+import { FRAME, frame, headersOnly, openRawH2, resetBurst, resetsOnly, writeAll } from '../support/h2-frames.js';
+import { TestStreamHandler } from '../support/tunnel-handlers.js';
+import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
+import type { TestEdge } from '../support/tunnel-harness.js';
+
+// Issue 12, finding 3: HTTP/2 abuse on one public connection is answered on that connection only;
+// the tenant's tunnel and its other clients keep working.
+
+const APP = 'binding/host/app.test';
+const BURST = 100_000;
+const PER_CHUNK = 1000;
+
+describe('edge: HTTP/2 abuse contained at the public front', function () {
+  this.timeout(60_000);
+  let t: TestEdge;
+  let session: TunnelSession;
+
+  beforeEach(async () => {
+    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'] }], { limits: { tunnelWaitMs: 0 } });
+    session = await openSession(t, APP, new TestStreamHandler());
+  });
+
+  afterEach(async () => {
+    session.destroy();
+    await t.edge.close();
+  });
+
+  /** loopWhile sends HTTP/1.1 requests on another keep-alive connection until `isDone`, counting statuses. */
+  async function loopWhile(isDone: () => boolean): Promise<number[]> {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < 5000 && (i < 20 || !isDone()); i++) {
+        statuses.push(await http1(t.httpPort, 'app.test', '/', { agent }).then((r) => r.status, () => 0));
+      }
+    } finally {
+      agent.destroy();
+    }
+    return statuses;
+  }
+
+  it(`answers a burst of ${BURST.toLocaleString('en')} HEADERS+RST_STREAM with GOAWAY on that connection; the tunnel and another client are unaffected`, async () => {
+    const tunnelBefore = t.edge.registry.all().map((x) => x.connectionId);
+    const streamsBefore = t.edge.metrics.streamsTotal;
+    const raw = await openRawH2(t.httpPort);
+    const chunks = function* (): Generator<Buffer> {
+      for (let i = 0; i < BURST / PER_CHUNK; i++) yield resetBurst('app.test', 1 + i * PER_CHUNK * 2, PER_CHUNK);
+    };
+    let isDone = false;
+    const attack = writeAll(raw.socket, chunks()).then(async (written) => {
+      raw.socket.end();
+      await raw.closed;
+      isDone = true;
+      return written;
+    });
+    const statuses = await loopWhile(() => isDone);
+    const written = await attack;
+    const tunnelStreams = t.edge.metrics.streamsTotal - streamsBefore - statuses.length;
+    console.log(
+      `      resets written ${(written * PER_CHUNK).toLocaleString('en')}, GOAWAY ${raw.goawayCode()}, tunnel streams for them ${tunnelStreams}, ` +
+        `loop requests ${statuses.length}, 5xx ${statuses.filter((s) => s >= 500 || s === 0).length}`,
+    );
+    expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+    expect(session.state).to.equal('open');
+    expect(t.edge.registry.all().map((x) => x.connectionId)).to.deep.equal(tunnelBefore);
+    expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_ENHANCE_YOUR_CALM);
+    expect(t.edge.metrics.publicGoaways('rapid-reset')).to.equal(1);
+    // the streams reset before they were relayed never reach the tunnel; at most one window's budget does
+    expect(tunnelStreams).to.be.at.most(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${t.edge.address().tunnel.port}/metrics`)).text();
+    expect(metrics).to.include('tuna_edge_public_http2_goaways_total{reason="rapid-reset"} 1');
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
+  it('keeps the tunnel when 10 connections each reset 10,000 streams at once, and sends each of them away', async () => {
+    const tunnelBefore = t.edge.registry.all().map((x) => x.connectionId);
+    const streamsBefore = t.edge.metrics.streamsTotal;
+    const raws = await Promise.all(Array.from({ length: 10 }, () => openRawH2(t.httpPort)));
+    let isDone = false;
+    const attacks = Promise.all(
+      raws.map(async (raw) => {
+        const chunks = Array.from({ length: 10 }, (_, i) => resetBurst('app.test', 1 + i * PER_CHUNK * 2, PER_CHUNK));
+        const written = await writeAll(raw.socket, chunks);
+        raw.socket.end();
+        await raw.closed;
+        return written * PER_CHUNK;
+      }),
+    ).then((w) => {
+      isDone = true;
+      return w.reduce((a, b) => a + b, 0);
+    });
+    const statuses = await loopWhile(() => isDone);
+    const written = await attacks;
+    const tunnelStreams = t.edge.metrics.streamsTotal - streamsBefore - statuses.length;
+    console.log(
+      `      resets written ${written.toLocaleString('en')}, tunnel streams for them ${tunnelStreams}, ` +
+        `loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}, tunnel state ${session.state}`,
+    );
+    expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+    expect(session.state).to.equal('open');
+    expect(t.edge.registry.all().map((x) => x.connectionId)).to.deep.equal(tunnelBefore);
+    expect(raws.map((r) => r.goawayCode())).to.deep.equal(new Array(10).fill(h2c.NGHTTP2_ENHANCE_YOUR_CALM));
+    expect(t.edge.metrics.publicGoaways('rapid-reset')).to.equal(10);
+    expect(tunnelStreams).to.be.at.most(10 * 200);
+  });
+
+  it('keeps the tunnel when 1,920 streams are reset after they reached it (16 connections, two rounds): the edge damps its cancels', async () => {
+    const tunnelBefore = t.edge.registry.all().map((x) => x.connectionId);
+    const raws = await Promise.all(Array.from({ length: 16 }, () => openRawH2(t.httpPort)));
+    let isDone = false;
+    const attack = (async () => {
+      for (const round of [0, 1]) {
+        const firstId = 1 + round * 120;
+        const active = t.edge.metrics.streamsActive;
+        for (const raw of raws) raw.socket.write(headersOnly('app.test', '/slow?ms=500', firstId, 60));
+        // every stream has reached the tunnel (the agent answers after 500 ms) before it is reset
+        await waitUntil(() => t.edge.metrics.streamsActive >= active + 16 * 60 - 10, 10_000);
+        for (const raw of raws) raw.socket.write(resetsOnly(firstId, 60));
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      isDone = true;
+    })();
+    const statuses = await loopWhile(() => isDone);
+    await attack;
+    for (const raw of raws) raw.socket.destroy();
+    console.log(`      streams reset after reaching the tunnel 1,920, loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}, tunnel state ${session.state}`);
+    expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+    expect(session.state).to.equal('open');
+    expect(t.edge.registry.all().map((x) => x.connectionId)).to.deep.equal(tunnelBefore);
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
+  it('answers a stream flood above the advertised concurrency with GOAWAY on that connection only', async () => {
+    const raw = await openRawH2(t.httpPort);
+    // 400 streams the agent answers after 2 s: 250 are allowed at once (SETTINGS_MAX_CONCURRENT_STREAMS), the rest refused
+    raw.socket.write(headersOnly('app.test', '/slow?ms=2000', 1, 400));
+    const isClosed = await Promise.race([raw.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+    raw.socket.destroy();
+    expect(isClosed).to.equal(true);
+    // Node's own answer past maxSessionInvalidFrames (refused streams count): GOAWAY INTERNAL_ERROR
+    expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_INTERNAL_ERROR);
+    expect(t.edge.metrics.publicGoaways('invalid-frames')).to.equal(1);
+    expect(session.state).to.equal('open');
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
+  for (const [what, type, payload, reason] of [
+    ['PING', FRAME.PING, Buffer.alloc(8), 'ping-flood'],
+    ['SETTINGS', FRAME.SETTINGS, Buffer.alloc(0), 'settings-flood'],
+  ] as const) {
+    it(`answers a ${what} flood with GOAWAY on that connection only`, async () => {
+      const raw = await openRawH2(t.httpPort);
+      const flood = Buffer.concat(Array.from({ length: 1000 }, () => frame(type, 0, 0, payload)));
+      let isDone = false;
+      const attack = writeAll(raw.socket, Array.from({ length: 20 }, () => flood)).then(async () => {
+        raw.socket.end();
+        await raw.closed;
+        isDone = true;
+      });
+      const statuses = await loopWhile(() => isDone);
+      await attack;
+      expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
+      expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_ENHANCE_YOUR_CALM);
+      expect(t.edge.metrics.publicGoaways(reason)).to.equal(1);
+      expect(session.state).to.equal('open');
+    });
+  }
+});

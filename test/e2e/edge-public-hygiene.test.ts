@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import type { EdgePublicLimits } from '../../src/edge/config.js';
+import type { TunnelSession } from '../../src/tunnel/session.js';
+import { TestStreamHandler } from '../support/tunnel-handlers.js';
+import { openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
+import type { TestEdge } from '../support/tunnel-harness.js';
+
+// Issue 12, finding 2: an anonymous client must not exhaust the edge's file descriptors.
+
+const APP = 'binding/host/app.test';
+
+function openDescriptors(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/** dial opens one loopback connection, from `localAddress` when given (any 127/8 address works on Linux). */
+async function dial(port: number, localAddress?: string): Promise<Socket> {
+  const socket = connect({ host: '127.0.0.1', port, ...(localAddress !== undefined ? { localAddress } : {}) });
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  return socket;
+}
+
+/** closedWithin is true when the peer closes the socket before `boundMs` (a bound, not a timing assertion). */
+function closedWithin(socket: Socket, boundMs: number): Promise<{ closed: boolean; bytes: number }> {
+  let bytes = 0;
+  socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  socket.resume();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ closed: false, bytes }), boundMs);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve({ closed: true, bytes });
+    });
+  });
+}
+
+/** get sends one HTTP/1.1 request from `localAddress` and returns its status. */
+async function get(port: number, localAddress: string): Promise<number> {
+  const req = httpRequest({ host: '127.0.0.1', port, localAddress, path: '/', headers: { host: 'app.test' }, agent: false });
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  res.resume();
+  await once(res, 'end');
+  return res.statusCode ?? 0;
+}
+
+describe('edge: public connection hygiene (first byte, headers, half-close, limits)', function () {
+  this.timeout(60_000);
+  let t: TestEdge;
+  let session: TunnelSession;
+  const held: Socket[] = [];
+
+  async function start(publicLimits: EdgePublicLimits, withHttps = false): Promise<void> {
+    const listen = { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 }, ...(withHttps ? { https: { host: '127.0.0.1', port: 0 } } : {}) };
+    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'] }], { listen, limits: { tunnelWaitMs: 0, public: publicLimits } });
+    session = await openSession(t, APP, new TestStreamHandler());
+  }
+
+  afterEach(async () => {
+    for (const s of held.splice(0)) s.destroy();
+    session?.destroy();
+    await t?.edge.close();
+  });
+
+  it('returns the descriptor count to its baseline after 3,000 abandoned connections (silent, part of the h2 preface, part of a header)', async () => {
+    await start({ maxConnections: 5000, maxConnectionsPerAddress: 5000, firstByteTimeoutMs: 60_000, headersTimeoutMs: 60_000 });
+    const baseline = openDescriptors();
+    const total = 3000;
+    const sockets: Socket[] = [];
+    for (let i = 0; i < total; i += 100) {
+      const batch = await Promise.all(Array.from({ length: 100 }, () => dial(t.httpPort)));
+      for (const [j, s] of batch.entries()) {
+        if ((i + j) % 3 === 1) s.write('PRI * HTTP/2.0\r\n');
+        if ((i + j) % 3 === 2) s.write('GET / HTTP/1.1\r\nHost: app.test\r\n');
+      }
+      sockets.push(...batch);
+    }
+    await waitUntil(() => t.edge.metrics.publicConnections >= total, 20_000);
+    const peak = openDescriptors();
+    for (const s of sockets) s.destroy();
+    let after = openDescriptors();
+    for (let i = 0; i < 200 && after > baseline + 5; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = openDescriptors();
+    }
+    console.log(`      descriptors: baseline ${baseline}, peak ${peak}, after ${after}`);
+    expect(peak).to.be.greaterThan(baseline + total);
+    expect(after).to.be.at.most(baseline + 5);
+  });
+
+  it('closes a silent connection after the first-byte timeout, and counts it', async () => {
+    await start({ firstByteTimeoutMs: 200 });
+    const socket = await dial(t.httpPort);
+    held.push(socket);
+    expect(await closedWithin(socket, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
+    expect(t.edge.metrics.publicTimeouts('first-byte')).to.equal(1);
+    expect(await fetchMetrics(t)).to.include('tuna_edge_public_timeouts_total{phase="first-byte"} 1');
+  });
+
+  it('closes a connection whose HTTP/1.1 headers are not complete by the headers timeout', async () => {
+    await start({ headersTimeoutMs: 300 });
+    const socket = await dial(t.httpPort);
+    held.push(socket);
+    socket.write('GET / HTTP/1.1\r\nHost: app.test\r\nX-Slow: 1\r\n');
+    expect((await closedWithin(socket, 10_000)).closed).to.equal(true);
+    expect(t.edge.metrics.publicTimeouts('headers')).to.equal(1);
+  });
+
+  it('closes an idle HTTP/1.1 keep-alive connection and an idle HTTP/2 connection after the idle timeout', async () => {
+    await start({ idleTimeoutMs: 300 });
+    const socket = await dial(t.httpPort);
+    held.push(socket);
+    socket.write('GET / HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    const h1 = await closedWithin(socket, 10_000);
+    expect(h1.closed).to.equal(true);
+    expect(h1.bytes).to.be.greaterThan(0);
+    const h2 = await dial(t.httpPort);
+    held.push(h2);
+    h2.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
+    expect((await closedWithin(h2, 10_000)).closed).to.equal(true);
+    expect(t.edge.metrics.publicTimeouts('idle')).to.equal(2);
+  });
+
+  it('closes a silent HTTPS connection after the first-byte timeout', async () => {
+    await start({ firstByteTimeoutMs: 200 }, true);
+    const socket = await dial(t.edge.address().https!.port);
+    held.push(socket);
+    expect(await closedWithin(socket, 5_000)).to.deep.equal({ closed: true, bytes: 0 });
+    expect(t.edge.metrics.publicTimeouts('first-byte')).to.equal(1);
+  });
+
+  it('closes a connection that sends part of the HTTP/2 preface and then a FIN (no CLOSE-WAIT)', async () => {
+    await start({});
+    const socket = await dial(t.httpPort);
+    held.push(socket);
+    socket.end('PRI * HTTP/2.0\r\n');
+    expect(await closedWithin(socket, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
+  });
+
+  it('closes an HTTPS-sniffing connection that sends a FIN before its ClientHello', async () => {
+    await start({}, true);
+    const socket = await dial(t.edge.address().https!.port);
+    held.push(socket);
+    socket.end(Buffer.from([0x16, 0x03, 0x01]));
+    // on a half-open socket the ClientHello reader would wait out its 10 s budget; the FIN closes it at once
+    expect(await closedWithin(socket, 5_000)).to.deep.equal({ closed: true, bytes: 0 });
+  });
+
+  it('refuses a connection over the per-address limit at accept while another address is still served', async () => {
+    await start({ maxConnectionsPerAddress: 5 });
+    for (let i = 0; i < 5; i++) held.push(await dial(t.httpPort, '127.0.0.2'));
+    await waitUntil(() => t.edge.metrics.publicConnections >= 5);
+    const extra = await dial(t.httpPort, '127.0.0.2');
+    held.push(extra);
+    expect(await closedWithin(extra, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
+    expect(t.edge.metrics.publicRefused('address-limit')).to.equal(1);
+    expect(await get(t.httpPort, '127.0.0.3')).to.equal(200);
+    for (const s of held.slice(0, 5)) expect(s.destroyed).to.equal(false);
+  });
+
+  it('refuses connections over the global limit at accept and serves again once one closes', async () => {
+    await start({ maxConnections: 3 });
+    for (let i = 0; i < 3; i++) held.push(await dial(t.httpPort));
+    await waitUntil(() => t.edge.metrics.publicConnections >= 3);
+    const extra = await dial(t.httpPort, '127.0.0.4');
+    held.push(extra);
+    expect(await closedWithin(extra, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
+    expect(t.edge.metrics.publicRefused('connection-limit')).to.equal(1);
+    held.shift()!.destroy();
+    await waitUntil(() => t.edge.metrics.publicConnectionsOpen < 3);
+    expect(await get(t.httpPort, '127.0.0.5')).to.equal(200);
+    expect(await fetchMetrics(t)).to.match(/tuna_edge_public_connections_refused_total\{reason="connection-limit"\} 1/);
+  });
+});
+
+async function fetchMetrics(t: TestEdge): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${t.edge.address().tunnel.port}/metrics`);
+  return res.text();
+}
