@@ -59,26 +59,30 @@ function installLine(env) {
 }
 
 /**
- * rerun runs this file under `node` with the same arguments, passing signals on, and exits as it
- * does. The child gets a session of its own (`detached`): Ctrl-C in a terminal signals the whole
- * foreground process group, and a child in it would get SIGINT twice (the terminal's and ours),
- * which a tuna takes as "stop now" instead of draining.
+ * rerun runs this file under `node` with the same arguments and exits as it does. The child stays
+ * in our process group, so whoever stops the group (a terminal, a test harness, a supervisor that
+ * kills the group) stops it too; a child in a session of its own would outlive a killed wrapper
+ * and keep its pipes open. Ctrl-C in a terminal already signals the whole foreground group, so
+ * SIGINT is not passed on (the child would get it twice, which a tuna takes as "stop now" instead
+ * of draining); SIGTERM and SIGHUP, sent to this process alone, are.
  */
 function rerun(node) {
   const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
-    detached: true,
     env: { ...process.env, TUNA_NODE_REEXEC: '1' },
   });
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  const signals = ['SIGTERM', 'SIGHUP'];
   const forward = (signal) => child.kill(signal);
+  const ignore = () => undefined;
   for (const s of signals) process.on(s, forward);
+  process.on('SIGINT', ignore);
   child.once('error', (err) => {
     process.stderr.write(`tuna: cannot start ${node}: ${err.message}\n`);
     process.exit(69);
   });
   child.once('exit', (code, signal) => {
     for (const s of signals) process.off(s, forward);
+    process.off('SIGINT', ignore);
     if (signal !== null) process.kill(process.pid, signal);
     else process.exit(code ?? 1);
   });

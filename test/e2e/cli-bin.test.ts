@@ -156,6 +156,23 @@ describe('bin/tuna.js, the installed command', function () {
         expect(await exited, stderr).to.deep.equal({ code: 0, signal: null });
         expect(stderr.match(new RegExp(`${signal}: stopping the demo`, 'g')), stderr).to.have.length(1);
       });
+    it('leaves nothing running when its process group is killed (the Node 24 process stays in the group)', async () => {
+      const child = spawn(node, [bin, 'demo'], { cwd: scratch, env: cleanEnv({ TUNA_CACHE: cacheWithNode24() }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      children.push(child);
+      let stdout = '';
+      const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString();
+          if (stdout.includes('Press Ctrl-C to stop.')) resolve();
+        });
+        child.once('exit', () => reject(new Error(`tuna demo ended early:\n${stdout}`)));
+      });
+      process.kill(-child.pid!, 'SIGKILL');
+      // Its pipes close only once every process holding them is gone: a Node 24 child in a
+      // session of its own would outlive the group and hold them open (the test's timeout says so).
+      await closed;
+    });
   });
 
   describe('from a directory other than the package', () => {
