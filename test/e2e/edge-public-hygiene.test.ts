@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { EdgePublicLimits } from '../../src/edge/config.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
-import { openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
+import { h2, h2Connect, http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 // Issue 12, finding 2: an anonymous client must not exhaust the edge's file descriptors.
@@ -126,6 +126,18 @@ describe('edge: public connection hygiene (first byte, headers, half-close, limi
     h2.write(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]));
     expect((await closedWithin(h2, 10_000)).closed).to.equal(true);
     expect(t.edge.metrics.publicTimeouts('idle')).to.equal(2);
+  });
+
+  it('keeps HTTP/1.1 and HTTP/2 connections whose response is quiet for longer than the idle timeout', async () => {
+    await start({ idleTimeoutMs: 300 });
+    expect((await http1(t.httpPort, 'app.test', '/slow?ms=1000')).status).to.equal(200);
+    const client = h2Connect(t.httpPort);
+    try {
+      expect((await h2(client, { ':path': '/slow?ms=1000', ':authority': 'app.test' })).headers[':status']).to.equal(200);
+    } finally {
+      client.destroy();
+    }
+    expect(t.edge.metrics.publicTimeouts('idle')).to.equal(0);
   });
 
   it('closes a silent HTTPS connection after the first-byte timeout', async () => {

@@ -31,6 +31,8 @@ export interface PublicWindows {
   connectionWindowBytes: number;
 }
 
+// An HTTP/1.1 response (or request body) without a byte this long is cut, as before the public limits (Envoy's stream_idle_timeout is 5 min).
+const STREAM_IDLE_TIMEOUT_MS = 300_000;
 // RFC 9113 §3.4: every prior-knowledge HTTP/2 connection starts with this preface.
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -61,9 +63,10 @@ export class PublicFront {
     const limits = ctx.limits.connections;
     this.#guard = new ConnectionGuard(limits, ctx.metrics);
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
-    // An HTTP/1.1 connection silent this long is closed, during a request (inactivity) and
-    // between keep-alive requests (nginx's keepalive_timeout); upgraded WebSockets clear it.
-    this.#h1.timeout = limits.idleTimeoutMs;
+    // An HTTP/1.1 connection is closed after idleTimeoutMs between keep-alive requests (nginx's
+    // keepalive_timeout), and after STREAM_IDLE_TIMEOUT_MS without a byte during one (a quiet
+    // event stream is not idle); upgraded WebSockets clear it.
+    this.#h1.timeout = STREAM_IDLE_TIMEOUT_MS;
     this.#h1.keepAliveTimeout = limits.idleTimeoutMs;
     this.#h1.on('timeout', (socket: Socket) => {
       this.#guard.countIdle();
@@ -93,10 +96,7 @@ export class PublicFront {
       session.on('error', noop);
       this.#abuse.set(session, watchHttp2Abuse(session, limits, ctx.metrics));
       session.once('connect', () => session.setLocalWindowSize(windows.connectionWindowBytes));
-      session.setTimeout(limits.idleTimeoutMs, () => {
-        this.#guard.countIdle();
-        session.destroy();
-      });
+      this.#idleWithoutStreams(session, limits.idleTimeoutMs);
     });
     this.#h2.on('stream', (stream: ServerHttp2Stream, headers) => {
       const session = stream.session as ServerHttp2Session;
@@ -115,6 +115,24 @@ export class PublicFront {
     });
     this.#tls = certificates.length === 0 && provider === undefined ? undefined : this.#createTls(certificates);
     this.#acmeTls = provider?.challenge === undefined ? undefined : this.#createAcmeTls(provider);
+  }
+
+  // Like Envoy's idle_timeout: an HTTP/2 connection is idle only while it has no open stream, so a
+  // quiet long response keeps it; the timer is re-armed when its last stream closes.
+  #idleWithoutStreams(session: ServerHttp2Session, idleMs: number): void {
+    let open = 0;
+    session.on('stream', (stream: ServerHttp2Stream) => {
+      open++;
+      stream.once('close', () => {
+        if (--open === 0 && !session.destroyed) session.setTimeout(idleMs);
+      });
+    });
+    session.on('timeout', () => {
+      if (open > 0) return;
+      this.#guard.countIdle();
+      session.destroy();
+    });
+    session.setTimeout(idleMs);
   }
 
   // RFC 8737 §3: a TLS-ALPN-01 validator offers only `acme-tls/1` and closes after the handshake;
