@@ -106,9 +106,20 @@ export async function runScript(script: string, cwd: string, env: NodeJS.Process
   };
   const timer = setTimeout(() => killGroup('SIGKILL'), timeoutMs);
   try {
+    // The script's own exit ends the walk: what it left running in the background (a failed step
+    // leaves its edge and operator) is killed with the group, and only then do the pipes close.
     const code = await new Promise<number | null>((resolve, reject) => {
       child.once('error', reject);
-      child.once('close', (c) => resolve(c));
+      child.once('exit', (c) => resolve(c));
+    });
+    killGroup('SIGKILL');
+    await new Promise<void>((resolve) => {
+      if (child.stdout.closed && child.stderr.closed) return resolve();
+      const bound = setTimeout(resolve, 10_000);
+      child.once('close', () => {
+        clearTimeout(bound);
+        resolve();
+      });
     });
     return { code, stdout, stderr };
   } finally {
