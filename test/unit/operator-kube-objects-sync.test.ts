@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import type { WatchedKind } from '../../src/operator/kube-objects.js';
 import { errorLine } from '../../src/operator/log-line.js';
+import { fakeKubeConfig } from '../support/fake-kubeconfig.js';
 
 const kinds: WatchedKind[] = [
   { apiVersion: 'v1', kind: 'Service', group: '', plural: 'services', versions: ['v1'], path: '/api/v1/services', optional: false },
@@ -66,16 +67,7 @@ class FakeApiServer {
   }
 }
 
-function configFor(port: number): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'fake' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
-  return config;
-}
+const configFor = (port: number): KubeConfig => fakeKubeConfig(`http://127.0.0.1:${port}`);
 
 describe('operator: the object cache counts a kind only once it has been listed', () => {
   let api: FakeApiServer;

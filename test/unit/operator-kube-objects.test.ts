@@ -11,10 +11,10 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeObjects, WATCHED_KINDS, chooseVersion } from '../../src/operator/kube-objects.js';
 import type { ApiDiscovery, WatchedKind } from '../../src/operator/kube-objects.js';
 import { KINDS } from '../../src/translate/index.js';
+import { fakeKubeConfig } from '../support/fake-kubeconfig.js';
 
 const GW = 'gateway.networking.k8s.io';
 
@@ -138,16 +138,6 @@ class FakeApiServer {
   }
 }
 
-function loopbackConfig(server: string): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: 'fake', server, skipTLSVerify: true }],
-    users: [{ name: 'fake' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
-  return config;
-}
 
 async function until(what: string, check: () => boolean): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -174,7 +164,7 @@ describe('KubeObjects version choice against a fake apiserver', () => {
   it('watches TLSRoutes at v1alpha2 where v1 is not served, and moves to v1 once it is', async () => {
     api.served.add('v1alpha2');
     const errors: string[] = [];
-    objects = new KubeObjects(loopbackConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20, onError: (_k, e) => errors.push(String(e)) });
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20, onError: (_k, e) => errors.push(String(e)) });
     let changes = 0;
     objects.onChange(() => changes++);
     await objects.start();
@@ -192,7 +182,7 @@ describe('KubeObjects version choice against a fake apiserver', () => {
   it('moves to v1 when the version it watches stops being served (its watch ends, the new list fails)', async () => {
     api.served.add('v1alpha2');
     const errors: string[] = [];
-    objects = new KubeObjects(loopbackConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20, onError: (_k, e) => errors.push(String(e)) });
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20, onError: (_k, e) => errors.push(String(e)) });
     await objects.start();
     expect(objects.watchedVersions().get('TLSRoute')).to.equal(`${GW}/v1alpha2`);
     // a CRD upgrade to the standard channel: v1alpha2 is no longer served, v1 is
@@ -205,14 +195,14 @@ describe('KubeObjects version choice against a fake apiserver', () => {
 
   it('watches v1 at once when both versions are served, and stops asking', async () => {
     api.served.add('v1').add('v1alpha2');
-    objects = new KubeObjects(loopbackConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20 });
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20 });
     await objects.start();
     expect(objects.watchedVersions().get('TLSRoute')).to.equal(`${GW}/v1`);
     expect(api.requests.some((r) => r.includes('v1alpha2'))).to.equal(false);
   });
 
   it('notes TLSRoute absent when neither version is served, and finds it once v1 is', async () => {
-    objects = new KubeObjects(loopbackConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20 });
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20 });
     await objects.start();
     expect(objects.absentKinds()).to.deep.equal([`TLSRoute.${GW}/v1,v1alpha2`]);
     expect(objects.objects()).to.deep.equal([]);
