@@ -37,6 +37,14 @@ export const PositiveIntString = new t.Type<number, string, unknown>(
   String,
 );
 
+/** SecondsString decodes a duration in whole seconds ("30"), 0 to 86400. */
+export const SecondsString = new t.Type<number, string, unknown>(
+  'seconds',
+  (u): u is number => typeof u === 'number',
+  (u, c) => (typeof u === 'string' && /^\d{1,5}$/.test(u) && Number(u) <= 86400 ? t.success(Number(u)) : t.failure(u, c, 'must be whole seconds from 0 to 86400')),
+  String,
+);
+
 /** HostnameString decodes a DNS name (exact, lowercase letters, digits, dashes and dots). */
 export const HostnameString = new t.Type<string, string, unknown>(
   'hostname',

@@ -83,6 +83,8 @@ Options:
   --no-status        do not write statuses or events (a replica that is not the writer)
   --keys-namespace NS keep the minted tunnel keys in the Secret tuna-tunnel-keys of NS, so a
                      restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
+  --secret-refresh S read the Secrets that HTTPS listeners name again every S seconds, so a
+                     rotated certificate is served (default 30; 0: only when objects change)
 ${logFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE

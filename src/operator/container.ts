@@ -7,6 +7,8 @@ import type { ObjectSource } from './object-source.js';
 import { Operator } from './operator.js';
 import type { OperatorOptions } from './operator.js';
 import type { StatusWriter } from './status-writer.js';
+import type { AcceptedCertificates } from './accepted-certificates.js';
+import type { SecretReader } from './secret-reader.js';
 
 /**
  * The operator's part of the composition root (docs/architecture.md, "one way to wire"). `tuna
@@ -29,11 +31,15 @@ export const STATUS_WRITER: InjectionToken<StatusWriter> = Symbol.for('tuna.oper
 export const EVENT_RECORDER: InjectionToken<EventRecorder> = Symbol.for('tuna.operator.EventRecorder');
 /** EDGE_RECONCILER resolves the edge reconciler; not registered: the keys come from elsewhere (tests). */
 export const EDGE_RECONCILER: InjectionToken<NonNullable<OperatorOptions['reconciler']>> = Symbol.for('tuna.operator.EdgeReconciler');
+/** SECRET_READER resolves the reader of the Secrets listeners name; not registered: no Secret is read. */
+export const SECRET_READER: InjectionToken<SecretReader> = Symbol.for('tuna.operator.SecretReader');
+/** CERTIFICATES resolves the data plane's certificate source (the accepted Secrets); not registered: none is fed. */
+export const CERTIFICATES: InjectionToken<AcceptedCertificates> = Symbol.for('tuna.operator.Certificates');
 /** OPERATOR_SETTINGS resolves the rest of the options (keys, leadership, translation, hooks); optional. */
 export const OPERATOR_SETTINGS: InjectionToken<OperatorSettings> = Symbol.for('tuna.operator.Settings');
 
 /** OperatorSettings are the options of an operator that are not one of its registered parts. */
-export type OperatorSettings = Omit<OperatorOptions, 'objects' | 'dataPlane' | 'endpoints' | 'tunnels' | 'writer' | 'events' | 'reconciler'>;
+export type OperatorSettings = Omit<OperatorOptions, 'objects' | 'dataPlane' | 'endpoints' | 'tunnels' | 'writer' | 'events' | 'reconciler' | 'secrets' | 'certificates'>;
 
 /** operatorFrom assembles an Operator from the parts a container holds (the optional ones only when registered). */
 export function operatorFrom(c: DependencyContainer): Operator {
@@ -48,8 +54,12 @@ export function operatorFrom(c: DependencyContainer): Operator {
   const writer = optional(STATUS_WRITER);
   const events = optional(EVENT_RECORDER);
   const reconciler = optional(EDGE_RECONCILER);
+  const secrets = optional(SECRET_READER);
+  const certificates = optional(CERTIFICATES);
   if (writer) options.writer = writer;
   if (events) options.events = events;
   if (reconciler) options.reconciler = reconciler;
+  if (secrets) options.secrets = secrets;
+  if (certificates) options.certificates = certificates;
   return new Operator(options);
 }

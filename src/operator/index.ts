@@ -15,3 +15,5 @@ export * from './log-line.js';
 export * from './object-source.js';
 export * from './container.js';
 export * from './edge-settings.js';
+export * from './secret-reader.js';
+export * from './accepted-certificates.js';

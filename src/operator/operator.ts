@@ -3,12 +3,15 @@ import type { TunnelControl, AgentState } from '../agent/index.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
 import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
+import { referencedSecrets, snapshotFromObjects } from '../translate/index.js';
 import type { TranslateOptions } from '../translate/index.js';
+import type { AcceptedCertificates } from './accepted-certificates.js';
 import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
 import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
 import type { ObjectSource } from './object-source.js';
+import type { SecretReader } from './secret-reader.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { objectLookup } from './status-writer.js';
 
@@ -20,6 +23,14 @@ export interface OperatorOptions {
   /** the resolver the data plane reads endpoints from; replaced on every sync */
   endpoints: StaticEndpointResolver;
   tunnels: TunnelControl;
+  /**
+   * absent: no Secret is read (every terminating listener is InvalidCertificateRef). Present: each
+   * sync reads by name the Secrets the cached objects reference (referencedSecrets) and translates
+   * them with the cache; a rotated Secret found by its refresh causes a sync.
+   */
+  secrets?: Pick<SecretReader, 'read' | 'onChange' | 'stop'>;
+  /** the data plane's certificate source, given the accepted Secrets' pairs after each sync */
+  certificates?: Pick<AcceptedCertificates, 'update'>;
   /** absent: statuses are not written (a replica that is not the leader) */
   writer?: StatusWriter;
   /** absent: the translators' Warning events are not recorded */
@@ -100,6 +111,7 @@ export class Operator {
   /** start fills the cache, syncs once, and follows changes from then on. */
   async start(): Promise<SyncResult> {
     this.#o.objects.onChange(() => this.#schedule());
+    this.#o.secrets?.onChange(() => this.#schedule());
     this.#o.leader?.on('started-leading', () => this.#schedule());
     this.#o.leader?.on('stopped-leading', () => this.#schedule());
     await this.#o.objects.start();
@@ -119,8 +131,11 @@ export class Operator {
   async #syncOnce(): Promise<SyncResult> {
     if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     const objects = this.#o.objects.objects();
-    const state = translateObjects(objects, this.#o.translate);
+    // Secrets are not cached (not watched): the ones the objects name are read now, by name.
+    const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
+    const state = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
     this.#o.endpoints.replace(state.endpoints);
+    this.#o.certificates?.update(state.graph, state.certificates);
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     // A new leader first reads the keys the last one stored: it may have minted after our last load.
     if (!isWriter || (this.#o.leader !== undefined && !this.#wasWriter)) await this.#o.followKeys?.();
@@ -156,6 +171,7 @@ export class Operator {
     if (this.#retry) clearTimeout(this.#retry);
     if (this.#recheck) clearTimeout(this.#recheck);
     await this.#o.objects.stop();
+    await this.#o.secrets?.stop();
     await this.#running?.catch(() => undefined);
     await this.#agent.close();
   }

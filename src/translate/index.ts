@@ -34,3 +34,5 @@ export function translateSnapshot(snapshot: Snapshot, options: Partial<Translate
     outputs.flatMap((o) => o.statuses),
   );
 }
+export { referencedSecrets } from './referenced-secrets.js';
+export { checkTlsPair } from './common/tls-pair.js';

@@ -15,6 +15,7 @@ import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networkin
 import type * as t from 'io-ts';
 import { TUNA_GROUP, domainCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
 import type { Domain, TCPPort, Tunnel } from '../crd/index.js';
+import { checkTlsPair } from './common/tls-pair.js';
 import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
@@ -73,8 +74,8 @@ function entry<Obj>() {
 
 /**
  * KINDS is the table of kinds, in the order the operator starts its informers. Secrets are not
- * watched yet: in-cluster TLS termination needs them, and watching every Secret of a cluster needs
- * RBAC tuna should not ask for; the operator will read the Secrets that listeners name.
+ * watched: watching every Secret of a cluster needs RBAC tuna should not ask for; the operator
+ * reads by name the Secrets that listeners name (src/operator/referenced-secrets.ts).
  */
 export const KINDS = [
   entry<V1Namespace>()({ kind: 'Namespace', group: '', versions: ['v1'], plural: 'namespaces', key: 'namespaces', optional: false, watched: true, readBy: ['gateway'] }),
@@ -211,8 +212,30 @@ export function emptySnapshot(): Snapshot {
   return lists as Snapshot;
 }
 
+/**
+ * withoutSecretData keeps a Secret's metadata and type, the names of its data keys, and for a
+ * `kubernetes.io/tls` Secret holding both keys what is wrong with its pair (`tlsPairProblem`,
+ * checkTlsPair): translators see whether a certificate is usable, never the certificate.
+ */
 function withoutSecretData(secret: Record<string, unknown>): unknown {
   const { data, stringData, ...rest } = secret;
   const keys = Object.keys({ ...(data as object | undefined), ...(stringData as object | undefined) });
-  return { ...rest, dataKeys: keys.sort() };
+  const out: Record<string, unknown> = { ...rest, dataKeys: keys.sort() };
+  if (rest.type === 'kubernetes.io/tls') {
+    const cert = secretValue(data, stringData, 'tls.crt');
+    const key = secretValue(data, stringData, 'tls.key');
+    if (cert !== undefined && key !== undefined) {
+      const problem = checkTlsPair(cert, key);
+      if (problem !== undefined) out.tlsPairProblem = problem;
+    }
+  }
+  return out;
+}
+
+/** secretValue is one key of a Secret as text: `stringData` (written as is) wins over `data` (base64), as the API server merges them. */
+function secretValue(data: unknown, stringData: unknown, name: string): string | undefined {
+  const plain = (stringData as Record<string, unknown> | undefined)?.[name];
+  if (typeof plain === 'string') return plain;
+  const encoded = (data as Record<string, unknown> | undefined)?.[name];
+  return typeof encoded === 'string' ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
 }

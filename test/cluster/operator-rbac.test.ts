@@ -1,6 +1,7 @@
 // operator-rbac.test.ts — config/rbac/operator.yaml is enough for the operator and no more: with
-// its ServiceAccount's token the object cache starts and the status writer writes, and the
-// apiserver denies Secrets, spec writes and pods.
+// its ServiceAccount's token the object cache starts, the status writer writes and the Secret a
+// listener names is read by name, and the apiserver denies listing or watching Secrets, writing any
+// Secret but its key Secret, spec writes and pods.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,10 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { translateObjects } from '../../src/agent/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
+import { AcceptedCertificates } from '../../src/operator/accepted-certificates.js';
+import { CoreSecretGetter, SecretReader } from '../../src/operator/secret-reader.js';
+import { referencedSecrets, snapshotFromObjects } from '../../src/translate/index.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
 import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
 
@@ -72,15 +77,65 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     }
   });
 
+  it('lets the operator read by name the Secret an Ingress names and terminate with it, and not list Secrets', async () => {
+    const pair = selfSignedCertificate([`secure.${namespace}.test`]);
+    const core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'secure-cert' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': pair.cert, 'tls.key': pair.key } } });
+    await admin.makeApiClient(NetworkingV1Api).createNamespacedIngress({
+      namespace,
+      body: {
+        metadata: { name: 'secure' },
+        spec: {
+          ingressClassName: 'tuna',
+          tls: [{ hosts: [`secure.${namespace}.test`], secretName: 'secure-cert' }],
+          rules: [{ host: `secure.${namespace}.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+        },
+      },
+    });
+    const cache = new KubeObjects(operatorConfig, { retryMs: 500 });
+    const problems: string[] = [];
+    const reader = new SecretReader(new CoreSecretGetter(operatorConfig), { refreshMs: 0, onProblem: (line) => problems.push(line) });
+    try {
+      await cache.start();
+      const objects = cache.objects().filter((o) => o.metadata?.namespace === namespace || o.metadata?.namespace === undefined);
+      const refs = referencedSecrets(snapshotFromObjects(objects).snapshot);
+      expect(refs).to.deep.equal([{ namespace, name: 'secure-cert' }]);
+      const secrets = await reader.read(refs);
+      expect(problems, 'the get is allowed').to.deep.equal([]);
+      const state = translateObjects([...objects, ...secrets]);
+      const certificates = new AcceptedCertificates();
+      certificates.update(state.graph, state.certificates);
+      expect(certificates.names()).to.deep.equal([`${namespace}/secure-cert`]);
+      expect(certificates.get({ namespace, name: 'secure-cert' })).to.deep.equal({ cert: pair.cert, key: pair.key });
+      const listed = await operatorConfig.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace }).then(
+        () => 'listed',
+        (err: { code?: number }) => err.code,
+      );
+      expect(listed, 'listing Secrets is forbidden').to.equal(403);
+    } finally {
+      await reader.stop();
+      await cache.stop();
+    }
+  });
+
   for (const [what, attributes, allowed] of [
     ['read the kube-system namespace (the cluster id)', { verb: 'get', resource: 'namespaces', name: 'kube-system' }, true],
     ['patch an Ingress status', { verb: 'patch', group: 'networking.k8s.io', resource: 'ingresses', subresource: 'status', namespace: 'default' }, true],
     ['read its key Secret', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
     ['replace its key Secret', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
     ['renew its Lease', { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'tuna-system', name: 'tuna-operator' }, true],
-    ['read another Secret of its namespace', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, false],
-    ['read Secrets', { verb: 'get', resource: 'secrets', namespace: 'default' }, false],
+    // get by name, anywhere: a certificateRef may name a Secret of any namespace (docs/operator.md)
+    ['get, by name, a Secret a listener names', { verb: 'get', resource: 'secrets', namespace: 'default', name: 'shop-cert' }, true],
+    ['get, by name, another Secret of its namespace', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, true],
     ['list Secrets', { verb: 'list', resource: 'secrets' }, false],
+    ['list the Secrets of a namespace', { verb: 'list', resource: 'secrets', namespace: 'default' }, false],
+    ['watch Secrets', { verb: 'watch', resource: 'secrets' }, false],
+    ['watch the Secrets of a namespace', { verb: 'watch', resource: 'secrets', namespace: 'default' }, false],
+    ['create a Secret outside its namespace', { verb: 'create', resource: 'secrets', namespace: 'default' }, false],
+    ['update a Secret it did not write', { verb: 'update', resource: 'secrets', namespace: 'default', name: 'shop-cert' }, false],
+    ['update another Secret of its namespace', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, false],
+    ['patch a Secret', { verb: 'patch', resource: 'secrets', namespace: 'default', name: 'shop-cert' }, false],
+    ['delete a Secret', { verb: 'delete', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, false],
     ['change an Ingress spec', { verb: 'update', group: 'networking.k8s.io', resource: 'ingresses', namespace: 'default' }, false],
     ['create pods', { verb: 'create', resource: 'pods', namespace: 'default' }, false],
     ['change a Service spec', { verb: 'patch', resource: 'services', namespace: 'default' }, false],

@@ -4,6 +4,10 @@
  * `UPDATE_GOLDEN=1` rewrites the outputs and removes orphaned ones (`GOLDEN_DIR=<source>` limits both). Every scenario is also translated
  * with its documents in reverse and in a shuffled order and must give byte-identical output, and its
  * graph must pass validate().
+ *
+ * A Secret that must hold a usable certificate writes `$TEST_TLS_CRT` and `$TEST_TLS_KEY` as its
+ * `data`: they become (base64) a self-signed certificate and its key made once per run with
+ * openssl, so no key is committed; the outputs never show Secret data.
  */
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -13,6 +17,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { validate } from '../../src/model/index.js';
 import { snapshotFromObjects, translateSnapshot } from '../../src/translate/index.js';
 import type { TranslateOptions } from '../../src/translate/index.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const update = process.env.UPDATE_GOLDEN === '1';
@@ -33,8 +38,18 @@ export function renderGolden(objects: unknown[]): string {
   return stringify(result, { sortMapEntries: true, lineWidth: 0, aliasDuplicateObjects: false });
 }
 
+let testPair: { cert: string; key: string } | undefined;
+
+/** withTestPair replaces the `$TEST_TLS_CRT` and `$TEST_TLS_KEY` placeholders by a pair made for this run (base64). */
+function withTestPair(text: string): string {
+  if (!text.includes('$TEST_TLS_')) return text;
+  testPair ??= selfSignedCertificate(['golden.test']);
+  const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
+  return text.replaceAll('$TEST_TLS_CRT', b64(testPair.cert)).replaceAll('$TEST_TLS_KEY', b64(testPair.key));
+}
+
 function loadObjects(file: string): unknown[] {
-  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  const docs = parseAllDocuments(withTestPair(readFileSync(file, 'utf8')));
   for (const d of docs) if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]?.message}`);
   return docs.map((d) => d.toJS() as unknown).filter((o) => o !== null && o !== undefined);
 }

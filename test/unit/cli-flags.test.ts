@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { parseEdgeAddress, resolveAgentOptions } from '../../src/cli/agent-options.js';
 import { parseLocalTarget } from '../../src/cli/commands/http.js';
 import { UsageError } from '../../src/cli/errors.js';
-import { PortString, decodeFlags } from '../../src/cli/flags.js';
+import { PortString, SecondsString, decodeFlags } from '../../src/cli/flags.js';
 import * as t from 'io-ts';
 
 describe('cli flags', () => {
@@ -46,5 +46,12 @@ describe('cli flags', () => {
 
   it('decodeFlags names the flag and the reason', () => {
     expect(() => decodeFlags(t.type({ port: PortString }), { port: '0' }, 'tcp')).to.throw(UsageError, /--port "0" must be between 1 and 65535/);
+  });
+  it('reads whole seconds for --secret-refresh (0 to 86400) and refuses anything else naming the flag', () => {
+    const codec = t.partial({ 'secret-refresh': SecondsString });
+    expect(decodeFlags(codec, { 'secret-refresh': '30' }, 'operator')).to.deep.equal({ 'secret-refresh': 30 });
+    expect(decodeFlags(codec, { 'secret-refresh': '0' }, 'operator')).to.deep.equal({ 'secret-refresh': 0 });
+    for (const bad of ['-1', '1.5', '30s', '86401', ''])
+      expect(() => decodeFlags(codec, { 'secret-refresh': bad }, 'operator'), bad).to.throw(UsageError, /--secret-refresh .* must be whole seconds from 0 to 86400/);
   });
 });

@@ -5,6 +5,10 @@ import { container as rootContainer } from 'tsyringe';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { ObjectRef, ObjectStatus, RouteGraph } from '../../src/model/index.js';
 import {
+  AcceptedCertificates,
+  CERTIFICATES,
+  SECRET_READER,
+  SecretReader,
   DATA_PLANE,
   EDGE_RECONCILER,
   ENDPOINTS,
@@ -89,5 +93,24 @@ describe('operator composition root (tsyringe)', () => {
     await operator.stop();
     expect(result.statuses).to.equal(undefined);
     expect(result.edge).to.equal(undefined);
+  });
+  it('hands the registered SECRET_READER the Secrets the objects name and feeds CERTIFICATES after the sync', async () => {
+    const scope = rootContainer.createChildContainer();
+    const endpoints = new StaticEndpointResolver();
+    const certificates = new AcceptedCertificates();
+    const asked: string[] = [];
+    const reader = new SecretReader({ get: (ref) => (asked.push(`${ref.namespace}/${ref.name}`), Promise.resolve(undefined)) }, { refreshMs: 0 });
+    const withTls = objects.map((o) => (o.kind === 'Ingress' ? ({ ...o, spec: { ...(o as { spec: object }).spec, tls: [{ hosts: ['web.tuna.test'], secretName: 'web-cert' }] } } as KubernetesObject) : o));
+    scope.register(OBJECT_SOURCE, { useValue: { ...listedCache, objects: () => withTls } });
+    scope.register(ENDPOINTS, { useValue: endpoints });
+    scope.register(DATA_PLANE, { useValue: new DataPlane({ endpoints, certificates }) });
+    scope.register(TUNNEL_CONTROL, { useValue: new RecordingTunnels() });
+    scope.register(SECRET_READER, { useValue: reader });
+    scope.register(CERTIFICATES, { useValue: certificates });
+    const operator = operatorFrom(scope);
+    await operator.start();
+    await operator.stop();
+    expect(asked).to.deep.equal(['default/web-cert']);
+    expect(certificates.names()).to.deep.equal([]);
   });
 });

@@ -3,6 +3,11 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import {
+  AcceptedCertificates,
+  CERTIFICATES,
+  CoreSecretGetter,
+  SECRET_READER,
+  SecretReader,
   DATA_PLANE,
   EDGE_RECONCILER,
   ENDPOINTS,
@@ -27,7 +32,7 @@ import type { OperatorSettings, SyncResult } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, SecondsString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -42,9 +47,10 @@ const options = {
   'base-domain': { type: 'string' },
   'no-status': { type: 'boolean' },
   'keys-namespace': { type: 'string' },
+  'secret-refresh': { type: 'string' },
 } as const;
 
-const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string });
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString });
 
 /**
  * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
@@ -55,7 +61,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const parsed = parseFlags(args, options, 'operator');
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace']), 'operator');
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
@@ -84,7 +90,11 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     if (!(isStopping && isAbortError(err))) log.warn(msg, { err, ...fields });
   };
   const endpoints = new StaticEndpointResolver();
-  const dataPlane = new DataPlane({ endpoints, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
+  // HTTPS listeners terminate here with the Secrets they name, read by name (SecretReader) and
+  // handed to the data plane only once the translators accepted them.
+  const certificates = new AcceptedCertificates();
+  const secrets = new SecretReader(new CoreSecretGetter(kube), { refreshMs: (flags['secret-refresh'] ?? 30) * 1000, onProblem: (line) => log.warn(line) });
+  const dataPlane = new DataPlane({ endpoints, certificates, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
   manager.on('tunnel-error', (bindingId: string, err: Error) => report(`tunnel for ${bindingId}`, err, { bindingId }));
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
@@ -103,6 +113,8 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   scope.register(OBJECT_SOURCE, { useValue: new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) }) });
   scope.register(DATA_PLANE, { useValue: dataPlane });
   scope.register(ENDPOINTS, { useValue: endpoints });
+  scope.register(SECRET_READER, { useValue: secrets });
+  scope.register(CERTIFICATES, { useValue: certificates });
   scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
   scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null }) });
   if (flags['no-status'] !== true) {

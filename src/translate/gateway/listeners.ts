@@ -186,9 +186,11 @@ export function resolveCertificates(ctx: TranslationContext, gw: GatewayContext,
     if (!secret) return { reason: 'InvalidCertificateRef', message: `${what} does not exist` };
     if (secret.type !== 'kubernetes.io/tls')
       return { reason: 'InvalidCertificateRef', message: `${what} is of type ${secret.type ?? 'Opaque'}, not kubernetes.io/tls` };
-    const keys = (secret as { dataKeys?: string[] }).dataKeys;
+    const { dataKeys: keys, tlsPairProblem } = secret as { dataKeys?: string[]; tlsPairProblem?: string };
     if (keys && !(keys.includes('tls.crt') && keys.includes('tls.key')))
       return { reason: 'InvalidCertificateRef', message: `${what} lacks tls.crt or tls.key` };
+    // "the referenced certificate is malformed" is InvalidCertificateRef too (ListenerConditionReason)
+    if (tlsPairProblem !== undefined) return { reason: 'InvalidCertificateRef', message: `${what} is not a usable certificate: ${tlsPairProblem}` };
     out.push({ namespace, name: ref.name });
   }
   return out;

@@ -1,0 +1,47 @@
+import type { CertificatePair, CertificateSource } from '../dataplane/index.js';
+import type { RouteGraph, SecretRef } from '../model/index.js';
+
+/**
+ * AcceptedCertificates is the operator's CertificateSource: after each sync it holds the pairs of
+ * exactly the Secrets the graph's `terminate-in-cluster` listeners name, i.e. those the translators
+ * accepted (existence, type, ReferenceGrant, a PEM pair that matches). A Secret that was read but
+ * not accepted never reaches the data plane. A pair whose text did not change is kept as the same
+ * object, so the data plane's SecureContextCache does not rebuild its context on every sync.
+ */
+export class AcceptedCertificates implements CertificateSource {
+  #pairs = new Map<string, CertificatePair>();
+
+  /** update swaps in the pairs the graph's terminating listeners name, from `read` (by `namespace/name`). */
+  update(graph: RouteGraph, read: ReadonlyMap<string, CertificatePair>): void {
+    const next = new Map<string, CertificatePair>();
+    for (const l of graph.listeners) {
+      if (l.tls?.mode !== 'terminate-in-cluster') continue;
+      for (const ref of l.tls.certificates) {
+        const key = keyOf(ref);
+        const pair = read.get(key);
+        if (pair === undefined || next.has(key)) continue;
+        const before = this.#pairs.get(key);
+        next.set(key, before !== undefined && samePair(before, pair) ? before : pair);
+      }
+    }
+    this.#pairs = next;
+  }
+
+  /** get returns the pair of an accepted Secret. */
+  get(ref: SecretRef): CertificatePair | undefined {
+    return this.#pairs.get(keyOf(ref));
+  }
+
+  /** names lists the `namespace/name` of every Secret held (no key material), sorted. */
+  names(): string[] {
+    return [...this.#pairs.keys()].sort();
+  }
+}
+
+function keyOf(ref: SecretRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+function samePair(a: CertificatePair, b: CertificatePair): boolean {
+  return a.cert.toString() === b.cert.toString() && a.key.toString() === b.key.toString();
+}

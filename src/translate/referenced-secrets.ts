@@ -1,0 +1,47 @@
+import type { SecretRef } from '../model/index.js';
+import { compareStrings } from '../model/index.js';
+import { namespaceOf } from './common/meta.js';
+import { ReferenceGrants } from './gateway/reference-grants.js';
+import { asKube } from './gateway/kube-object.js';
+import { ingressClassMatcher } from './ingress/ingress-class.js';
+import { GATEWAY_GROUP } from './kinds.js';
+import type { Snapshot } from './kinds.js';
+import type { TranslateOptions } from './types.js';
+import { defaultTranslateOptions } from './types.js';
+
+/**
+ * referencedSecrets names the Secrets tuna's translators would read key material from, so that the
+ * operator can fetch exactly those by name (it may not list Secrets; docs/operator.md): the core
+ * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
+ * of tuna's GatewayClasses, where the reference is in the Gateway's namespace or a ReferenceGrant
+ * permits it, and the `spec.tls[].secretName` of tuna's Ingresses (their own namespace). Sorted and
+ * without repeats. The translator still checks each one (existence, type, PEM).
+ */
+export function referencedSecrets(snapshot: Snapshot, options: Partial<TranslateOptions> = {}): SecretRef[] {
+  const opts = { ...defaultTranslateOptions, ...options };
+  const found = new Map<string, SecretRef>();
+  const add = (namespace: string, name: string): void => {
+    if (name !== '') found.set(`${namespace}/${name}`, { namespace, name });
+  };
+  const ourClasses = new Set(snapshot.gatewayClasses.filter((c) => c.spec?.controllerName === opts.gatewayControllerName).map((c) => c.metadata?.name ?? ''));
+  const grants = new ReferenceGrants(snapshot.referenceGrants);
+  for (const gw of snapshot.gateways) {
+    if (!ourClasses.has(gw.spec?.gatewayClassName ?? '')) continue;
+    const gwNamespace = namespaceOf(asKube(gw));
+    for (const listener of gw.spec?.listeners ?? []) {
+      if ((listener.protocol !== 'HTTPS' && listener.protocol !== 'TLS') || (listener.tls?.mode ?? 'Terminate') !== 'Terminate') continue;
+      for (const ref of listener.tls?.certificateRefs ?? []) {
+        if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') continue;
+        const namespace = ref.namespace ?? gwNamespace;
+        const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace };
+        if (grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name })) add(namespace, ref.name);
+      }
+    }
+  }
+  const matcher = ingressClassMatcher(snapshot.ingressClasses, opts);
+  for (const ingress of snapshot.ingresses) {
+    if (matcher.claim(ingress) === undefined) continue;
+    for (const tls of ingress.spec?.tls ?? []) add(namespaceOf(ingress), tls.secretName ?? '');
+  }
+  return [...found.values()].sort((a, b) => compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
+}

@@ -1,0 +1,72 @@
+/**
+ * referencedSecrets (src/translate/referenced-secrets.ts): the Secrets the operator fetches by name
+ * are exactly those tuna's translators could read: terminating listeners of tuna's Gateways (same
+ * namespace, or permitted by a ReferenceGrant) and tls entries of tuna's Ingresses.
+ */
+import { expect } from 'chai';
+import { referencedSecrets, snapshotFromObjects } from '../../src/translate/index.js';
+
+const GW = 'gateway.networking.k8s.io/v1';
+
+const gatewayClass = (name: string, controllerName: string) => ({ apiVersion: GW, kind: 'GatewayClass', metadata: { name }, spec: { controllerName } });
+const gateway = (name: string, className: string, listeners: unknown[]) => ({
+  apiVersion: GW,
+  kind: 'Gateway',
+  metadata: { name, namespace: 'infra' },
+  spec: { gatewayClassName: className, listeners },
+});
+const https = (name: string, refs: unknown[], extra: Record<string, unknown> = {}) => ({ name, port: 443, protocol: 'HTTPS', tls: { certificateRefs: refs }, ...extra });
+
+describe('referencedSecrets', () => {
+  it('names the Secrets of terminating listeners of tuna Gateways, in the Gateway namespace by default, sorted and once', () => {
+    const objects = [
+      gatewayClass('tuna', 'tuna.dev/gateway-controller'),
+      gatewayClass('other', 'example.com/other'),
+      gateway('gw', 'tuna', [
+        https('a', [{ name: 'b-cert' }, { name: 'a-cert' }]),
+        https('again', [{ name: 'a-cert', kind: 'Secret', group: '' }]),
+        { name: 'tls', port: 8443, protocol: 'TLS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'tls-cert' }] } },
+        { name: 'pass', port: 9443, protocol: 'TLS', tls: { mode: 'Passthrough', certificateRefs: [{ name: 'passthrough-cert' }] } },
+        { name: 'http', port: 80, protocol: 'HTTP' },
+        https('configmap', [{ name: 'cm', kind: 'ConfigMap' }]),
+      ]),
+      gateway('theirs', 'other', [https('x', [{ name: 'their-cert' }])]),
+      gateway('classless', 'missing', [https('x', [{ name: 'nobody-cert' }])]),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'infra', name: 'a-cert' },
+      { namespace: 'infra', name: 'b-cert' },
+      { namespace: 'infra', name: 'tls-cert' },
+    ]);
+  });
+
+  it('names a Secret of another namespace only where a ReferenceGrant there permits the Gateway', () => {
+    const grant = (namespace: string, to: Record<string, unknown>) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { name: 'g', namespace },
+      spec: { from: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], to: [to] },
+    });
+    const objects = [
+      gatewayClass('tuna', 'tuna.dev/gateway-controller'),
+      gateway('gw', 'tuna', [https('a', [{ name: 'granted', namespace: 'certs' }, { name: 'other-name', namespace: 'named' }, { name: 'named', namespace: 'named' }, { name: 'nogrant', namespace: 'secret-place' }])]),
+      grant('certs', { group: '', kind: 'Secret' }),
+      grant('named', { group: '', kind: 'Secret', name: 'named' }),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'certs', name: 'granted' },
+      { namespace: 'named', name: 'named' },
+    ]);
+  });
+
+  it('names the tls Secrets of tuna Ingresses in their own namespace, not those of other classes', () => {
+    const ingress = (name: string, className: string, secretName: string) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'web' },
+      spec: { ingressClassName: className, tls: [{ hosts: ['a.example.com'], secretName }] },
+    });
+    const objects = [ingress('ours', 'tuna', 'web-cert'), ingress('theirs', 'nginx', 'nginx-cert')];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([{ namespace: 'web', name: 'web-cert' }]);
+  });
+});
