@@ -1,6 +1,7 @@
 // image-table.ts — maps a container image to a program on this machine (we have no image runtime).
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * ImageProgram says how to run a mapped image: its entrypoint, or the container's own command.
@@ -17,7 +18,7 @@ function dnsStandIn(): ImageProgram {
     kind: 'binary',
     path: process.execPath,
     name: 'coredns',
-    prefixArgs: ['--import', import.meta.resolve('tsx'), script],
+    prefixArgs: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, script],
     standIn: "tuna's DNS stand-in (test/support/kubelet/dns-stand-in.ts), not coredns: whoami zones only, forward zones REFUSED",
   };
 }
