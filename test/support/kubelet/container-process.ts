@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { V1Container } from '@kubernetes/client-node';
 import { expandVariables } from './container-env.js';
 import type { ImageProgram } from './image-table.js';
@@ -44,7 +45,7 @@ export function resolveArgv(container: V1Container, program: ImageProgram, env: 
   if (command.length > 0 && path.basename(command[0] ?? '') !== program.name) {
     throw new RunContainerError(`executable ${command[0]} not found in image (it runs ${program.name})`);
   }
-  return [program.path, ...(command.length > 0 ? command.slice(1) : []), ...args];
+  return [program.path, ...(program.prefixArgs ?? []), ...(command.length > 0 ? command.slice(1) : []), ...args];
 }
 
 /** ensureMountPoint creates a missing mount point on the host, remembering every directory (and
@@ -77,8 +78,21 @@ export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
   }
   // Positional parameters keep every path unquoted-safe: mount -o OPTS "$1" "$2" for each triple.
   const steps = [];
+  // A mount may hide the program itself (coredns mounts its ConfigMap at /root, where this machine
+  // keeps Node): then the program is opened before the mounts and executed through that descriptor.
+  const hidden = (file: string) => (launch.container.volumeMounts ?? []).some((m) => isUnder(file, m.mountPath));
+  const program = argv[0] ?? '';
+  const execViaDescriptor = launch.program.kind === 'binary' && hidden(program);
+  if (launch.program.kind === 'binary') {
+    const ownFiles = (launch.program.prefixArgs ?? []).map((arg) => (arg.startsWith('file:') ? fileURLToPath(arg) : arg));
+    const hiddenFile = ownFiles.find((file) => path.isAbsolute(file) && hidden(file));
+    if (hiddenFile) throw new RunContainerError(`a volume mount hides ${hiddenFile}, which the program needs`);
+  }
+  if (execViaDescriptor) steps.push(`exec 9<"\${${mountArgs.length + 1}}" || exit 127`);
   for (let i = 0; i < mountArgs.length; i += 3) steps.push(`mount -o "\${${i + 3}}" "\${${i + 1}}" "\${${i + 2}}" || exit 126`);
-  const script = `${steps.join('\n')}\nshift ${mountArgs.length}\nexec "$@"`;
+  const script = execViaDescriptor
+    ? `${steps.join('\n')}\nshift ${mountArgs.length + 1}\nexec /proc/self/fd/9 "$@"`
+    : `${steps.join('\n')}\nshift ${mountArgs.length}\nexec "$@"`;
   const env: Record<string, string> = { PATH: HOST_PATH, ...Object.fromEntries(launch.env) };
   const log = openSync(launch.logFile, 'a');
   try {
@@ -91,6 +105,12 @@ export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
   } finally {
     closeSync(log);
   }
+}
+
+/** isUnder says whether `file` is `dir` or inside it. */
+function isUnder(file: string, dir: string): boolean {
+  const base = dir.replace(/\/+$/, '');
+  return file === base || file.startsWith(`${base}/`) || base === '';
 }
 
 /** signalContainer sends a signal to the container's whole process group. */

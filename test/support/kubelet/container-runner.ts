@@ -19,6 +19,8 @@ export interface ContainerContext {
   readonly images: ImageTableOptions;
   readonly createdDirs: Set<string>;
   readonly onChange: () => void;
+  /** log writes a line to the kubelet's output (stand-in images are announced there). */
+  readonly log?: (message: string) => void;
 }
 
 const MAX_BACKOFF_MS = 10_000;
@@ -54,6 +56,10 @@ export class ContainerRunner {
     if (!program) {
       this.setState({ waiting: { reason: 'ErrImagePull', message: `image "${this.spec.image}" is not in this kubelet's image table` } });
       return;
+    }
+    if (program.kind === 'binary' && program.standIn && this.restartCount === 0 && !this.state.terminated) {
+      const pod = this.context.pod().metadata;
+      this.context.log?.(`pod ${pod?.namespace}/${pod?.name} container ${this.spec.name}: image ${this.spec.image} is a STAND-IN: ${program.standIn}`);
     }
     try {
       const env = await buildContainerEnv(this.context.pod(), this.spec, this.context.podIp, this.context.reader);

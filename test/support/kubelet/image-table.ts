@@ -1,10 +1,27 @@
 // image-table.ts — maps a container image to a program on this machine (we have no image runtime).
 import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-/** ImageProgram says how to run a mapped image: its entrypoint, or the container's own command. */
+/**
+ * ImageProgram says how to run a mapped image: its entrypoint, or the container's own command.
+ * `standIn`, when set, says the program is ours and not the image's software (the kubelet logs it).
+ */
 export type ImageProgram =
-  | { readonly kind: 'binary'; readonly path: string; readonly name: string }
+  | { readonly kind: 'binary'; readonly path: string; readonly name: string; readonly prefixArgs?: readonly string[]; readonly standIn?: string }
   | { readonly kind: 'host-command' };
+
+/** dnsStandIn is the coredns image's program: our TypeScript DNS server, run by this Node with tsx. */
+function dnsStandIn(): ImageProgram {
+  const script = fileURLToPath(new URL('./dns-stand-in.ts', import.meta.url));
+  return {
+    kind: 'binary',
+    path: process.execPath,
+    name: 'coredns',
+    prefixArgs: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, script],
+    standIn: "tuna's DNS stand-in (test/support/kubelet/dns-stand-in.ts), not coredns: whoami zones only, forward zones REFUSED",
+  };
+}
 
 /** ImageTableOptions are the directories of the Go-built programs images map to. */
 export interface ImageTableOptions {
@@ -24,6 +41,7 @@ export function imageRepository(image: string): string {
  * resolveImage returns the program an image runs, or undefined when this kubelet cannot "pull" it
  * (the pod then waits with reason ErrImagePull, as a real kubelet's pod does).
  * - the Gateway API conformance echo server (any tag) → the echo-basic we built;
+ * - coredns (any tag) → our DNS stand-in, which says at start what of the Corefile it serves;
  * - `tuna.test/host` (any tag) → the container's command, run from the host (for tests that need a
  *   shell or a tool in a pod).
  */
@@ -32,6 +50,10 @@ export function resolveImage(image: string, options: ImageTableOptions): ImagePr
     case 'gcr.io/k8s-staging-gateway-api/echo-basic':
     case 'registry.k8s.io/gateway-api/echo-basic':
       return { kind: 'binary', path: path.join(options.echoBin, 'echo-basic'), name: 'echo-basic' };
+    case 'registry.k8s.io/coredns/coredns':
+    case 'docker.io/coredns/coredns':
+    case 'coredns/coredns':
+      return dnsStandIn();
     case 'tuna.test/host':
       return { kind: 'host-command' };
     default:

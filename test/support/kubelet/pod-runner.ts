@@ -96,6 +96,7 @@ export class PodRunner {
       images: this.deps.images,
       createdDirs: this.deps.createdDirs,
       onChange: this.onChange,
+      log: this.deps.log,
     };
     this.containers = (this.pod.spec?.containers ?? []).map((spec) => new ContainerRunner(spec, context));
     await Promise.all(this.containers.map((c) => c.start()));
