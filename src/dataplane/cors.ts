@@ -33,17 +33,25 @@ function allowOriginValue(policy: CorsPolicy, origin: string): string {
   return policy.allowOrigins.includes('*') && !policy.allowCredentials ? '*' : origin;
 }
 
-/** preflightHeaders returns the headers of a 204 preflight answer (none if the origin is refused). */
-export function preflightHeaders(policy: CorsPolicy, origin: string, requestHeaders: string | undefined): HeaderMap {
+/**
+ * preflightHeaders returns the headers of a 204 preflight answer (none if the origin is refused).
+ * A `*` in allowMethods answers with the method asked for: browsers take a literal `*` only for
+ * requests without credentials (Fetch §3.2.5), and naming the method is right in both cases.
+ */
+export function preflightHeaders(policy: CorsPolicy, origin: string, requestHeaders: string | undefined, requestMethod?: string): HeaderMap {
   if (!isOriginAllowed(policy, origin)) return {};
+  const methods = policy.allowMethods.includes('*') ? (requestMethod ?? '*') : policy.allowMethods.join(', ');
   const out: HeaderMap = {
     'access-control-allow-origin': allowOriginValue(policy, origin),
-    'access-control-allow-methods': policy.allowMethods.join(', '),
+    'access-control-allow-methods': methods,
     vary: 'Origin',
   };
   const allowHeaders = policy.allowHeaders.includes('*') ? (requestHeaders ?? '*') : policy.allowHeaders.join(', ');
   if (allowHeaders !== '') out['access-control-allow-headers'] = allowHeaders;
   if (policy.allowCredentials) out['access-control-allow-credentials'] = 'true';
+  // Fetch reads Expose-Headers only on the actual response; Gateway API's HTTPRouteCORS conformance
+  // test expects it on the preflight answer as well, and it is harmless there.
+  if (policy.exposeHeaders.length > 0) out['access-control-expose-headers'] = policy.exposeHeaders.join(', ');
   if (policy.maxAgeSeconds !== undefined) out['access-control-max-age'] = String(policy.maxAgeSeconds);
   return out;
 }

@@ -53,8 +53,9 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
   ds.onClose(() => {
     if (!isDone && ds.isAborted) whole.abort(clientClosed);
   });
+  // 0 disables a timeout (Gateway API HTTPRouteTimeouts: a zero duration means no timeout).
   const requestMs = route.timeouts?.requestMs;
-  const requestTimer = requestMs === undefined ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);
+  const requestTimer = !requestMs ? undefined : setTimeout(() => whole.abort(new BackendTimeoutError('request', requestMs)), requestMs);
   try {
     const body = ds.hasBody ? takeBody(deps, ds, plan) : undefined;
     if (!ds.hasBody) sendMirrors(deps, plan, undefined);
@@ -113,7 +114,7 @@ async function attemptOnce(
   const { endpoint, backend, target } = choice;
   // Without a per-attempt timeout the exchange's own signal is enough (no extra controller).
   const backendMs = route.timeouts?.backendRequestMs;
-  const attempt = backendMs === undefined ? undefined : attemptSignal(whole, backendMs);
+  const attempt = !backendMs ? undefined : attemptSignal(whole, backendMs);
   const signal = attempt?.signal ?? whole;
   try {
     const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: plan.headers, body };

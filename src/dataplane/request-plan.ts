@@ -84,7 +84,8 @@ export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan |
         plan.cors = f;
         if (plan.origin !== undefined && isPreflight(req.method, req.headers)) {
           const requested = headerValue(req.headers, 'access-control-request-headers');
-          return { kind: 'local', status: 204, body: '', headers: preflightHeaders(f, plan.origin, requested) };
+          const method = headerValue(req.headers, 'access-control-request-method');
+          return { kind: 'local', status: 204, body: '', headers: preflightHeaders(f, plan.origin, requested, method) };
         }
         break;
       case 'DirectResponse':

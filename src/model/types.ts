@@ -180,7 +180,7 @@ export interface UnavailableBackend {
 /** Backend is one weighted destination of a route. */
 export type Backend = ServiceBackend | UnavailableBackend;
 
-/** Timeouts in milliseconds; absent means the data plane default. */
+/** Timeouts in milliseconds; absent means the data plane default, 0 means no timeout at all. */
 export interface RouteTimeouts {
   requestMs?: number;
   backendRequestMs?: number;

@@ -111,6 +111,7 @@ describe('data plane: filters, weights, timeouts and retries', () => {
     const pre = await h.request({ ':method': 'OPTIONS', ':path': '/old', origin: 'https://site.test', 'access-control-request-method': 'PUT' });
     expect(pre.status).to.equal(204);
     expect(pre.headers['access-control-allow-methods']).to.equal('GET, PUT');
+    expect(pre.headers['access-control-expose-headers']).to.equal('x-id'); // conformance HTTPRouteCORS expects it on preflights
     expect(b.requests).to.have.length(0);
     const simple = await h.request({ ':path': '/old', origin: 'https://site.test' });
     expect(simple.headers['access-control-allow-origin']).to.equal('https://site.test');
@@ -157,6 +158,14 @@ describe('data plane: filters, weights, timeouts and retries', () => {
     backends.push(slow);
     const h = await serve(httpRoute('t', [serviceBackend('slow')], { extra: { timeouts: { requestMs: 100 } } }), { slow });
     expect((await h.request({ ':path': '/' })).status).to.equal(504);
+  });
+
+  it('waits for a slow backend when a timeout is 0 (a zero duration disables it; conformance HTTPRouteTimeoutRequest/BackendRequest)', async () => {
+    const slow = await startHttpBackend('slow', (_req, res) => setTimeout(() => res.end('late'), 300));
+    backends.push(slow);
+    const h = await serve(httpRoute('t', [serviceBackend('slow')], { extra: { timeouts: { requestMs: 0, backendRequestMs: 0 } } }), { slow });
+    const res = await h.request({ ':path': '/' });
+    expect([res.status, res.body]).to.deep.equal([200, 'late']);
   });
 
   it('retries an idempotent request on a listed code, a bounded number of times', async () => {

@@ -110,6 +110,13 @@ describe('dataplane filters (pure parts)', () => {
     it('gives a refused origin no CORS headers', () => {
       expect(preflightHeaders(policy, 'https://evil.test', undefined)).to.deep.equal({});
     });
+    it('answers allowMethods * with the method asked for, and expose headers on the preflight (conformance HTTPRouteCORS)', () => {
+      const wild: CorsPolicy = { ...policy, allowMethods: ['*'], exposeHeaders: ['x-a', 'x-b'] };
+      const h = preflightHeaders(wild, 'https://a.example.com', 'x-token', 'PUT');
+      expect(h['access-control-allow-methods']).to.equal('PUT');
+      expect(h['access-control-expose-headers']).to.equal('x-a, x-b');
+      expect(preflightHeaders(wild, 'https://a.example.com', undefined)['access-control-allow-methods']).to.equal('*');
+    });
   });
 
   describe('pickBackend', () => {
