@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# conformance.sh [-run-test NAME] [-profiles P,...] [-- extra suite flags]: runs the official Gateway
+# conformance.sh [-run-test NAME] [-profiles P,...] [-publish] [-- extra suite flags]: runs the official Gateway
 # API conformance suite (sigs.k8s.io/gateway-api/conformance, the release in hack/cluster/versions.sh)
 # against tuna on the local test cluster, as docs/conformance.md describes:
 #
@@ -12,7 +12,8 @@
 #   5. runs the suite with -gateway-class tuna, the features tuna's GatewayClass advertises
 #      (read back from its status.supportedFeatures) and the report metadata, writing the report to
 #      $TUNA_CONFORMANCE_OUT (default: a temp dir; docs/conformance/ keeps the published one);
-#   6. tears down what it started and prints the result per profile.
+#   6. tears down what it started and prints the result per profile; with -publish, copies the report
+#      to docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml.
 #
 # Exit status: the suite's (0 = every test it ran passed). Progress goes to stderr; the per-profile
 # summary to stdout.
@@ -21,13 +22,14 @@ cd "$(dirname "$0")/.."
 source hack/cluster/env.sh
 log() { echo "conformance: $*" >&2; }
 
-run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS" extra=()
+run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS" publish=0 extra=()
 while (( $# > 0 )); do
   case "$1" in
     -run-test|--run-test) run_test="$2"; shift 2 ;;
     -profiles|--profiles) profiles="$2"; shift 2 ;;
+    -publish|--publish) publish=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -111,6 +113,9 @@ suite_flags=(
   -report-output "$out/report.yaml" -organization tuna -project tuna -url https://github.com/tuna-dev/tuna
   -version "v$version" -contact "https://github.com/tuna-dev/tuna/issues" -mode default
   -cleanup-base-resources=false
+  # GatewayStaticAddresses: an address of the edge's pool nobody else is given (the pool hands out
+  # from the bottom), and one outside it (loopback too: nothing is ever sent to it).
+  -usable-address 127.77.255.201 -unusable-address 127.78.0.1
 )
 [[ -n "$run_test" ]] && suite_flags+=(-run-test "$run_test")
 log "running the suite (log: $out/suite.log)"
@@ -118,5 +123,15 @@ status=0
 (cd "$work" && "$TUNA_CONFORMANCE_BIN" -test.v -test.timeout 50m -test.run '^TestConformance$' "${suite_flags[@]}" "${extra[@]}") \
   >"$out/suite.log" 2>&1 || status=$?
 grep -E '^\s*--- (PASS|FAIL|SKIP)' "$out/suite.log" | sed 's/ (.*//' | awk '{print $2}' | sort | uniq -c >&2 || true
-[[ -f "$out/report.yaml" ]] && hack/conformance/summary.sh "$out/report.yaml" || log "no report written"
+if [[ -f "$out/report.yaml" ]]; then
+  hack/conformance/summary.sh "$out/report.yaml"
+  if [[ $publish == 1 ]]; then
+    minor="${TUNA_GATEWAY_API_VERSION%.*}" dest="docs/conformance/reports/v$minor/tuna"
+    mkdir -p "$dest"
+    cp "$out/report.yaml" "$dest/experimental-v$version-default-report.yaml"
+    log "report published as $dest/experimental-v$version-default-report.yaml"
+  fi
+else
+  log "no report written"
+fi
 exit "$status"
