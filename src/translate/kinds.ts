@@ -153,7 +153,10 @@ export const KINDS = [
     kind: 'TCPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'tcproutes', key: 'tcpRoutes', optional: true, watched: true, readBy: ['gateway'],
     codec: streamRouteCodec,
     route: { listenerProtocols: ['TCP'], serving: 'stream' },
-    features: ['TCPRoute'],
+    // Not advertised: TCPRoute is translated and served on a Service's tcp-port binding, but an edge
+    // opens only its configured ports on a Gateway address (80, 443, ...), so a TCP listener on another
+    // port (the conformance tests use 9300-9321) is never reachable there (docs/conformance.md).
+    features: [],
   }),
   entry<IReferenceGrant>()({
     // v1beta1 first, as tuna always watched it (it is the stored version of v1.6's CRD); v1 where a
