@@ -118,9 +118,13 @@ function listenerProblems(l: ListenerContext): Problem[] {
 function listenerStatus(l: ListenerContext, gen: number | undefined): Record<string, unknown> {
   const blocking = l.conflict ?? l.notAccepted;
   const notProgrammed = l.conflict ?? l.notAccepted ?? l.unresolved;
+  // A listener whose port is claimed by an incompatible protocol or TLS mode supports no kind in this
+  // configuration (ListenerStatus.supportedKinds "for that Listener configuration"; the v1.6.3
+  // conformance test TLSRouteListenerMixedTerminationNotSupported expects the list empty).
+  const kinds = l.conflict?.reason === 'ProtocolConflict' ? [] : l.kinds;
   return {
     name: l.name,
-    supportedKinds: l.kinds.map((kind) => ({ group: GATEWAY_GROUP, kind })),
+    supportedKinds: kinds.map((kind) => ({ group: GATEWAY_GROUP, kind })),
     attachedRoutes: l.attached.size,
     conditions: [
       blocking
