@@ -123,6 +123,13 @@ status=0
 (cd "$work" && "$TUNA_CONFORMANCE_BIN" -test.v -test.timeout 50m -test.run '^TestConformance$' "${suite_flags[@]}" "${extra[@]}") \
   >"$out/suite.log" 2>&1 || status=$?
 grep -E '^\s*--- (PASS|FAIL|SKIP)' "$out/suite.log" | sed 's/ (.*//' | awk '{print $2}' | sort | uniq -c >&2 || true
+if (( status != 0 )); then
+  # What failed and why, here: CI keeps this output, not the temp folder.
+  log "failing tests and the suite's error lines (full log: $out/suite.log):"
+  grep -E '^\s*--- FAIL' "$out/suite.log" >&2 || true
+  grep -E -A4 '^\s+Error:' "$out/suite.log" | cut -c1-400 | head -80 >&2 || true
+  tail -20 "$out/operator.log" | sed 's/^/operator: /' >&2 || true
+fi
 if [[ -f "$out/report.yaml" ]]; then
   hack/conformance/summary.sh "$out/report.yaml"
   if [[ $publish == 1 ]]; then
