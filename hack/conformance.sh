@@ -88,6 +88,9 @@ hack/node24.sh node dist/cli/main.js edge --config "$work/edge.yaml" >"$out/edge
 curl -s -o /dev/null --retry-connrefused --retry 30 --retry-delay 1 "http://127.0.0.1:$http_port/"
 operator_key="$(tuna keys create --scope reservations --name conformance-operator --ca "$work/tunnel.crt" | tail -n 1)"
 
+# A GatewayClass left by an earlier run (TUNA_CONFORMANCE_KEEP_CLUSTER) carries the features an
+# earlier operator advertised: start from a fresh one, so what is read below is this operator's.
+"$kubectl" delete gatewayclass tuna --ignore-not-found --wait >&2
 "$kubectl" apply -f - >&2 <<EOF
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
