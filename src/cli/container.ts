@@ -20,7 +20,7 @@ import type { TunnelStreamContext } from '../wire/index.js';
 import { Agent } from '../agent/index.js';
 import type { TunnelControl } from '../agent/index.js';
 import type { AgentOptions } from './agent-options.js';
-import { CLI_KEY_REF, ManagerTunnels } from './manager-tunnels.js';
+import { ManagerTunnels, cliKeyReferences } from './manager-tunnels.js';
 import type { CliRuntime, RunningEdge } from './runtime.js';
 
 /**
@@ -66,7 +66,7 @@ export function createContainer(): DependencyContainer {
     useFactory: (deps) => (options: AgentOptions, dataPlane: DataPlane) => {
       const scope = deps.createChildContainer();
       scope.register(TUNNEL_STREAM_HANDLER, { useValue: dataPlane });
-      scope.register(TUNNEL_KEY_SOURCE, { useValue: new StaticKeySource(new Map([[CLI_KEY_REF, options.key]])) });
+      scope.register(TUNNEL_KEY_SOURCE, { useValue: new StaticKeySource(cliKeyReferences(options)) });
       return new ManagerTunnels(scope.resolve(TunnelManager), options);
     },
   });

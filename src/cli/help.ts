@@ -64,6 +64,9 @@ Options:
   --manifests DIR    a folder of manifests (repeatable)
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
   --once             translate, print the route graph summary and statuses, and exit
+  --keys FILE        a key per binding: YAML/JSON map of hostname or binding id to key
+                     (a store-mode tunnel key opens one reservation); --key, if also given,
+                     is used for the bindings the file does not name
 ${logFlagsHelp}
 ${agentFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
