@@ -28,7 +28,9 @@ export class BindingsFailedError extends Error {
   readonly statusCode: number | undefined;
   constructor(failures: readonly { binding: Binding; origin: string; err: Error }[], total: number) {
     const lines = failures.map(({ binding, origin, err }) => `${describeBinding(binding)} with the key from ${origin}: ${err.message}`);
-    super(failures.length === 1 && total === 1 ? lines[0]! : `${failures.length} of ${total} bindings failed:\n  ${lines.join('\n  ')}\n`);
+    // One binding (tuna http, tuna tcp): the edge's answer first, as before, then whose it was.
+    const only = failures[0]!;
+    super(total === 1 ? `${only.err.message} (${describeBinding(only.binding)}, key from ${only.origin})` : `${failures.length} of ${total} bindings failed:\n  ${lines.join('\n  ')}`);
     const first = failures[0]!.err as Error & { code?: unknown; statusCode?: unknown };
     this.code = typeof first.code === 'string' ? first.code : 'TUNA_TUNNEL_FAILED';
     this.statusCode = typeof first.statusCode === 'number' ? first.statusCode : undefined;
@@ -49,11 +51,28 @@ function describeBinding(binding: Binding): string {
  */
 export class ManagerTunnels implements TunnelControl {
   private readonly held = new Set<string>();
+  private readonly bindings = new Map<string, Binding>();
+  private readonly starting = new Set<string>();
+  /** the last failure reported per binding, so a reconnect loop says it once, and again when it changes */
+  private readonly reported = new Map<string, string>();
 
+  /** `report` gets a line for each failure of a binding that had started (a key revoked while serving). */
   constructor(
     private readonly manager: TunnelManager,
     private readonly options: AgentOptions,
-  ) {}
+    private readonly report?: (line: string) => void,
+  ) {
+    manager.on('tunnel-error', (id: string, err: Error) => this.onLaterError(id, err));
+    manager.on('open', (id: string) => this.reported.delete(id));
+  }
+
+  private onLaterError(bindingId: string, err: Error): void {
+    const binding = this.bindings.get(bindingId);
+    if (this.report === undefined || binding === undefined || this.starting.has(bindingId) || this.reported.get(bindingId) === err.message) return;
+    this.reported.set(bindingId, err.message);
+    const origin = this.keyFor(binding).origin;
+    this.report(`${describeBinding(binding)} with the key from ${origin}: ${err.message} (retrying)`);
+  }
 
   /** apply hands the specs to the manager and waits for the new bindings' first connections. */
   async apply(bindings: readonly Binding[]): Promise<void> {
@@ -61,10 +80,14 @@ export class ManagerTunnels implements TunnelControl {
     const added = bindings.filter((b) => !this.held.has(b.id));
     const waiting = added.map((b) => this.firstOutcome(b.id));
     const specs: TunnelSpec[] = bindings.map((b) => ({ bindingId: b.id, edges: [this.options.edge], connections: this.options.connections, keyRef: choices.get(b.id)!.keyRef }));
+    for (const b of added) this.starting.add(b.id);
+    this.bindings.clear();
+    for (const b of bindings) this.bindings.set(b.id, b);
     this.manager.apply(specs);
     this.held.clear();
     for (const b of bindings) this.held.add(b.id);
     const outcomes = await Promise.allSettled(waiting);
+    for (const b of added) this.starting.delete(b.id);
     const failures = outcomes.flatMap((o, i) =>
       o.status === 'rejected' ? [{ binding: added[i]!, origin: choices.get(added[i]!.id)!.origin, err: o.reason instanceof Error ? o.reason : new Error(String(o.reason)) }] : [],
     );

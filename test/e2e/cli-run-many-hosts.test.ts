@@ -106,7 +106,7 @@ describe('tuna run publishes many hosts (issue 12 finding 6)', function () {
     expect(r.err.join('\n')).to.contain('binding binding/host/b.test (b.test) has no key');
   });
 
-  it('serves two store-mode reservations with their own tunnel keys, and with one account key of scope tunnels', async () => {
+  it('serves two store-mode reservations with their own tunnel keys (naming the one whose key is revoked later), and with one account key of scope tunnels', async () => {
     store = await openSqliteStore(':memory:');
     const running = await startStoreEdge(store);
     edge = running.edge;
@@ -118,6 +118,13 @@ describe('tuna run publishes many hosts (issue 12 finding 6)', function () {
     const perBinding = run(['run', '--manifests', dir, '--keys', keys, '--edge', `tcp://127.0.0.1:${running.endpoint.port}`]);
     await perBinding.waitForOut('Serving');
     for (const h of hosts) expect(await backendOf(running.httpPort, h), h).to.equal('web');
+    // A key revoked while serving: the agent says which binding lost its tunnel and why, once, and
+    // the other binding keeps serving.
+    expect((await api(running.controlPort, 'DELETE', `/v1/tunnel-keys/${minted[1]!.keyId}`, seeded.reservationsToken)).status).to.equal(200);
+    const refused = `binding binding/host/${hosts[1]!} (${hosts[1]!}) with the key from --keys entry ${hosts[1]!}: edge refused the tunnel (HTTP 403)`;
+    for (let i = 0; i < 100 && !perBinding.err.some((l) => l.includes(refused)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(perBinding.err.filter((l) => l.includes(refused)), perBinding.err.join('\n')).to.have.length(1);
+    expect(await backendOf(running.httpPort, hosts[0]!)).to.equal('web');
     perBinding.stop();
     expect(await perBinding.exit).to.equal(0);
     const account = await api(running.controlPort, 'POST', '/v1/api-keys', seeded.adminToken, { name: 'laptop', scopes: ['tunnels'] });
