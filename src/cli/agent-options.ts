@@ -33,7 +33,10 @@ const AgentFlagsCodec = t.partial({
 /** AgentOptions are the validated edge options. */
 export interface AgentOptions {
   edge: EdgeEndpoint;
-  key: string;
+  /** the default key (`--key`, `--key-file`, `$TUNA_KEY`); absent when `--keys` names every binding's */
+  key?: string;
+  /** keys per hostname or binding id (`tuna run --keys FILE`) */
+  keys?: ReadonlyMap<string, string>;
   connections: number;
 }
 
@@ -50,8 +53,13 @@ export function parseEdgeAddress(text: string): EdgeEndpoint {
   return { host, port, tls: m[1] !== 'tcp' };
 }
 
-/** resolveAgentOptions validates the edge flags, falling back to the environment. */
-export async function resolveAgentOptions(values: unknown, env: NodeJS.ProcessEnv, command: string): Promise<AgentOptions> {
+/**
+ * resolveAgentOptions validates the edge flags, falling back to the environment. With `keys`
+ * (per binding) the default key may be absent; a binding without either is refused at apply.
+ */
+export async function resolveAgentOptions(values: unknown, env: NodeJS.ProcessEnv, command: string): Promise<AgentOptions & { key: string }>;
+export async function resolveAgentOptions(values: unknown, env: NodeJS.ProcessEnv, command: string, keys: ReadonlyMap<string, string> | undefined): Promise<AgentOptions>;
+export async function resolveAgentOptions(values: unknown, env: NodeJS.ProcessEnv, command: string, keys?: ReadonlyMap<string, string>): Promise<AgentOptions> {
   const flags = decodeFlags(AgentFlagsCodec, values, command);
   const address = flags.edge ?? env.TUNA_EDGE;
   if (address === undefined || address === '') throw new UsageError(`tuna ${command}: no edge given; pass --edge HOST:PORT or set TUNA_EDGE`);
@@ -62,8 +70,9 @@ export async function resolveAgentOptions(values: unknown, env: NodeJS.ProcessEn
   }
   let key = flags.key ?? env.TUNA_KEY;
   if (flags['key-file'] !== undefined) key = (await readText(flags['key-file'], '--key-file')).trim();
-  if (key === undefined || key === '') throw new UsageError(`tuna ${command}: no key given; pass --key, --key-file or set TUNA_KEY`);
-  return { edge, key, connections: flags.connections ?? 1 };
+  const hasKeys = keys !== undefined && keys.size > 0;
+  if ((key === undefined || key === '') && !hasKeys) throw new UsageError(`tuna ${command}: no key given; pass --key, --key-file or set TUNA_KEY`);
+  return { edge, ...(key === undefined || key === '' ? {} : { key }), ...(hasKeys ? { keys } : {}), connections: flags.connections ?? 1 };
 }
 
 async function readText(path: string, flag: string): Promise<string> {

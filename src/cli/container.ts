@@ -20,7 +20,7 @@ import type { TunnelStreamContext } from '../wire/index.js';
 import { Agent } from '../agent/index.js';
 import type { TunnelControl } from '../agent/index.js';
 import type { AgentOptions } from './agent-options.js';
-import { CLI_KEY_REF, ManagerTunnels } from './manager-tunnels.js';
+import { ManagerTunnels, cliKeyReferences } from './manager-tunnels.js';
 import type { CliRuntime, RunningEdge } from './runtime.js';
 
 /**
@@ -36,7 +36,7 @@ export const TUNNEL_CONTROL_FACTORY: InjectionToken<TunnelControlFactory> = Symb
 export const EDGE_STARTER: InjectionToken<EdgeStarter> = Symbol.for('tuna.cli.EdgeStarter');
 
 /** TunnelControlFactory builds the tunnels that feed one data plane. */
-export type TunnelControlFactory = (options: AgentOptions, handler: DataPlane) => TunnelControl;
+export type TunnelControlFactory = (options: AgentOptions, handler: DataPlane, log?: (line: string) => void) => TunnelControl;
 
 /** EdgeStarter starts an edge. */
 export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void) => Promise<RunningEdge>;
@@ -51,7 +51,7 @@ export class AgentFactory {
     const onError = (err: unknown, context: TunnelStreamContext): void =>
       log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
     const dataPlane = new DataPlane(certificates === undefined ? { endpoints, onError } : { endpoints, certificates, onError });
-    return new Agent(dataPlane, this.tunnels(options, dataPlane));
+    return new Agent(dataPlane, this.tunnels(options, dataPlane, log));
   }
 }
 
@@ -63,11 +63,11 @@ export function createContainer(): DependencyContainer {
   c.register(TUNNEL_MANAGER_OPTIONS, { useValue: {} });
   c.register(TUNNEL_CONTROL_FACTORY, {
     // One tunnel manager per agent, in a child container holding that agent's data plane and key.
-    useFactory: (deps) => (options: AgentOptions, dataPlane: DataPlane) => {
+    useFactory: (deps) => (options: AgentOptions, dataPlane: DataPlane, log?: (line: string) => void) => {
       const scope = deps.createChildContainer();
       scope.register(TUNNEL_STREAM_HANDLER, { useValue: dataPlane });
-      scope.register(TUNNEL_KEY_SOURCE, { useValue: new StaticKeySource(new Map([[CLI_KEY_REF, options.key]])) });
-      return new ManagerTunnels(scope.resolve(TunnelManager), options);
+      scope.register(TUNNEL_KEY_SOURCE, { useValue: new StaticKeySource(cliKeyReferences(options)) });
+      return new ManagerTunnels(scope.resolve(TunnelManager), options, log);
     },
   });
   // The edge's parts (how a store opens); each edge started gets a child container of its own.

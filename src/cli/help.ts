@@ -1,6 +1,7 @@
 import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
+import { edgeKeyHelp } from './commands/edge-key.js';
 
 /** Help texts of every command (`tuna <command> --help`). */
 
@@ -64,6 +65,9 @@ Options:
   --manifests DIR    a folder of manifests (repeatable)
   --base-domain D    the edge's base domain for generated hostnames (default tuna.example)
   --once             translate, print the route graph summary and statuses, and exit
+  --keys FILE        a key per binding: YAML/JSON map of hostname or binding id to key
+                     (a store-mode tunnel key opens one reservation); --key, if also given,
+                     is used for the bindings the file does not name
 ${logFlagsHelp}
 ${agentFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
@@ -88,16 +92,26 @@ Options:
 ${logFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
+       tuna edge --tunnel HOST:PORT [--http HOST:PORT] --store FILE|URL [--base-domain D]
+       tuna edge --tunnel HOST:PORT [--http HOST:PORT] --bind HOST=SHA256 [--bind …]
 
 Run an edge relay: public HTTP/HTTPS/TCP listeners and the tunnel acceptor, configured by a
-YAML or JSON file (see docs/cli.md and the edge documentation).
+YAML or JSON file (see docs/cli.md and the edge documentation), or for a quick start by flags.
 
 Options:
   --config FILE      the edge configuration file
+  --tunnel HOST:PORT the tunnel listener (agents dial it; store mode serves the control API on it)
+  --http HOST:PORT   the public HTTP listener
+  --store FILE|URL   store mode: a SQLite file or a postgres:// URL (then tuna edge init)
+  --base-domain D    store mode: the base domain of reserved names (default localhost)
+  --bind HOST=SHA256 config mode: publish HOST for the key with that digest (repeatable;
+                     tuna edge key --host HOST mints a key and prints this flag)
 ${logFlagsHelp}
 
-tuna edge init --store URL creates the first account and admin key (tuna edge init --help).`,
+tuna edge init --store URL creates the first account and admin key (tuna edge init --help).
+tuna edge key [--host HOST] mints a config-mode key (tuna edge key --help).`,
   'edge init': edgeInitHelp,
+  'edge key': edgeKeyHelp,
   accounts: accountsHelp,
   keys: keysHelp,
   reserve: reserveHelp,

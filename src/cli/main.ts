@@ -12,6 +12,7 @@ import { accountsCommand } from './commands/accounts.js';
 import { demoCommand } from './commands/demo.js';
 import { edgeCommand } from './commands/edge.js';
 import { edgeInitCommand } from './commands/edge-init.js';
+import { edgeKeyCommand } from './commands/edge-key.js';
 import { keysCommand } from './commands/keys.js';
 import { releaseCommand } from './commands/release.js';
 import { reserveCommand } from './commands/reserve.js';
@@ -29,8 +30,9 @@ const commands: Record<string, Command> = {
   tcp: tcpCommand,
   run: runCommand,
   operator: operatorCommand,
-  // `tuna edge init` works on the edge's store; `tuna edge --config` runs the edge.
-  edge: (args, io, runtime) => (args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : edgeCommand(args, io, runtime)),
+  // `tuna edge init` works on the edge's store, `tuna edge key` mints a config-mode key; the rest runs the edge.
+  edge: (args, io, runtime) =>
+    args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : args[0] === 'key' ? edgeKeyCommand(args.slice(1), io) : edgeCommand(args, io, runtime),
   demo: demoCommand,
   accounts: accountsCommand,
   keys: keysCommand,
@@ -57,7 +59,7 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
     io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
     return 2;
   }
-  const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && args[0] === 'init');
+  const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && (args[0] === 'init' || args[0] === 'key'));
   const log = createLogger(io, isLogged ? peekLogFormat(args, io.env) : 'text');
   try {
     return await command(args, io, runtime());

@@ -109,7 +109,7 @@ export class DataPlane implements TunnelStreamHandler {
 
   private serveHttp(table: RouteTable, ds: Downstream, conn: ConnectionFacts, context: TunnelStreamContext): void {
     const routed = resolveRequest(table, ds, conn);
-    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body);
+    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
     forwardRequest(this.deps, routed.route, ds, plan).catch((err: unknown) => {
@@ -121,7 +121,7 @@ export class DataPlane implements TunnelStreamHandler {
   private serveWebSocket(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, conn: ConnectionFacts, context: TunnelStreamContext): void {
     const ds = downstreamFromHttp2(stream, headers);
     const routed = resolveRequest(table, ds, conn, 'GET');
-    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body);
+    if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
     try {
@@ -134,11 +134,11 @@ export class DataPlane implements TunnelStreamHandler {
 
   /** serveHttp1Upgrade routes a WebSocket Upgrade found inside terminated TLS (others get 501). */
   private serveHttp1Upgrade(table: RouteTable, req: IncomingMessage, socket: Duplex, head: Buffer, conn: ConnectionFacts): void {
-    const local = (status: number, body: string): void => writeLocal(socket, { kind: 'local', status, body, headers: {} });
+    const local = (status: number, body: string, headers: Record<string, string> = {}): void => writeLocal(socket, { kind: 'local', status, body, headers });
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return local(501, 'only WebSocket upgrades are supported\n');
     const line = { method: req.method ?? '', target: req.url ?? '', authority: req.headers.host ?? '', headers: req.headers };
     const routed = resolveRequest(table, line, conn, 'GET');
-    if (!('route' in routed)) return local(routed.status, routed.body);
+    if (!('route' in routed)) return local(routed.status, routed.body, routed.headers);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return writeLocal(socket, plan);
     proxyHttp1Upgrade(this.deps, routed.route, plan, req, socket, head);

@@ -2,6 +2,7 @@ import { normalizeHost } from './host.js';
 import { headerValue } from './match.js';
 import type { RequestFacts } from './match.js';
 import { splitPathAndQuery } from './path-rewrite.js';
+import { normalizeRequestPath } from './request-path.js';
 import type { IncomingFacts } from './request-plan.js';
 import { routeHttp } from './router.js';
 import type { CompiledVirtualHost, EntryPoint, RouteTable } from './router.js';
@@ -22,6 +23,8 @@ export interface RoutedRequest {
 export interface RoutingFailure {
   status: number;
   body: string;
+  /** a redirect's `location` */
+  headers?: Record<string, string>;
 }
 
 /** ConnectionFacts are what the carrier knows about the client. */
@@ -34,7 +37,9 @@ export interface ConnectionFacts {
 
 /**
  * resolveRequest parses the request line and Host and routes it. A malformed target or Host is a
- * 400 for this request only (RFC 9110 §15.5.1); an unknown host or path is a 404.
+ * 400 for this request only (RFC 9110 §15.5.1); an unknown host or path is a 404. The path is
+ * matched and forwarded in its normal form (request-path.ts); a path with an encoded slash is
+ * redirected to its unescaped form (307), one with a bad percent-encoding is a 400.
  * `methodForMatch` lets an extended CONNECT WebSocket match routes as the GET it stands for
  * (RFC 8441 §5).
  */
@@ -49,7 +54,11 @@ export function resolveRequest(
   if (hasForbiddenTargetChar(ds.target)) return { status: 400, body: 'malformed request target\n' };
   const host = normalizeHost(ds.authority);
   if (host === undefined) return { status: 400, body: 'missing or malformed Host\n' };
-  const { path, search } = splitPathAndQuery(ds.target);
+  const { path: rawPath, search } = splitPathAndQuery(ds.target);
+  const normal = normalizeRequestPath(rawPath);
+  if (normal.kind === 'invalid') return { status: 400, body: `malformed request path: ${normal.reason}\n` };
+  if (normal.kind === 'redirect') return { status: 307, body: '', headers: { location: normal.path + search } };
+  const path = normal.path;
   const headers = ds.headers as Record<string, string | string[] | undefined>;
   const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: search === '' ? noQuery : new URLSearchParams(search) };
   const result = routeHttp(table, conn.entry, host, matchFacts);

@@ -1,5 +1,5 @@
 import type { Backend, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
-import { matchesWildcard, selectByHost } from './host.js';
+import { matchesWildcard, selectByHost, wildcardDepthOf } from './host.js';
 import { compileMatch } from './match.js';
 import type { CompiledMatch, RequestFacts } from './match.js';
 
@@ -87,7 +87,7 @@ export type HttpRouteResult =
 export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, req: RequestFacts): HttpRouteResult {
   const listeners = selectListeners(table, entry, ['http', 'https']);
   const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
-  const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host);
+  const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host, (v) => wildcardDepthOf(v.listener));
   if (!vhost) return { kind: 'no-host' };
   for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route };
   return { kind: 'no-route', vhost };

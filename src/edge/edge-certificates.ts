@@ -62,7 +62,8 @@ export function certificatesOnReservation(
   const covered = new Set(statics.flatMap((c) => c.hostnames.map((h) => h.toLowerCase())));
   const isCovered = (name: string): boolean => covered.has(name) || (name.indexOf('.') > 0 && covered.has(`*${name.slice(name.indexOf('.'))}`));
   const edgeHosts = (): Set<string> =>
-    new Set(mode.directory.list().flatMap((b) => (b.kind === 'host' && b.tls === 'edge' ? b.hostnames.map((h) => h.toLowerCase()) : [])));
+    // A wildcard reservation is left out: TLS-ALPN-01 cannot prove a wildcard (RFC 8737 §3).
+    new Set(mode.directory.list().flatMap((b) => (b.kind === 'host' && b.tls === 'edge' ? b.hostnames.map((h) => h.toLowerCase()).filter((h) => !h.startsWith('*.')) : [])));
   return (req, res) => {
     const path = (req.url ?? '').split('?')[0] ?? '';
     if (req.method !== 'POST' || !/^\/v1\/reservations(\/[^/]+\/verify)?$/.test(path)) return;

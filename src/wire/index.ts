@@ -8,3 +8,4 @@ export * from './protocol.js';
 export * from './stream-handler.js';
 export * from './relay.js';
 export * from './errors.js';
+export * from './host-name.js';

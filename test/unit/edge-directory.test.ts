@@ -17,12 +17,19 @@ describe('edge binding directory', () => {
     ['APP.Example.test', 'exact'],
     ['other.example.test', 'wild'],
     ['x.a.example.test', 'deep'],
-    ['x.y.b.example.test', undefined],
+    ['y.x.a.example.test', 'deep'],
+    // a wildcard reaches one or more labels at the edge (issue 12 finding 5); an Ingress binding's
+    // data plane narrows it to one (test/unit/host-names-edge-and-dataplane.test.ts)
+    ['x.y.b.example.test', 'wild'],
+    // the data plane's normal form: no trailing dot, no port, any case
+    ['app.example.test.', 'exact'],
+    ['App.Example.Test.:8443', 'exact'],
+    ['other.example.test.', 'wild'],
     ['example.test', undefined],
     ['unknown.test', undefined],
   ];
   for (const [host, want] of hosts) {
-    it(`resolves host ${host} to ${want ?? 'nothing'} (exact first, then one-label wildcard)`, () => {
+    it(`resolves host ${host} to ${want ?? 'nothing'} (exact first, then the longest wildcard)`, () => {
       expect(directory.byHost(host)?.id).to.equal(want);
     });
   }

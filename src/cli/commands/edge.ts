@@ -5,21 +5,38 @@ import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
+import { edgeConfigFromFlags } from '../edge-flags.js';
 import { pick } from './http.js';
 
-const EdgeFlags = t.type({ config: t.string });
+const EdgeFlags = t.partial({ config: t.string, tunnel: t.string, http: t.string, store: t.string, 'base-domain': t.string, bind: t.array(t.string) });
 
-const options = { config: { type: 'string' }, ...logFlagOptions } as const;
+const quickStartFlags = ['tunnel', 'http', 'store', 'base-domain', 'bind'] as const;
 
-/** edgeCommand is `tuna edge --config FILE`: it runs an edge until SIGINT/SIGTERM, then drains it. */
+const options = {
+  config: { type: 'string' },
+  tunnel: { type: 'string' },
+  http: { type: 'string' },
+  store: { type: 'string' },
+  'base-domain': { type: 'string' },
+  bind: { type: 'string', multiple: true },
+  ...logFlagOptions,
+} as const;
+
+/**
+ * edgeCommand is `tuna edge --config FILE`, or the quick start `tuna edge --tunnel … [--http …]
+ * (--store … | --bind …)` (edge-flags.ts): it runs an edge until SIGINT/SIGTERM, then drains it.
+ */
 export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
   const parsed = parseFlags(args, options, 'edge');
   if (parsed.values.help === true) return (io.out(commandHelp.edge!), 0);
-  if (parsed.values.config === undefined) throw new UsageError('tuna edge: --config FILE is required (see tuna edge --help)');
   if (parsed.positionals.length > 0) throw new UsageError(`tuna edge: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config']), 'edge');
+  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', ...quickStartFlags]), 'edge');
+  const quick = quickStartFlags.filter((f) => flags[f] !== undefined);
+  if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
+  if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
-  const edge = await runtime.startEdgeFromFile(flags.config, (line) => log.notice(line));
+  const onLog = (line: string): void => log.notice(line);
+  const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;

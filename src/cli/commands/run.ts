@@ -1,5 +1,6 @@
 import * as t from 'io-ts';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
+import { loadBindingKeys } from '../binding-keys.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
@@ -14,11 +15,12 @@ const options = {
   ...agentFlagOptions,
   ...logFlagOptions,
   manifests: { type: 'string', multiple: true },
+  keys: { type: 'string' },
   'base-domain': { type: 'string' },
   once: { type: 'boolean' },
 } as const;
 
-const RunFlags = t.intersection([t.type({ manifests: t.array(t.string) }), t.partial({ 'base-domain': HostnameString, once: t.boolean })]);
+const RunFlags = t.intersection([t.type({ manifests: t.array(t.string) }), t.partial({ 'base-domain': HostnameString, once: t.boolean, keys: t.string })]);
 
 /** runCommand is `tuna run --manifests DIR`. */
 export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
@@ -26,13 +28,14 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (parsed.values.help === true) return (io.out(commandHelp.run!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna run: unexpected argument ${JSON.stringify(parsed.positionals[0])}; folders go after --manifests`);
   if (parsed.values.manifests === undefined) throw new UsageError('tuna run: --manifests DIR is required (see tuna run --help)');
-  const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once']), 'run');
+  const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once', 'keys']), 'run');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'run'));
   const provider = new FileProvider(flags.manifests, log, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
   const state = await provider.read();
   provider.report(state);
   if (flags.once === true) return 0;
-  const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run');
+  const keys = flags.keys === undefined ? undefined : await loadBindingKeys(flags.keys);
+  const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run', keys);
   const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line));
   try {
     return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));

@@ -32,10 +32,16 @@ export interface ReservationRouteOptions {
   readonly quota?: number;
 }
 
+/**
+ * domainType says whether a hostname is a subdomain of the base domain or a custom domain. A
+ * wildcard `*.D` is typed as D is: `*.name.<base>` is a subdomain wildcard, `*.<base>` (every
+ * tenant's names) is refused; the store then requires D held, and verified, by the same account.
+ */
 function domainType(hostname: string, baseDomain: string): DomainType {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
+  const isWildcard = hostname.startsWith('*.');
+  const host = (isWildcard ? hostname.slice(2) : hostname).toLowerCase().replace(/\.$/, '');
   const base = baseDomain.toLowerCase();
-  if (host === base) throw new ControlInvalidRequestError('the base domain itself cannot be reserved', 'hostname');
+  if (host === base) throw new ControlInvalidRequestError(isWildcard ? `*.${base} would take every tenant's names; reserve *.<name>.${base}` : 'the base domain itself cannot be reserved', 'hostname');
   if (!host.endsWith(`.${base}`)) return 'custom';
   // One label under the base domain, so the edge's wildcard certificate (*.base) covers it.
   if (host.slice(0, -base.length - 1).includes('.')) {

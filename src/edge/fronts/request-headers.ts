@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { writeStreamMeta } from '../../wire/index.js';
+import { normalizeHost, writeStreamMeta } from '../../wire/index.js';
 import type { StreamMeta } from '../../wire/index.js';
 
 /**
@@ -109,13 +109,11 @@ export function http2ResponseHeaders(headers: IncomingHttpHeaders): OutgoingHttp
   return out;
 }
 
-/** hostWithoutPort returns the lowercased host of a Host/:authority value ('' when absent). */
+/**
+ * hostWithoutPort returns the normal form of a Host/:authority value ('' when absent or malformed):
+ * the one the data plane matches with (src/wire/host-name.ts), so `App.Example.COM.:8080` finds the
+ * binding of `app.example.com` at the edge and its virtual host at the agent alike.
+ */
 export function hostWithoutPort(authority: string | undefined): string {
-  if (authority === undefined) return '';
-  if (authority.startsWith('[')) {
-    const end = authority.indexOf(']');
-    return end < 0 ? '' : authority.slice(0, end + 1).toLowerCase();
-  }
-  const colon = authority.indexOf(':');
-  return (colon < 0 ? authority : authority.slice(0, colon)).toLowerCase();
+  return authority === undefined ? '' : (normalizeHost(authority) ?? '');
 }

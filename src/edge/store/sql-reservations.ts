@@ -32,7 +32,7 @@ function resolveTarget(input: CreateReservationInput): Target {
       if (spec.domainType !== 'subdomain' && spec.domainType !== 'custom') {
         throw new StoreInvalidInputError('spec.domainType', 'must be subdomain or custom');
       }
-      return { kind: 'domain', value: normalizeHostname('spec.hostname', spec.hostname), domainType: spec.domainType };
+      return { kind: 'domain', value: normalizeDomainValue(spec.hostname), domainType: spec.domainType };
     case 'tcp-port':
       if ('pool' in spec) return { kind: 'tcp-port', pool: checkPortPool('spec.pool', spec.pool) };
       return { kind: 'tcp-port', value: String(checkPort('spec.port', spec.port)), port: spec.port };
@@ -45,6 +45,26 @@ function resolveTarget(input: CreateReservationInput): Target {
 }
 
 const HELD = 'SELECT * FROM reservations WHERE released_at IS NULL';
+
+/** normalizeDomainValue normalises a domain reservation's hostname: a DNS name, or `*.` and one (a wildcard). */
+function normalizeDomainValue(hostname: string): string {
+  return hostname.startsWith('*.') ? `*.${normalizeHostname('spec.hostname', hostname.slice(2))}` : normalizeHostname('spec.hostname', hostname);
+}
+
+/**
+ * wildcardParentTx returns the domain a wildcard `*.D` stands under, which the account must hold
+ * and (a custom domain) have verified: otherwise anyone could take the names under another
+ * tenant's domain (issue 12 finding 6; docs/edge.md "Wildcard reservations").
+ */
+async function wildcardParentTx(tx: SqlExecutor, accountId: string, wildcard: string): Promise<Reservation> {
+  const domain = wildcard.slice(2);
+  const parent = await heldByValue(tx, 'domain', domain);
+  if (parent === undefined || parent.accountId !== accountId) {
+    throw new StoreInvalidInputError('spec.hostname', `a wildcard ${wildcard} needs ${domain} reserved by the same account first`);
+  }
+  if (!parent.verified) throw new StoreInvalidInputError('spec.hostname', `a wildcard ${wildcard} needs ${domain} verified first (POST /v1/reservations/{id}/verify)`);
+  return parent;
+}
 
 /** heldReservation returns a reservation the account holds, or undefined. */
 export async function heldReservation(tx: SqlExecutor, accountId: string, id: string): Promise<Reservation | undefined> {
@@ -147,6 +167,7 @@ export async function createReservationTx(
     }
     if (existing) return adopt(tx, existing, target, change);
   }
+  const parent = target.kind === 'domain' && target.value.startsWith('*.') ? await wildcardParentTx(tx, input.accountId, target.value) : undefined;
   await checkQuotaTx(tx, input.accountId, 'reservations', input.quota, now);
   const value = await allocate(tx, target);
   const domainType = target.kind === 'domain' ? target.domainType : null;
@@ -158,9 +179,10 @@ export async function createReservationTx(
     name,
     labels: labels ?? {},
     domainType,
-    // A custom domain proves ownership by a DNS TXT record holding this token; it is public, not a secret.
-    verificationToken: domainType === 'custom' ? randomBytes(16).toString('base64url') : null,
-    verified: target.kind !== 'domain' || domainType === 'subdomain',
+    // A custom domain proves ownership by a DNS TXT record holding this token; it is public, not a
+    // secret. A wildcard needs none: its parent domain, held and verified by the account, proved it.
+    verificationToken: domainType === 'custom' && parent === undefined ? randomBytes(16).toString('base64url') : null,
+    verified: target.kind !== 'domain' || domainType === 'subdomain' || parent !== undefined,
     createdAt: now,
     updatedAt: now,
   };
@@ -224,6 +246,12 @@ export async function releaseReservationTx(
     targetId: id,
     detail: { kind: reservation.kind, value: reservation.value, revokedTunnelKeyIds },
   });
+  // The wildcard under a released domain goes with it: it was granted on that domain's strength.
+  const wildcard = reservation.kind === 'domain' && !reservation.value.startsWith('*.') ? await heldByValue(tx, 'domain', `*.${reservation.value}`) : undefined;
+  if (wildcard !== undefined && wildcard.accountId === accountId) {
+    const cascaded = await releaseReservationTx(tx, accountId, wildcard.id, now, actor);
+    return { reservation, revokedTunnelKeyIds: [...revokedTunnelKeyIds, ...cascaded.revokedTunnelKeyIds] };
+  }
   return { reservation, revokedTunnelKeyIds };
 }
 

@@ -1,4 +1,5 @@
 import type { BindingKind, ListenerProtocol, TlsMode } from '../../model/index.js';
+import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
 
 /** PortSpec is one port of a dedicated-address binding and what it speaks. */
 export interface AddressPort {
@@ -36,9 +37,12 @@ export interface BindingDirectory {
 }
 
 /**
- * StaticBindingDirectory is an in-memory directory. Host lookup: exact name first, then the
- * longest matching `*.suffix` wildcard (a wildcard covers exactly one more label, as in
- * Gateway API hostnames and RFC 6125 §6.4.3).
+ * StaticBindingDirectory is an in-memory directory. Host lookup, on the normal form the data plane
+ * uses too (src/wire/host-name.ts: lowercase, no port, no trailing dot): the exact name first,
+ * then the longest `*.suffix` wildcard that covers it with one or more labels. One or more is the
+ * Gateway API's reach and the widest of the APIs; the edge does not know which API a binding came
+ * from, so the binding's data plane narrows it (an Ingress wildcard covers one label) and answers
+ * a deeper name 404 itself (docs/edge.md "Host names").
  */
 export class StaticBindingDirectory implements BindingDirectory {
   #byId = new Map<string, EdgeBinding>();
@@ -77,11 +81,16 @@ export class StaticBindingDirectory implements BindingDirectory {
   }
 
   byHost(hostname: string): EdgeBinding | undefined {
-    const name = hostname.toLowerCase();
+    const name = normalizeHost(hostname);
+    if (name === undefined) return undefined;
     const exact = this.#exact.get(name);
     if (exact !== undefined) return exact;
-    const dot = name.indexOf('.');
-    return dot > 0 ? this.#wildcard.get(name.slice(dot)) : undefined;
+    if (this.#wildcard.size === 0) return undefined;
+    for (const suffix of wildcardSuffixes(name)) {
+      const binding = this.#wildcard.get(suffix);
+      if (binding !== undefined) return binding;
+    }
+    return undefined;
   }
 
   byPort(port: number): EdgeBinding | undefined {
