@@ -9,7 +9,7 @@ import { BackendConnectError, BackendTimeoutError } from './errors.js';
 import { sendLocalResponse } from './exchange.js';
 import type { Downstream } from './exchange.js';
 import type { MirrorSender } from './mirror.js';
-import { planResponseHeaders } from './request-plan.js';
+import { planForBackend, planResponseHeaders } from './request-plan.js';
 import type { ForwardPlan } from './request-plan.js';
 import type { UpstreamClient, UpstreamResponse } from './upstream.js';
 
@@ -26,8 +26,8 @@ export interface ProxyDeps {
 const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const maxRetries = 5;
 
-/** AttemptOutcome is one try at a backend: a response, or a local answer to give. */
-type AttemptOutcome = { kind: 'response'; response: UpstreamResponse } | { kind: 'local'; status: number; body: string };
+/** AttemptOutcome is one try at a backend: a response (with the plan as sent to that backend), or a local answer to give. */
+type AttemptOutcome = { kind: 'response'; response: UpstreamResponse; sent: ForwardPlan } | { kind: 'local'; status: number; body: string };
 
 /** ClientClosedError aborts the upstream side of an exchange whose client went away. */
 class ClientClosedError extends Error {
@@ -73,7 +73,7 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
         return;
       }
       if (outcome.kind === 'local') sendLocalResponse(ds, outcome.status, outcome.body);
-      else await streamResponse(ds, plan, outcome.response, whole.signal);
+      else await streamResponse(ds, outcome.sent, outcome.response, whole.signal);
       return;
     }
   } finally {
@@ -101,7 +101,7 @@ function sendMirrors(deps: ProxyDeps, plan: ForwardPlan, body: Downstream['body'
   for (const m of plan.mirrors) deps.mirror.send(m, plan, body);
 }
 
-/** attemptOnce picks a backend and endpoint and sends the request once. */
+/** attemptOnce picks a backend and endpoint and sends the request once, with that backend's filters applied. */
 async function attemptOnce(
   deps: ProxyDeps,
   route: HttpRoute,
@@ -112,15 +112,16 @@ async function attemptOnce(
   const choice = chooseEndpoint(deps, route.backends);
   if (choice.kind === 'local') return choice;
   const { endpoint, backend, target } = choice;
+  const sent = planForBackend(plan, backend);
   // Without a per-attempt timeout the exchange's own signal is enough (no extra controller).
   const backendMs = route.timeouts?.backendRequestMs;
   const attempt = !backendMs ? undefined : attemptSignal(whole, backendMs);
   const signal = attempt?.signal ?? whole;
   try {
-    const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: plan.headers, body };
+    const request = { method: sent.method, path: sent.target, authority: sent.authority, headers: sent.headers, body };
     const response = await clientOf(deps, backend).send(endpoint, request, signal);
     if (attempt) response.body.once('close', attempt.cleanup);
-    return { kind: 'response', response };
+    return { kind: 'response', response, sent };
   } catch (err) {
     attempt?.cleanup();
     if (err instanceof BackendTimeoutError) return { kind: 'local', status: 504, body: `${err.message}\n` };

@@ -1,4 +1,4 @@
-import type { CorsPolicy, HeaderModifier, HttpFilter, HttpRoute } from '../model/index.js';
+import type { CorsPolicy, HeaderModifier, HttpFilter, HttpRoute, ServiceBackend } from '../model/index.js';
 import { decorateSimpleResponse, isPreflight, preflightHeaders } from './cors.js';
 import { appendForwardedFor, applyHeaderModifier, stripHopByHop } from './headers.js';
 import type { HeaderMap } from './headers.js';
@@ -101,6 +101,23 @@ function completeForwardedHeaders(headers: HeaderMap, req: IncomingFacts): void 
   appendForwardedFor(headers, req.clientAddress);
   headers['x-forwarded-proto'] ??= req.scheme;
   headers['x-forwarded-host'] ??= req.authority;
+}
+
+/**
+ * planForBackend adds the filters of the backend one attempt goes to (Gateway API
+ * HTTPBackendRef.filters: run "if and only if the request is being forwarded to the backend"),
+ * after the route's, so on the same header the backend's wins. `plan` itself is never changed: a
+ * retry that picks another backend starts again from the route's headers. Without backend filters
+ * the plan is returned as it is (no copy on the common path).
+ */
+export function planForBackend(plan: ForwardPlan, backend: ServiceBackend): ForwardPlan {
+  if (!backend.filters) return plan;
+  const out: ForwardPlan = { ...plan, headers: { ...plan.headers }, responseModifiers: [...plan.responseModifiers] };
+  for (const f of backend.filters) {
+    if (f.type === 'RequestHeaderModifier') applyHeaderModifier(out.headers, f);
+    else out.responseModifiers.push(f);
+  }
+  return out;
 }
 
 /** planResponseHeaders prepares a backend's response headers for the client. */

@@ -8,7 +8,7 @@ import type { HttpRoute } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Downstream } from './exchange.js';
 import { sendLocalResponse } from './exchange.js';
-import { planResponseHeaders } from './request-plan.js';
+import { planForBackend, planResponseHeaders } from './request-plan.js';
 import type { ForwardPlan } from './request-plan.js';
 import type { ProxyDeps } from './http-proxy.js';
 
@@ -22,10 +22,11 @@ const websocketGuid = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
  * WebSocket frames, which are copied unchanged with backpressure. A backend that refuses the
  * upgrade has its answer forwarded as it is.
  */
-export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream, stream: ServerHttp2Stream, plan: ForwardPlan): void {
+export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream, stream: ServerHttp2Stream, routePlan: ForwardPlan): void {
   const choice = chooseEndpoint(deps, route.backends);
   if (choice.kind === 'local') return sendLocalResponse(ds, choice.status, choice.body);
   const { endpoint } = choice;
+  const plan = planForBackend(routePlan, choice.backend);
   const wsKey = randomBytes(16).toString('base64');
   const headers = {
     ...plan.headers,

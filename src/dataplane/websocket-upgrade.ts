@@ -7,6 +7,7 @@ import { chooseEndpoint } from './backend-choice.js';
 import { hopByHopHeaders } from './headers.js';
 import type { HeaderMap } from './headers.js';
 import type { ProxyDeps } from './http-proxy.js';
+import { planForBackend } from './request-plan.js';
 import type { ForwardPlan, LocalAnswer } from './request-plan.js';
 
 /**
@@ -20,7 +21,7 @@ export function proxyHttp1Upgrade(deps: ProxyDeps, route: HttpRoute, plan: Forwa
   const choice = chooseEndpoint(deps, route.backends);
   if (choice.kind === 'local') return writeLocal(client, { kind: 'local', status: choice.status, body: choice.body, headers: {} });
   const headers: HeaderMap = {
-    ...plan.headers,
+    ...planForBackend(plan, choice.backend).headers,
     host: plan.authority,
     connection: 'Upgrade',
     upgrade: String(req.headers.upgrade ?? 'websocket'),

@@ -150,6 +150,12 @@ export type HttpFilter =
   | ({ type: 'CORS' } & CorsPolicy)
   | { type: 'DirectResponse'; statusCode: number; body?: string };
 
+/**
+ * BackendFilter is a filter of one backend reference (Gateway API HTTPBackendRef.filters): it runs
+ * if and only if the request is forwarded to that backend, after the route's own filters.
+ */
+export type BackendFilter = Extract<HttpFilter, { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier' }>;
+
 /** BackendProtocol is how the data plane talks to a backend. */
 export type BackendProtocol = 'http' | 'h2c' | 'h2' | 'ws' | 'tcp' | 'tls';
 
@@ -164,6 +170,8 @@ export interface ServiceBackend {
   portName: string;
   protocol: BackendProtocol;
   weight: number;
+  /** filters applied only to requests sent to this backend (HTTP routes only); absent means none */
+  filters?: BackendFilter[];
 }
 
 /**

@@ -52,6 +52,8 @@ export function validate(graph: RouteGraph): string[] {
     unique(s.id);
     if (!listeners.has(s.listenerId)) errors.push(`${s.id}: unknown listener ${s.listenerId}`);
     errors.push(...validateBackends(s.id, s.backends));
+    // Backend filters transform HTTP messages; a byte stream has none to transform.
+    if (s.backends.some((b) => b.kind === 'service' && b.filters !== undefined)) errors.push(`${s.id}: stream route backend with filters`);
   }
   for (const r of graph.reservations) {
     unique(r.id);
@@ -69,6 +71,8 @@ function validateRoute(r: HttpRoute): string[] {
   const redirects = r.filters.filter((f) => f.type === 'RequestRedirect' || f.type === 'DirectResponse').length;
   if (redirects === 0 && r.backends.length === 0) errors.push(`${r.id}: no backend and no redirect`);
   errors.push(...validateBackends(r.id, r.backends));
+  for (const f of r.filters)
+    if (f.type === 'RequestMirror' && f.backend.filters !== undefined) errors.push(`${r.id}: mirror backend with filters`);
   return errors;
 }
 
@@ -77,6 +81,7 @@ function validateBackends(id: string, backends: Backend[]): string[] {
   for (const b of backends) {
     if (!Number.isInteger(b.weight) || b.weight < 0 || b.weight > 1_000_000) errors.push(`${id}: invalid weight ${b.weight}`);
     if (b.kind === 'service' && !isPort(b.port)) errors.push(`${id}: invalid backend port ${b.port}`);
+    if (b.kind === 'service' && b.filters?.length === 0) errors.push(`${id}: empty backend filter list (omit it)`);
   }
   return errors;
 }

@@ -101,8 +101,8 @@ export const KINDS = [
     kind: 'HTTPRoute', group: GATEWAY_GROUP, versions: ['v1'], plural: 'httproutes', key: 'httpRoutes', optional: true, watched: true, readBy: ['gateway'],
     codec: httpRouteCodec,
     route: { listenerProtocols: ['HTTP', 'HTTPS'], serving: 'http' },
-    // Each name here passed its conformance tests (docs/conformance.md); left out: backend-level
-    // filters (HTTPRouteBackendRequestHeaderModification: the graph has no per-backend filters yet).
+    // Each name here passed its conformance tests (docs/conformance.md); backendRef header modifiers
+    // (HTTPRouteBackendRequestHeaderModification) ride on the graph's ServiceBackend.
     features: [
       'HTTPRoute',
       'HTTPRoute303RedirectStatusCode',
@@ -110,6 +110,7 @@ export const KINDS = [
       'HTTPRoute308RedirectStatusCode',
       'HTTPRouteBackendProtocolH2C',
       'HTTPRouteBackendProtocolWebSocket',
+      'HTTPRouteBackendRequestHeaderModification',
       'HTTPRouteBackendTimeout',
       'HTTPRouteCORS',
       'HTTPRouteDestinationPortMatching',

@@ -1,13 +1,20 @@
 import { expect } from 'chai';
 import { isValidHostPattern, validate } from '../../src/model/index.js';
-import type { RouteGraph } from '../../src/model/index.js';
+import type { BackendFilter, RouteGraph } from '../../src/model/index.js';
 import { graphWith, route, serviceBackend } from '../support/graph-builders.js';
 
+const headerSet: BackendFilter = { type: 'RequestHeaderModifier', set: [{ name: 'x-a', value: 'b' }], add: [], remove: [] };
 const ok = (): RouteGraph => graphWith('a.example.com', [route('r1', { type: 'Prefix', value: '/' })]);
 
 describe('validate', () => {
   it('accepts a well-formed graph', () => {
     expect(validate(ok())).to.deep.equal([]);
+  });
+
+  it('accepts filters on an HTTP route backend', () => {
+    const g = ok();
+    g.virtualHosts[0]!.routes[0]!.backends = [{ ...serviceBackend('a'), filters: [headerSet] }];
+    expect(validate(g)).to.deep.equal([]);
   });
 
   const breakers: [string, (g: RouteGraph) => void, RegExp][] = [
@@ -21,6 +28,17 @@ describe('validate', () => {
     ['an IP-literal hostname', (g) => (g.bindings[0]!.hostnames = ['10.0.0.1']), /invalid hostname 10.0.0.1/],
     ['a host binding with no hostname', (g) => (g.bindings[0]!.hostnames = []), /without hostname/],
     ['an https listener without tls', (g) => (g.listeners[0]!.protocol = 'https'), /without tls/],
+    ['an empty backend filter list', (g) => (g.virtualHosts[0]!.routes[0]!.backends = [{ ...serviceBackend('a'), filters: [] }]), /empty backend filter list/],
+    [
+      'a mirror backend with filters',
+      (g) => g.virtualHosts[0]!.routes[0]!.filters.push({ type: 'RequestMirror', percent: 100, backend: { ...serviceBackend('m'), filters: [headerSet] } }),
+      /mirror backend with filters/,
+    ],
+    [
+      'a stream route backend with filters',
+      (g) => g.streamRoutes.push({ id: 's1', listenerId: g.listeners[0]!.id, source: g.listeners[0]!.source, hostnames: [], backends: [{ ...serviceBackend('t'), filters: [headerSet] }] }),
+      /stream route backend with filters/,
+    ],
     [
       'two listeners of one binding on one port with incompatible protocols',
       (g) => g.listeners.push({ ...g.listeners[0]!, id: `${g.listeners[0]!.id}2`, protocol: 'tcp' }),

@@ -11,8 +11,11 @@ describe('Gateway API supported features', () => {
     expect(new Set(SUPPORTED_FEATURES).size).to.equal(SUPPORTED_FEATURES.length);
   });
 
-  it('does not claim backend-level filters, which the route graph cannot express', () => {
-    expect(SUPPORTED_FEATURES).to.not.include('HTTPRouteBackendRequestHeaderModification');
+  it('claims backendRef header modifiers, which the route graph carries per backend', () => {
+    expect(SUPPORTED_FEATURES).to.include('HTTPRouteBackendRequestHeaderModification');
+  });
+
+  it('does not claim UDPRoute, which tuna does not serve', () => {
     expect(SUPPORTED_FEATURES).to.not.include('UDPRoute');
   });
 

@@ -4,7 +4,7 @@ import type { IGRPCRouteRule } from '@kubernetes-models/gateway-api/gateway.netw
 import type { IHTTPRouteFilter } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteFilter';
 import type { Backend, HttpMatch, PathMatch } from '../../model/index.js';
 import { namespaceOf } from '../common/meta.js';
-import { resolveBackend } from './backend-refs.js';
+import { resolveFilteredBackend } from './backend-filters.js';
 import type { RouteOf } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
 import { convertFilters } from './http-filters.js';
@@ -43,9 +43,8 @@ function compileRule(ctx: TranslationContext, ref: RouteOf, rule: IGRPCRouteRule
   const unresolved = [...f.unresolved];
   const backends: Backend[] = [];
   for (const b of rule.backendRefs ?? []) {
-    if ((b.filters ?? []).length > 0)
-      return { dropped: { reason: 'UnsupportedValue', message: 'filters on a backendRef are not supported; put them on the rule' }, unresolved };
-    const r = resolveBackend(ctx, ref, b, 'h2c');
+    const r = resolveFilteredBackend(ctx, ref, b, 'h2c');
+    if ('invalid' in r) return { dropped: r.invalid, unresolved };
     backends.push(r.backend);
     if (r.problem) unresolved.push(r.problem);
   }

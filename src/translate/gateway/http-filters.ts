@@ -109,7 +109,8 @@ function unsupported(message: string): Problem {
   return { reason: 'UnsupportedValue', message };
 }
 
-function headerModifier(h: IHTTPHeaderFilter | undefined): HeaderModifier {
+/** headerModifier normalises an HTTPHeaderFilter (absent lists become empty). */
+export function headerModifier(h: IHTTPHeaderFilter | undefined): HeaderModifier {
   return {
     set: (h?.set ?? []).map((x) => ({ name: x.name, value: x.value })),
     add: (h?.add ?? []).map((x) => ({ name: x.name, value: x.value })),

@@ -2,7 +2,7 @@ import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import type { IHTTPRouteRule } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteRule';
 import type { Backend, HttpMatch, RetryPolicy, RouteTimeouts } from '../../model/index.js';
 import { namespaceOf } from '../common/meta.js';
-import { resolveBackend } from './backend-refs.js';
+import { resolveFilteredBackend } from './backend-filters.js';
 import type { RouteOf } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
 import { parseDuration } from './duration.js';
@@ -46,9 +46,8 @@ function compileRule(ctx: TranslationContext, ref: RouteOf, rule: IHTTPRouteRule
   const unresolved = [...f.unresolved];
   const backends: Backend[] = [];
   for (const b of rule.backendRefs ?? []) {
-    if ((b.filters ?? []).length > 0)
-      return { dropped: { reason: 'UnsupportedValue', message: 'filters on a backendRef are not supported; put them on the rule' }, unresolved };
-    const r = resolveBackend(ctx, ref, b);
+    const r = resolveFilteredBackend(ctx, ref, b);
+    if ('invalid' in r) return { dropped: r.invalid, unresolved };
     backends.push(r.backend);
     if (r.problem) unresolved.push(r.problem);
   }
