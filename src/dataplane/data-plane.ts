@@ -159,22 +159,26 @@ export class DataPlane implements TunnelStreamHandler {
       const onDecryptedSocket = (socket: Duplex): void => proxyDecrypted(this.deps, socket, result.backends);
       return terminateTls(stream, result.listeners, this.contexts, { onDecryptedSocket, onHttp2Stream: refuse, onHttp1Request: refuse, onHttp1Upgrade: refuse }, tlsOptions);
     }
-    const inner: EntryPoint = { ...entry, publicProtocol: 'https' };
-    const conn: ConnectionFacts = { clientAddress: context.clientAddress, scheme: 'https', entry: inner };
+    // The SNI rides along so that a request whose Host belongs to another listener gets 421.
+    const connFor = (sni: string | undefined): ConnectionFacts => {
+      const name = sni === undefined ? undefined : normalizeHost(sni);
+      const inner: EntryPoint = { ...entry, publicProtocol: 'https', ...(name === undefined ? {} : { sni: name }) };
+      return { clientAddress: context.clientAddress, scheme: 'https', entry: inner };
+    };
     terminateTls(
       stream,
       result.listeners,
       this.contexts,
       {
         // A decrypted request is routed on the table in force when it arrives, like a tunnel stream.
-        onHttp2Stream: (s, h) => {
+        onHttp2Stream: (s, h, sni) => {
           s.on('error', () => undefined);
-          if (h[':method'] !== 'CONNECT') return this.serveHttp(this.table, downstreamFromHttp2(s, h), conn, context);
-          if (h[':protocol'] === 'websocket') return this.serveWebSocket(this.table, s, h, conn, context);
+          if (h[':method'] !== 'CONNECT') return this.serveHttp(this.table, downstreamFromHttp2(s, h), connFor(sni), context);
+          if (h[':protocol'] === 'websocket') return this.serveWebSocket(this.table, s, h, connFor(sni), context);
           s.respond({ ':status': 501 }, { endStream: true });
         },
-        onHttp1Request: (req: IncomingMessage, res: ServerResponse) => this.serveHttp(this.table, downstreamFromHttp1(req, res), conn, context),
-        onHttp1Upgrade: (req, socket, head) => this.serveHttp1Upgrade(this.table, req, socket, head, conn),
+        onHttp1Request: (req: IncomingMessage, res: ServerResponse, sni) => this.serveHttp(this.table, downstreamFromHttp1(req, res), connFor(sni), context),
+        onHttp1Upgrade: (req, socket, head, sni) => this.serveHttp1Upgrade(this.table, req, socket, head, connFor(sni)),
       },
       tlsOptions,
     );

@@ -62,6 +62,7 @@ export function resolveRequest(
   const headers = ds.headers as Record<string, string | string[] | undefined>;
   const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: search === '' ? noQuery : new URLSearchParams(search) };
   const result = routeHttp(table, conn.entry, host, matchFacts);
+  if (result.kind === 'misdirected') return { status: 421, body: `misdirected request: ${host} is not served on a connection for ${result.sni}\n` };
   if (result.kind === 'no-host') return { status: 404, body: `no route for host ${host}\n` };
   if (result.kind === 'no-route') return { status: 404, body: `no route for ${path} on ${host}\n` };
   const proto = headerValue(headers, 'x-forwarded-proto');

@@ -62,6 +62,8 @@ export interface EntryPoint {
   bindingId: string;
   publicPort: number;
   publicProtocol: ListenerProtocol;
+  /** the TLS server name the client sent, when its TLS was terminated here (the data plane) */
+  sni?: string;
 }
 
 /**
@@ -81,16 +83,42 @@ export function selectListeners(table: RouteTable, entry: EntryPoint, protocols:
 export type HttpRouteResult =
   | { kind: 'route'; vhost: CompiledVirtualHost; route: HttpRoute }
   | { kind: 'no-host' }
-  | { kind: 'no-route'; vhost: CompiledVirtualHost };
+  | { kind: 'no-route'; vhost: CompiledVirtualHost }
+  | { kind: 'misdirected'; sni: string };
 
-/** routeHttp finds the route of an HTTP request whose normalised host is `host`. */
+/**
+ * routeHttp finds the route of an HTTP request whose normalised host is `host`. On a connection
+ * whose TLS was terminated here, a Host that another listener serves is `misdirected` (421).
+ */
 export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, req: RequestFacts): HttpRouteResult {
   const listeners = selectListeners(table, entry, ['http', 'https']);
+  if (entry.sni !== undefined && isMisdirected(listeners, entry.sni, host)) return { kind: 'misdirected', sni: entry.sni };
   const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
   const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host, (v) => wildcardDepthOf(v.listener));
   if (!vhost) return { kind: 'no-host' };
   for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route };
   return { kind: 'no-route', vhost };
+}
+
+/**
+ * listenerForName picks the listener whose hostname best fits `name` (Gateway API listener
+ * precedence): the exact hostname, then the longest wildcard (at the listener's wildcard depth),
+ * then a listener without hostname.
+ */
+export function listenerForName(listeners: readonly Listener[], name: string): Listener | undefined {
+  return selectByHost(listeners, (l) => l.hostname ?? '*', name, wildcardDepthOf);
+}
+
+/**
+ * isMisdirected says whether a request for `host` arrived on a TLS connection opened for `sni`
+ * that belongs to another listener: among the HTTPS listeners of the port, the one the SNI
+ * selects is not the one the Host selects (RFC 9110 §15.5.20; Gateway API `Listener.hostname`).
+ * A Host no listener serves is not misdirected: it gets the listener's 404.
+ */
+export function isMisdirected(listeners: readonly Listener[], sni: string, host: string): boolean {
+  const https = listeners.filter((l) => l.protocol === 'https');
+  const byHost = listenerForName(https, host);
+  return byHost !== undefined && byHost.id !== listenerForName(https, sni)?.id;
 }
 
 /** StreamRouteResult is what a raw CONNECT stream is for. */

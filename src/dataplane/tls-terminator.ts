@@ -9,14 +9,17 @@ import type { Listener, SecretRef } from '../model/index.js';
 import { matchesWildcard } from './host.js';
 import type { SecureContextCache } from './certificates.js';
 
-/** DecryptedHandlers receive what is inside a terminated TLS stream. */
+/**
+ * DecryptedHandlers receive what is inside a terminated TLS stream; `sni` is the server name the
+ * client sent in its ClientHello (undefined without one).
+ */
 export interface DecryptedHandlers {
   /** when set, the decrypted bytes are not HTTP: the socket goes here as it is (TLSRoute Terminate) */
   onDecryptedSocket?(socket: tls.TLSSocket): void;
-  onHttp2Stream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
-  onHttp1Request(req: IncomingMessage, res: ServerResponse): void;
+  onHttp2Stream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, sni: string | undefined): void;
+  onHttp1Request(req: IncomingMessage, res: ServerResponse, sni: string | undefined): void;
   /** an HTTP/1.1 Upgrade (WebSocket) */
-  onHttp1Upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  onHttp1Upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, sni: string | undefined): void;
 }
 
 /** TlsTerminatorOptions bound a terminated connection. */
@@ -65,13 +68,14 @@ export function terminateTls(
     // by hand keeps it set, and HTTP/2 would then wait for a 'secureConnect' that never comes.
     (socket as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
     if (handlers.onDecryptedSocket) return handlers.onDecryptedSocket(socket);
+    const sni = typeof socket.servername === 'string' && socket.servername !== '' ? socket.servername : undefined;
     if (socket.alpnProtocol === 'h2') {
       const session = http2.performServerHandshake(socket, { settings: options.http2Settings });
-      session.on('stream', (s, h) => handlers.onHttp2Stream(s, h));
+      session.on('stream', (s, h) => handlers.onHttp2Stream(s, h, sni));
       session.on('error', () => socket.destroy());
     } else {
-      const server = http.createServer((req, res) => handlers.onHttp1Request(req, res));
-      server.on('upgrade', (req: IncomingMessage, s: Duplex, head: Buffer) => handlers.onHttp1Upgrade(req, s, head));
+      const server = http.createServer((req, res) => handlers.onHttp1Request(req, res, sni));
+      server.on('upgrade', (req: IncomingMessage, s: Duplex, head: Buffer) => handlers.onHttp1Upgrade(req, s, head, sni));
       server.emit('connection', socket);
     }
   });

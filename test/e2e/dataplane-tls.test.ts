@@ -180,6 +180,45 @@ describe('data plane: TLS terminated in the cluster', () => {
       session.destroy();
     }
   });
+
+  it('answers 421 over HTTP/2 when the Host belongs to another listener than the SNI, and serves its own', async () => {
+    const socket = await openTls('a.secure.test', certA.cert, 'h2');
+    const session = http2.connect('https://a.secure.test', { createConnection: () => socket });
+    try {
+      const ask = (authority: string): Promise<{ status: number; body: string }> =>
+        new Promise((resolve, reject) => {
+          const req = session.request({ ':path': '/coalesced', ':authority': authority });
+          let status = 0;
+          let body = '';
+          req.once('response', (h) => (status = Number(h[':status'])));
+          req.on('data', (c: Buffer) => (body += c.toString()));
+          req.on('end', () => resolve({ status, body }));
+          req.on('error', reject);
+        });
+      const misdirected = await ask('b.secure.test');
+      expect(misdirected.status).to.equal(421);
+      expect(misdirected.body).to.contain('b.secure.test');
+      // The same connection still serves the listener its SNI chose.
+      const own = await ask('a.secure.test');
+      expect(own.status).to.equal(200);
+      expect((JSON.parse(own.body) as EchoReply).url).to.equal('/coalesced');
+      expect(backend.requests.length).to.equal(1);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('answers 421 over HTTP/1.1 when the Host belongs to another listener than the SNI', async () => {
+    const socket = await openTls('b.secure.test', certB.cert, 'http/1.1');
+    socket.write('GET /coalesced HTTP/1.1\r\nHost: a.secure.test\r\nConnection: close\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (c: Buffer) => (data += c.toString()));
+      socket.once('end', () => resolve(data));
+    });
+    expect(answer).to.match(/^HTTP\/1\.1 421 /);
+    expect(answer).to.contain('misdirected request');
+  });
 });
 
 describe('data plane: TLS terminated in the cluster, decrypted bytes to a TLSRoute backend', () => {
