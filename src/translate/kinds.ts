@@ -95,7 +95,7 @@ export const KINDS = [
   entry<IGateway>()({
     kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
     codec: gatewayCodec,
-    features: ['Gateway', 'GatewayHTTPListenerIsolation', 'GatewayPort8080', 'GatewayStaticAddresses'],
+    features: ['Gateway', 'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayPort8080', 'GatewayStaticAddresses'],
   }),
   entry<IHTTPRoute>()({
     kind: 'HTTPRoute', group: GATEWAY_GROUP, versions: ['v1'], plural: 'httproutes', key: 'httpRoutes', optional: true, watched: true, readBy: ['gateway'],
