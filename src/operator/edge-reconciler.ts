@@ -30,7 +30,14 @@ export class TunnelKeys implements TunnelKeySource {
     return this.#byBinding.get(bindingId);
   }
 
+  /**
+   * set records the key of a binding. An edge binding id (a Gateway address) belongs to one binding
+   * at a time: an address released by a Gateway that went and reserved again by a new one must not
+   * lead the new one's tunnels to the old, revoked key, so any other entry naming it is dropped.
+   */
   set(bindingId: string, key: HeldKey): void {
+    if (key.edgeBindingId !== undefined)
+      for (const [other, held] of this.#byBinding) if (other !== bindingId && held.edgeBindingId === key.edgeBindingId) this.#byBinding.delete(other);
     this.#byBinding.set(bindingId, key);
     this.isDirty = true;
   }
