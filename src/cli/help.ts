@@ -24,7 +24,7 @@ Control plane (the edge's control API, --edge URL and --api-key):
   reserve domain|tcp|address|list         reserve a hostname, a TCP port or an IP address
   release <domain|tcp|address> <id|value> release a reservation (its tunnel keys are revoked)
 
-Run tuna <command> --help for a command's options.`;
+Run tuna <command> --help for a command's options; tuna --version prints the version.`;
 
 /** commandHelp holds each command's --help. */
 export const commandHelp: Record<string, string> = {
