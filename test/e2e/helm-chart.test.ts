@@ -154,7 +154,9 @@ describe('charts/tuna (helm template)', function () {
     expect(ingressClass.metadata.name).to.equal('tuna');
     expect(ingressClass.spec).to.deep.equal({ controller: 'tuna.dev/ingress-controller' });
     expect(ingressClass.metadata.annotations).to.equal(undefined);
-    expect((one(defaults, 'GatewayClass').spec as { controllerName: string }).controllerName).to.equal('tuna.dev/gateway-controller');
+    const gatewayClass = one(defaults, 'GatewayClass').spec as { controllerName: string; description: string };
+    expect(gatewayClass.controllerName).to.equal('tuna.dev/gateway-controller');
+    expect(Buffer.byteLength(gatewayClass.description), 'the CRD allows 64 bytes').to.be.at.most(64);
     const asDefault = await helmTemplate(helm, { ...REQUIRED, 'ingressClass.default': true });
     expect(one(asDefault, 'IngressClass').metadata.annotations).to.deep.equal({ 'ingressclass.kubernetes.io/is-default-class': 'true' });
     expect(asDefault.filter((o) => o.kind === 'GatewayClass'), 'no Gateway API: no GatewayClass').to.deep.equal([]);
