@@ -8,11 +8,12 @@
 #   --push REF        push to a registry: the full reference for one image; for `all`, REPO[:TAG]
 #                     gives REPO/operator:TAG and REPO/edge:TAG. A loopback registry is plain HTTP.
 #   --tar FILE        write an OCI image layout as a tar file (both images for `all`, each named
-#                     tuna/<component>:<version> in index.json); `crane push DIR REF` pushes it
-#                     once untarred
+#                     tuna/<component>:<version> in index.json); once untarred,
+#                     `crane push --index DIR REF` pushes it
 #   Neither: --tar tuna-<component>.oci.tar in the current directory.
 #
-# What the image is (kept equal to the Dockerfile's by test/unit/image-dockerfile.test.ts):
+# What the image is (kept equal to the Dockerfile's by test/unit/image-dockerfile.test.ts and
+# test/e2e/image.test.ts):
 # an empty base; three layers staged by hack/image-rootfs.sh: base (passwd/group with nonroot
 # 65532, nsswitch.conf, /tmp, and only the shared libraries the node binary links), node (the
 # official Node 24 linux-x64 build that hack/node24.sh caches), app (/app: package.json, the
