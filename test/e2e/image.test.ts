@@ -50,6 +50,7 @@ describe('hack/image.sh: images without a Docker engine', function () {
   let work: string;
   let rootfs: string;
   let chrootBin: string;
+  let envBin: string;
   /** what the registry serves: the images image.sh pushed, and those of its pushed tarball */
   const pushed: Record<string, string> = {};
   const fromTar: Record<string, string> = {};
@@ -76,7 +77,7 @@ describe('hack/image.sh: images without a Docker engine', function () {
     rootfs = join(work, 'rootfs');
     mkdirSync(rootfs);
     await craneExport(crane, fromTar.operator!, rootfs);
-    chrootBin = (await run('bash', ['-c', 'command -v chroot'])).stdout.trim();
+    [chrootBin, envBin] = (await run('bash', ['-c', 'command -v chroot env'])).stdout.trim().split('\n') as [string, string];
   });
 
   after(async () => {
@@ -120,8 +121,9 @@ describe('hack/image.sh: images without a Docker engine', function () {
 
   it('runs tuna --version and tuna operator --help from the unpacked operator image with chroot, as 65532, with only the image env', async () => {
     const config = (await craneConfig(crane, fromTar.operator!)).config;
-    const env = Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-    const chroot = (args: string[]) => run(chrootBin, ['--userspec=65532:65532', rootfs, ...config.Entrypoint!, ...args], { env, timeout: 60_000 });
+    // env -i: only the image's environment. (Node passes NODE_V8_COVERAGE on to children even
+    // with an env of their own; under c8 the image's node would try to write coverage.)
+    const chroot = (args: string[]) => run(envBin, ['-i', ...(config.Env ?? []), chrootBin, '--userspec=65532:65532', rootfs, ...config.Entrypoint!, ...args], { timeout: 60_000 });
     const versionRun = await chroot(['--version']);
     expect(versionRun.stdout.trim()).to.equal(`tuna ${version}`);
     expect(versionRun.stderr).to.equal('');
