@@ -56,6 +56,25 @@ export const HostnameString = new t.Type<string, string, unknown>(
   String,
 );
 
+/** ListenAddress is where a server listens: a host (absent: every interface) and a port (0: any). */
+export interface ListenAddress {
+  host?: string;
+  port: number;
+}
+
+/** ListenAddressString decodes `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (every interface). */
+export const ListenAddressString = new t.Type<ListenAddress, string, unknown>(
+  'listen-address',
+  (u): u is ListenAddress => typeof u === 'object' && u !== null && 'port' in u,
+  (u, c) => {
+    const m = typeof u === 'string' ? /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):(\d{1,5})$/.exec(u) : null;
+    if (!m || Number(m[2]) > 65535) return t.failure(u, c, 'must be HOST:PORT, [IPv6]:PORT or :PORT');
+    const host = m[1]!.replace(/^\[|\]$/g, '');
+    return t.success(host === '' ? { port: Number(m[2]) } : { host, port: Number(m[2]) });
+  },
+  (a) => `${a.host?.includes(':') === true ? `[${a.host}]` : (a.host ?? '')}:${a.port}`,
+);
+
 /** ParsedArgs is what parseArgs returns, before validation. */
 export interface ParsedArgs {
   values: Record<string, string | boolean | string[] | boolean[] | undefined>;

@@ -25,7 +25,7 @@ Control plane (the edge's control API, --edge URL and --api-key):
   reserve domain|tcp|address|list         reserve a hostname, a TCP port or an IP address
   release <domain|tcp|address> <id|value> release a reservation (its tunnel keys are revoked)
 
-Run tuna <command> --help for a command's options.`;
+Run tuna <command> --help for a command's options; tuna --version prints the version.`;
 
 /** commandHelp holds each command's --help. */
 export const commandHelp: Record<string, string> = {
@@ -89,6 +89,8 @@ Options:
                      restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
   --secret-refresh S read the Secrets that HTTPS listeners name again every S seconds, so a
                      rotated certificate is served (default 30; 0: only when objects change)
+  --health-addr A    serve /healthz, /readyz (ready once synced with its tunnels up) and
+                     /metrics (Prometheus) over HTTP on A: HOST:PORT or :PORT (default: off)
 ${logFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE

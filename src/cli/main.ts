@@ -21,6 +21,7 @@ import { operatorCommand } from './commands/operator.js';
 import { runCommand } from './commands/run.js';
 import { tcpCommand } from './commands/tcp.js';
 import { explainError } from './explain.js';
+import { packageVersion } from './version.js';
 
 /** Command is one `tuna <command>`. */
 type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<number>;
@@ -54,6 +55,7 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
     io.out(topic !== undefined && commandHelp[topic] !== undefined ? commandHelp[topic] : mainHelp);
     return 0;
   }
+  if (name === '--version') return (io.out(`tuna ${packageVersion()}`), 0);
   const command = commands[name];
   if (!command) {
     io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);

@@ -17,3 +17,5 @@ export * from './container.js';
 export * from './edge-settings.js';
 export * from './secret-reader.js';
 export * from './accepted-certificates.js';
+export * from './health.js';
+export * from './health-server.js';

@@ -21,6 +21,8 @@ import {
   EventRecorder,
   KubeObjects,
   LeaderElector,
+  OperatorHealth,
+  startHealthServer,
   OperatorTunnels,
   SecretTunnelKeys,
   StatusWriter,
@@ -32,7 +34,7 @@ import type { OperatorSettings, SyncResult } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, SecondsString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, ListenAddressString, SecondsString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -48,9 +50,10 @@ const options = {
   'no-status': { type: 'boolean' },
   'keys-namespace': { type: 'string' },
   'secret-refresh': { type: 'string' },
+  'health-addr': { type: 'string' },
 } as const;
 
-const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString });
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString, 'health-addr': ListenAddressString });
 
 /**
  * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
@@ -61,7 +64,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const parsed = parseFlags(args, options, 'operator');
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh']), 'operator');
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
@@ -110,7 +113,9 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   let summary = '';
   // The operator's parts, each registered in a child container of the CLI's (src/operator/container.ts).
   const scope = runtime.container.createChildContainer();
-  scope.register(OBJECT_SOURCE, { useValue: new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) }) });
+  const objects = new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) });
+  scope.register(OBJECT_SOURCE, { useValue: objects });
+  const health = new OperatorHealth({ hasSynced: () => objects.hasSynced(), tunnels: () => manager.status(), isLeader: () => elector?.isLeader() ?? true });
   scope.register(DATA_PLANE, { useValue: dataPlane });
   scope.register(ENDPOINTS, { useValue: endpoints });
   scope.register(SECRET_READER, { useValue: secrets });
@@ -126,8 +131,12 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
     edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
     ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
     translate: { baseDomain: learned.baseDomain },
-    onError: (err) => report('sync failed (retrying)', err),
+    onError: (err) => {
+      health.recordFailure();
+      report('sync failed (retrying)', err);
+    },
     onSynced: (result) => {
+      health.recordSync(result.state.graph.bindings.length, result.edge?.pending.length ?? 0);
       const line = describe(result);
       if (line !== summary) log.info(line);
       summary = line;
@@ -135,6 +144,9 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   };
   scope.register(OPERATOR_SETTINGS, { useValue: settings });
   const operator = operatorFrom(scope);
+  // The probes answer from the start (liveness) and say ready once the first sync is done.
+  const healthServer = flags['health-addr'] === undefined ? undefined : await startHealthServer(health, flags['health-addr'].port, flags['health-addr'].host);
+  if (healthServer) log.info(`tuna operator: /healthz, /readyz and /metrics on port ${healthServer.address.port}`, { healthPort: healthServer.address.port });
   await operator.start();
   log.info(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`, { clusterId });
   const signal = await io.stopSignal;
@@ -142,6 +154,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   isStopping = true;
   await operator.stop();
   await elector?.stop();
+  await healthServer?.close();
   return 0;
 }
 

@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# The tuna images for people with Docker (docs/install.md):
+#   docker build --target operator -t tuna/operator:dev .
+#   docker build --target edge -t tuna/edge:dev .
+# Where there is no Docker engine, hack/image.sh builds the same images with crane. The two are
+# kept equal by test/e2e/image.test.ts: the same three layers staged by hack/image-rootfs.sh (base:
+# passwd/group and only the libraries node links; node; app), and the same user, working
+# directory, entrypoint, command, environment, exposed port and labels.
+ARG NODE_VERSION=24.22.3
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN node_modules/.bin/tsc -p tsconfig.build.json --outDir /app/dist \
+ && cp package.json package-lock.json /app/ \
+ && cd /app && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+COPY hack/image-rootfs.sh /usr/local/bin/image-rootfs.sh
+RUN image-rootfs.sh /rootfs /usr/local/bin/node /app
+
+# Distroless-like: an empty base, no shell, no package manager.
+FROM scratch AS runtime
+COPY --from=build /rootfs/base/ /
+COPY --from=build /rootfs/node/ /
+COPY --from=build /rootfs/app/ /
+ENV PATH=/usr/local/bin NODE_ENV=production
+USER 65532:65532
+WORKDIR /app
+ENTRYPOINT ["/usr/local/bin/node", "/app/dist/cli/main.js"]
+LABEL org.opencontainers.image.licenses=Apache-2.0
+
+FROM runtime AS edge
+LABEL org.opencontainers.image.title=tuna-edge \
+      org.opencontainers.image.description="tuna edge: publish Kubernetes Services through outbound HTTP/2 reverse tunnels"
+CMD ["edge"]
+
+# The last stage is the default target: the operator, with its probes and metrics port.
+FROM runtime AS operator
+LABEL org.opencontainers.image.title=tuna-operator \
+      org.opencontainers.image.description="tuna operator: publish Kubernetes Services through outbound HTTP/2 reverse tunnels"
+EXPOSE 8080/tcp
+CMD ["operator"]
