@@ -6,7 +6,7 @@ import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js'
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { EdgeReconciler, Operator, OperatorTunnels, TunnelKeys } from '../../src/operator/index.js';
-import type { ObjectSource, SyncResult } from '../../src/operator/index.js';
+import type { SyncResult } from '../../src/operator/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
@@ -14,33 +14,11 @@ import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
+import { ListedObjects } from '../support/operator-fakes.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 const ADDRESS_PORT = 18090;
 
-/** ListedObjects is an object cache that has listed every kind and holds what the test gives it. */
-class ListedObjects implements ObjectSource {
-  items: KubernetesObject[] = [];
-  onChange(): void {}
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  objects(): KubernetesObject[] {
-    return this.items;
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  hasListed(): boolean {
-    return true;
-  }
-  absentKinds(): string[] {
-    return [];
-  }
-}
 
 const obj = (o: Record<string, unknown>): KubernetesObject => o as KubernetesObject;
 

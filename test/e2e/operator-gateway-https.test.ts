@@ -8,7 +8,7 @@ import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { SecretRef } from '../../src/model/index.js';
 import { AcceptedCertificates, EdgeReconciler, Operator, OperatorTunnels, SecretReader, TunnelKeys } from '../../src/operator/index.js';
-import type { ObjectSource, SecretGetter, SyncResult } from '../../src/operator/index.js';
+import type { SecretGetter, SyncResult } from '../../src/operator/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
@@ -18,6 +18,7 @@ import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-st
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
+import { ListedObjects } from '../support/operator-fakes.js';
 
 // An HTTPS listener of a Gateway terminates in the cluster: the edge passes the raw TLS of the
 // Gateway's address to the operator's data plane, which presents the certificate of the Secret the
@@ -25,29 +26,6 @@ import type { TestCertificate } from '../support/tunnel-certs.js';
 const GW = 'gateway.networking.k8s.io/v1';
 const TLS_PORT = 18443;
 
-/** ListedObjects is an object cache that has listed every kind and holds what the test gives it. */
-class ListedObjects implements ObjectSource {
-  items: KubernetesObject[] = [];
-  onChange(): void {}
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  objects(): KubernetesObject[] {
-    return this.items;
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  hasListed(): boolean {
-    return true;
-  }
-  absentKinds(): string[] {
-    return [];
-  }
-}
 
 /** ClusterSecrets answers the reader's GETs as an apiserver would, from Secrets the test puts. */
 class ClusterSecrets implements SecretGetter {

@@ -1,5 +1,7 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TunnelControl } from '../../src/agent/index.js';
 import type { Binding } from '../../src/model/index.js';
+import type { ObjectSource } from '../../src/operator/index.js';
 
 /** RecordingTunnels is a TunnelControl that holds nothing and records the binding ids of each apply. */
 export class RecordingTunnels implements TunnelControl {
@@ -10,5 +12,29 @@ export class RecordingTunnels implements TunnelControl {
   }
   close(): Promise<void> {
     return Promise.resolve();
+  }
+}
+
+/** ListedObjects is an object cache that has listed every kind and holds what the test gives it. */
+export class ListedObjects implements ObjectSource {
+  items: KubernetesObject[] = [];
+  onChange(): void {}
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+  objects(): KubernetesObject[] {
+    return this.items;
+  }
+  hasSynced(): boolean {
+    return true;
+  }
+  hasListed(): boolean {
+    return true;
+  }
+  absentKinds(): string[] {
+    return [];
   }
 }

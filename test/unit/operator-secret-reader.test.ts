@@ -13,6 +13,7 @@ import type { ObjectSource, SecretGetter, SyncResult } from '../../src/operator/
 import { RecordingTunnels } from '../support/operator-fakes.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
+import { ListedObjects } from '../support/operator-fakes.js';
 
 const GW = 'gateway.networking.k8s.io/v1';
 
@@ -126,29 +127,6 @@ describe('SecretReader', () => {
   });
 });
 
-/** ListedObjects is an object cache that has listed every kind and holds what the test gives it. */
-class ListedObjects implements ObjectSource {
-  items: KubernetesObject[] = [];
-  onChange(): void {}
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  objects(): KubernetesObject[] {
-    return this.items;
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  hasListed(): boolean {
-    return true;
-  }
-  absentKinds(): string[] {
-    return [];
-  }
-}
 
 describe('operator: Secrets of HTTPS listeners', () => {
   let pair: TestCertificate;
