@@ -34,7 +34,9 @@ export const BASE_DOMAIN = 'tuna.test';
 export function storeEdgeConfig(url: string, store: Partial<NonNullable<EdgeConfigFile['store']>> = {}): EdgeConfigFile {
   return {
     listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } },
-    store: { url, baseDomain: BASE_DOMAIN, portPool: { first: 41000, last: 41999 }, addressPool: '127.77.0.0/16', pollMs: 200, ...store },
+    // The port pool lies below Linux's default ephemeral range (32768-60999): in a loaded full run,
+    // other tests' outgoing connections could hold a port of 41000-41999 the edge was about to bind.
+    store: { url, baseDomain: BASE_DOMAIN, portPool: { first: 21000, last: 21999 }, addressPool: '127.77.0.0/16', pollMs: 200, ...store },
     limits: { tunnelWaitMs: 2000 },
   };
 }
