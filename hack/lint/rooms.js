@@ -17,10 +17,11 @@ export const ROOMS = {
   translate: ['codec', 'crd', 'model'],
   dataplane: ['model', 'wire'],
   tunnel: ['model', 'wire'],
+  inspector: ['model', 'wire', 'dataplane'],
   agent: ['model', 'translate', 'dataplane', 'tunnel', 'wire'],
   edge: ['codec', 'crd', 'model', 'wire', 'control-api'],
   operator: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'dataplane', 'tunnel', 'agent'],
-  cli: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'dataplane', 'tunnel', 'agent', 'edge', 'operator'],
+  cli: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'dataplane', 'tunnel', 'inspector', 'agent', 'edge', 'operator'],
 };
 
 function roomOf(srcDir, file) {

@@ -17,6 +17,7 @@ import type { ConnectionFacts } from './http-handler.js';
 import { forwardRequest } from './http-proxy.js';
 import type { ProxyDeps } from './http-proxy.js';
 import { MirrorSender } from './mirror.js';
+import type { ExchangeObserver } from './observer.js';
 import { planRequest } from './request-plan.js';
 import { compileRouteTable, routeStream } from './router.js';
 import type { EntryPoint, RouteTable } from './router.js';
@@ -40,6 +41,8 @@ export interface DataPlaneOptions {
   http1?: Partial<Http1ClientOptions>;
   /** called for failures worth a log line; never given key material */
   onError?: (err: unknown, context: TunnelStreamContext) => void;
+  /** observer, when given, sees every HTTP exchange (the request inspector); none: no extra work per request */
+  observer?: ExchangeObserver;
 }
 
 /**
@@ -54,6 +57,7 @@ export class DataPlane implements TunnelStreamHandler {
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
   private readonly contexts: SecureContextCache;
   private readonly onError: (err: unknown, context: TunnelStreamContext) => void;
+  private readonly observer: ExchangeObserver | undefined;
 
   constructor(options: DataPlaneOptions) {
     const random = options.random ?? Math.random;
@@ -64,6 +68,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.deps = { endpoints: options.endpoints, picker, random, clientFor, mirror };
     this.contexts = new SecureContextCache(options.certificates ?? new StaticCertificateSource());
     this.onError = options.onError ?? (() => undefined);
+    this.observer = options.observer;
   }
 
   /** update replaces the route graph; streams already routed keep their route. */
@@ -108,6 +113,7 @@ export class DataPlane implements TunnelStreamHandler {
   }
 
   private serveHttp(table: RouteTable, ds: Downstream, conn: ConnectionFacts, context: TunnelStreamContext): void {
+    this.observer?.observe(ds, context);
     const routed = resolveRequest(table, ds, conn);
     if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
     const plan = planRequest(routed.route, routed.facts);

@@ -1,6 +1,9 @@
 /** The data plane: router, filters and upstream proxy for every stream that arrives on a tunnel. */
 export { DataPlane } from './data-plane.js';
 export type { DataPlaneOptions } from './data-plane.js';
+export type { ExchangeObserver } from './observer.js';
+export type { Downstream } from './exchange.js';
+export type { HeaderMap } from './headers.js';
 export { StaticEndpointResolver, endpointsFromSlices, EndpointPicker } from './endpoints.js';
 export type { Endpoint, EndpointResolver } from './endpoints.js';
 export { StaticCertificateSource } from './certificates.js';
