@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { container as rootContainer, inject, injectable } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { DataPlane } from '../dataplane/index.js';
-import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
+import type { CertificateSource, EndpointResolver, ExchangeObserver } from '../dataplane/index.js';
 import { decodeEdgeConfig, edgeScope, loadEdgeConfig, registerEdgeDefaults, startEdgeIn } from '../edge/index.js';
 import type { EdgeConfigFile } from '../edge/index.js';
 import {
@@ -46,11 +46,11 @@ export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void) 
 export class AgentFactory {
   constructor(@inject(TUNNEL_CONTROL_FACTORY) private readonly tunnels: TunnelControlFactory) {}
 
-  /** create builds an agent over the given endpoints and certificates. */
-  create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void): Agent {
+  /** create builds an agent over the given endpoints and certificates (and the inspector's observer, if any). */
+  create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent {
     const onError = (err: unknown, context: TunnelStreamContext): void =>
       log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
-    const dataPlane = new DataPlane(certificates === undefined ? { endpoints, onError } : { endpoints, certificates, onError });
+    const dataPlane = new DataPlane({ endpoints, certificates, onError, observer });
     return new Agent(dataPlane, this.tunnels(options, dataPlane, log));
   }
 }
@@ -95,7 +95,7 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
       scope.register(TUNNEL_KEY_SOURCE, { useValue: keys });
       return scope.resolve(TunnelManager);
     },
-    createAgent: (options, endpoints, certificates, log) => agents.create(options, endpoints, certificates, log),
+    createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),
     startEdge: (config, log = noLog) => starter(decodeEdgeConfig(config), log),
     startEdgeFromFile: async (path, log = noLog) => starter(await loadEdgeConfig(path), log),
   };

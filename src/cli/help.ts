@@ -1,5 +1,6 @@
 import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
+import { inspectFlagsHelp } from './inspect-options.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
 import { edgeKeyHelp } from './commands/edge-key.js';
 
@@ -41,6 +42,7 @@ Options:
   --no-check         do not check that something listens on the port first
 ${logFlagsHelp}
 ${agentFlagsHelp}
+${inspectFlagsHelp}
 
 Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
   tcp: `Usage: tuna tcp <port> [--remote-port N] [options]
@@ -69,7 +71,8 @@ Options:
                      (a store-mode tunnel key opens one reservation); --key, if also given,
                      is used for the bindings the file does not name
 ${logFlagsHelp}
-${agentFlagsHelp}`,
+${agentFlagsHelp}
+${inspectFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
 
 The in-cluster operator: watch Ingress, Service (LoadBalancer, class tuna), Gateway API and

@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import type { CertificateSource, EndpointResolver } from '../dataplane/index.js';
+import type { CertificateSource, EndpointResolver, ExchangeObserver } from '../dataplane/index.js';
 import type { TunnelKeySource, TunnelManager } from '../tunnel/index.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
 import type { Agent } from '../agent/index.js';
@@ -14,8 +14,8 @@ export interface CliRuntime {
   readonly container: DependencyContainer;
   /** createTunnelManager builds a tunnel manager feeding `handler`, with keys from `keys` (the operator) */
   createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource): TunnelManager;
-  /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors */
-  createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void): Agent;
+  /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors; `observer` sees every HTTP exchange (the request inspector) */
+  createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */
   startEdge(config: unknown, log?: (line: string) => void): Promise<RunningEdge>;
   /** startEdgeFromFile runs an edge from a configuration file */

@@ -76,7 +76,7 @@ spec: {ports: [{port: 80}]}
 
   it('reads --ca tunnel.crt from there: the command gets as far as dialing the edge', async () => {
     writeFileSync(join(dir, 'tunnel.crt'), selfSignedCertificate(['localhost']).cert);
-    const ran = await npmRunTuna(['http', '3000', '--no-check', '--edge', 'tls://127.0.0.1:1', '--ca', 'tunnel.crt', '--key', 'tuna_test_key'], dir);
+    const ran = await npmRunTuna(['http', '3000', '--no-check', '--inspect=false', '--edge', 'tls://127.0.0.1:1', '--ca', 'tunnel.crt', '--key', 'tuna_test_key'], dir);
     expect(ran.stderr).not.to.contain('--ca tunnel.crt: ENOENT');
     expect(ran.stderr).to.match(/^tuna http: cannot reach edge/m);
     expect(ran.code).to.equal(69);

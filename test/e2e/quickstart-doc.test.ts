@@ -18,7 +18,8 @@ describe('docs/quickstart.md: one machine', function () {
     expect(section.script).to.contain('tuna edge init');
     expect(section.outputs.length).to.be.greaterThan(0);
     const ports = { TUNNEL_PORT: String(await freePort()), HTTP_PORT: String(await freePort()), APP_PORT: String(await freePort()) };
-    const ran = await runScript(section.script, repoRoot, userEnv(ports), 200_000);
+    // The request inspector on a free port (tests never take the fixed 4040 it defaults to).
+    const ran = await runScript(section.script, repoRoot, { ...userEnv(ports), TUNA_INSPECT: '127.0.0.1:0' }, 200_000);
     expect(ran.code, `stdout:\n${ran.stdout}\nstderr:\n${ran.stderr}`).to.equal(0);
     for (const block of section.outputs) expect(ran.stdout).to.match(outputPattern(block));
     expect(ran.stdout).to.contain(`tuna edge: tunnel listener on port ${ports.TUNNEL_PORT}, public HTTP on port ${ports.HTTP_PORT}`);

@@ -17,7 +17,11 @@ export interface CliRun {
   waitForOut(text: string, timeoutMs?: number): Promise<string>;
 }
 
-/** startCli runs `tuna <argv>` with an in-memory terminal. */
+/**
+ * startCli runs `tuna <argv>` with an in-memory terminal. The request inspector is off
+ * (`TUNA_INSPECT=false`) unless `env` or an `--inspect` flag says otherwise: tests must not take
+ * the fixed port 4040 (tests of the inspector pass `--inspect 127.0.0.1:0`).
+ */
 export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const out: string[] = [];
   const err: string[] = [];
@@ -26,7 +30,7 @@ export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const io: CliIo = {
     out: (l) => (out.push(l), waiters.splice(0).forEach((w) => w())),
     err: (l) => (err.push(l), waiters.splice(0).forEach((w) => w())),
-    env,
+    env: { TUNA_INSPECT: 'false', ...env },
     stopSignal: new Promise<string>((r) => (stop = r)),
   };
   const exit = runCli(argv, io);

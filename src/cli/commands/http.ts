@@ -4,6 +4,7 @@ import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
+import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import { probePort } from '../port-probe.js';
@@ -12,7 +13,7 @@ import type { CliRuntime } from '../runtime.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, ...logFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
 
 const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
 
@@ -57,13 +58,20 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const hostname = hostFlag ?? 'app.localhost';
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
+  const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
   if (noCheck !== true && !(await probePort(target.host, target.port)))
     log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line));
-  return serveUntilStopped(agent, quick.graph, io, log, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`]);
+  const inspector = await startInspector(inspectOptions, log, 'http');
+  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
+  inspector?.attach(agent.dataPlane);
+  try {
+    return await serveUntilStopped(agent, quick.graph, io, log, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)]);
+  } finally {
+    await inspector?.close();
+  }
 }
 
 /** pick copies the listed keys of a record. */

@@ -4,6 +4,7 @@ import { loadBindingKeys } from '../binding-keys.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
+import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import { FileProvider } from '../file-provider.js';
@@ -14,6 +15,7 @@ import { serveUntilStopped } from './serve.js';
 const options = {
   ...agentFlagOptions,
   ...logFlagOptions,
+  ...inspectFlagOptions,
   manifests: { type: 'string', multiple: true },
   keys: { type: 'string' },
   'base-domain': { type: 'string' },
@@ -29,6 +31,7 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (parsed.positionals.length > 0) throw new UsageError(`tuna run: unexpected argument ${JSON.stringify(parsed.positionals[0])}; folders go after --manifests`);
   if (parsed.values.manifests === undefined) throw new UsageError('tuna run: --manifests DIR is required (see tuna run --help)');
   const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once', 'keys']), 'run');
+  const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'run');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'run'));
   const provider = new FileProvider(flags.manifests, log, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
   const state = await provider.read();
@@ -36,10 +39,13 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (flags.once === true) return 0;
   const keys = flags.keys === undefined ? undefined : await loadBindingKeys(flags.keys);
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run', keys);
-  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line));
+  const inspector = await startInspector(inspectOptions, log, 'run');
+  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), inspector?.observer);
+  inspector?.attach(agent.dataPlane);
   try {
-    return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)'], () => provider.watch(agent));
+    return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)', ...inspectorBanner(inspector)], () => provider.watch(agent));
   } finally {
     await provider.close();
+    await inspector?.close();
   }
 }
