@@ -73,7 +73,7 @@ const InspectFlags = t.partial({
 
 /** resolveInspectOptions validates the inspector flags ($TUNA_INSPECT when --inspect is absent); undefined means off. */
 export function resolveInspectOptions(values: Record<string, unknown>, env: NodeJS.ProcessEnv, command: string): InspectorOptions | undefined {
-  const withEnv = values.inspect === undefined && env.TUNA_INSPECT !== undefined ? { ...values, inspect: env.TUNA_INSPECT } : values;
+  const withEnv = values.inspect === undefined && env.TUNA_INSPECT !== undefined && env.TUNA_INSPECT !== '' ? { ...values, inspect: env.TUNA_INSPECT } : values;
   const flags = decodeFlags(InspectFlags, withEnv, command);
   const address = flags.inspect ?? { kind: 'on', ...defaultInspectAddress };
   if (address.kind === 'off') return undefined;
