@@ -32,7 +32,7 @@ export interface InspectorRig {
 /**
  * startInspectorRig publishes a recording backend as `app.test` with `tuna http` and the extra
  * flags (by default `--inspect 127.0.0.1:0`). The backend answers `hello <path>` with a
- * Set-Cookie header, after reading the whole body.
+ * Set-Cookie header after reading the whole body, and 404 to paths starting `/missing`.
  */
 export async function startInspectorRig(extraFlags: string[] = ['--inspect', '127.0.0.1:0']): Promise<InspectorRig> {
   const { key, sha256 } = newKey();
@@ -42,6 +42,7 @@ export async function startInspectorRig(extraFlags: string[] = ['--inspect', '12
     req.on('data', (c: Buffer) => chunks.push(c));
     req.once('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      if ((req.url ?? '').startsWith('/missing')) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': 'session=backend-secret; HttpOnly' });
       res.end(`hello ${req.url ?? ''}\n`);
     });
