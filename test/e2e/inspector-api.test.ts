@@ -150,6 +150,18 @@ describe('the request inspector of tuna http, over a real edge and tunnel', func
     expect([res.status, res.body]).to.deep.equal([200, 'hello /still\n']);
   });
 
+  it("captures the data plane's own answers too: a 502 when the backend is gone", async () => {
+    rig = await startInspectorRig(['--inspect', '127.0.0.1:0']);
+    const base = rig.inspectorUrl!;
+    await rig.backend.close();
+    const res = await sendVia(rig.httpPort, { path: '/down' });
+    expect(res.status).to.equal(502);
+    const line = await completed(base, '/down');
+    expect(line.status).to.equal(502);
+    const detail = (await callInspector(base, `/api/requests/${line.id}`)).json as ExchangeDetail;
+    expect(detail.response?.body.data).to.equal(res.body);
+  });
+
   it('is not started with --inspect=false', async () => {
     rig = await startInspectorRig(['--inspect=false']);
     expect(rig.inspectorUrl).to.equal(undefined);

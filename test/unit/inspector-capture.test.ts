@@ -134,7 +134,7 @@ describe('inspector capture, bounds and redaction', () => {
     const record = log.list()[0]!;
     expect(summarize(record)).to.include({ method: 'POST', host: 'app.test', path: '/submit?x=1', status: 0, state: 'pending', durationMs: null });
     // The recorder must not read the body itself: nothing is captured until a consumer reads it.
-    ds.body.write('0123456789abcdef');
+    (ds.body as PassThrough).write('0123456789abcdef');
     expect(record.requestBody.size).to.equal(0);
     const consumer: Buffer[] = [];
     ds.body.on('data', (c: Buffer) => consumer.push(c));
