@@ -65,9 +65,9 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
   const inspector = await startInspector(inspectOptions, log, 'http');
-  const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
-  inspector?.attach(agent.dataPlane);
   try {
+    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
+    inspector?.attach(agent.dataPlane);
     return await serveUntilStopped(agent, quick.graph, io, log, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)]);
   } finally {
     await inspector?.close();

@@ -40,9 +40,9 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   const keys = flags.keys === undefined ? undefined : await loadBindingKeys(flags.keys);
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run', keys);
   const inspector = await startInspector(inspectOptions, log, 'run');
-  const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), inspector?.observer);
-  inspector?.attach(agent.dataPlane);
   try {
+    const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), inspector?.observer);
+    inspector?.attach(agent.dataPlane);
     return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)', ...inspectorBanner(inspector)], () => provider.watch(agent));
   } finally {
     await provider.close();
