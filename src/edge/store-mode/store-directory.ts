@@ -1,4 +1,4 @@
-import type { Store } from '../store/index.js';
+import type { ServedKey, Store } from '../store/index.js';
 import type { AddressPort, BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import { ServedBindings } from './served-bindings.js';
 
@@ -29,6 +29,7 @@ export class StoreBindingDirectory implements BindingDirectory {
   readonly #options: StoreBindingDirectoryOptions;
   readonly #served: ServedBindings;
   readonly #listeners = new Set<() => void>();
+  readonly #keyListeners = new Set<(keys: readonly ServedKey[]) => void>();
   #seq: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   #refreshing: Promise<void> | undefined;
@@ -78,6 +79,7 @@ export class StoreBindingDirectory implements BindingDirectory {
     const changed = this.#served.apply(changes);
     this.#seq = changes.seq;
     if (changed) for (const listener of this.#listeners) listener();
+    if (changes.tunnelKeys.length > 0) for (const listener of this.#keyListeners) listener(changes.tunnelKeys);
   }
 
   byId(id: string): EdgeBinding | undefined {
@@ -103,5 +105,11 @@ export class StoreBindingDirectory implements BindingDirectory {
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** subscribeKeys hears every tunnel key row a read of the feed brings (minted, rotated, revoked), after the bindings are applied. */
+  subscribeKeys(listener: (keys: readonly ServedKey[]) => void): () => void {
+    this.#keyListeners.add(listener);
+    return () => this.#keyListeners.delete(listener);
   }
 }
