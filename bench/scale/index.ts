@@ -71,11 +71,15 @@ interface Stack {
   config: KubeConfig;
   edge: ScaleEdge;
   operator: SpawnedProcess;
+  /** what died without being stopped ("operator exited SIGABRT ...: <telling line>") */
+  failures: readonly string[];
 }
 
 async function measureLevel(stack: Stack, options: ScaleOptions, target: number, from: number): Promise<{ row: ScaleRow; count: number; failed: boolean }> {
   const { edge, operator, config } = stack;
-  const [op0, edge0, calls0] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await controlCalls(edge.metricsPort)];
+  const hasFailed = () => stack.failures.length > 0;
+  const calls = () => controlCalls(edge.metricsPort).catch(() => Number.NaN);
+  const [op0, edge0, calls0] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await calls()];
   let count = from;
   let batch: ScaleRow['batch'];
   while (count < target) {
@@ -84,28 +88,28 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
     await createIngresses(config, NAMESPACE, count, count + added);
     const createMs = performance.now() - start;
     const hosts = Array.from({ length: added }, (_, k) => hostOf(count + k));
-    const all = await waitAll200(edge.httpPort, hosts, options.batchTimeoutSeconds * 1000, start);
+    const all = await waitAll200(edge.httpPort, hosts, options.batchTimeoutSeconds * 1000, start, hasFailed);
     count += added;
     batch = { added, createMs, allMs: all.ms, pending: all.pending, lastStatuses: all.lastStatuses };
     console.log(`  ${count} hosts: +${added} created in ${(createMs / 1000).toFixed(1)} s, all 200 after ${(all.ms / 1000).toFixed(1)} s (${all.pending} not)`);
     if (all.pending > 0) break;
   }
-  const failed = (batch?.pending ?? 0) > 0;
+  const failed = (batch?.pending ?? 0) > 0 || hasFailed();
   let oneNewMs: number | undefined;
   if (!failed) {
     const start = performance.now();
     await createIngresses(config, NAMESPACE, count, count + 1);
-    oneNewMs = await waitOne200(edge.httpPort, hostOf(count), 120_000, start);
+    oneNewMs = await waitOne200(edge.httpPort, hostOf(count), 120_000, start, hasFailed);
     count += 1;
     console.log(`  one new Ingress → 200: ${oneNewMs === undefined ? 'never' : `${Math.round(oneNewMs)} ms`}`);
   }
-  const [op1, edge1, calls1] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await controlCalls(edge.metricsPort)];
+  const [op1, edge1, calls1] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await calls()];
   const connections = establishedTo(edge.tunnelPort);
-  // Idle: let the last changes settle, then nothing changes for the window.
-  await sleep(10_000);
-  const [opIdle0, edgeIdle0, callsIdle0] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await controlCalls(edge.metricsPort)];
-  await sleep(options.idleSeconds * 1000);
-  const [opIdle1, edgeIdle1, callsIdle1] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await controlCalls(edge.metricsPort)];
+  // Idle: let the last changes settle, then nothing changes for the window (skipped after a crash).
+  if (!hasFailed()) await sleep(10_000);
+  const [opIdle0, edgeIdle0, callsIdle0] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await calls()];
+  if (!hasFailed()) await sleep(options.idleSeconds * 1000);
+  const [opIdle1, edgeIdle1, callsIdle1] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await calls()];
   const row: ScaleRow = {
     hosts: target,
     batch,
@@ -121,6 +125,7 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
       // the metrics scrape itself is not a control API call (it is on the metrics listener)
       controlCallsPerMinute: ((callsIdle1 - callsIdle0) / options.idleSeconds) * 60,
     },
+    ...(hasFailed() ? { failure: stack.failures.join('; ') } : {}),
   };
   return { row, count, failed };
 }
@@ -155,7 +160,7 @@ export async function runScaleBench(args: readonly string[]): Promise<void> {
     const edge = await startScaleEdge(group, dir);
     const operator = startScaleOperator(group, edge, cluster.kubeconfig, NAMESPACE, dir);
     await waitWatching(operator, 120_000);
-    const stack = { config: cluster.config, edge, operator };
+    const stack: Stack = { config: cluster.config, edge, operator, failures: group.unexpectedExits };
     let count = 0;
     for (const target of options.hosts) {
       console.log(`  level ${target}`);

@@ -84,12 +84,19 @@ export interface AllAnswered {
 /**
  * waitAll200 asks every host in rounds (at most `concurrency` requests in flight) until each has
  * answered 200 once, or `timeoutMs` passed; hosts that answered are not asked again. Bounded: the
- * loop ends at the deadline whatever the edge answers.
+ * loop ends at the deadline whatever the edge answers, or as soon as `hasFailed` (a process died).
  */
-export async function waitAll200(httpPort: number, hosts: readonly string[], timeoutMs: number, start = performance.now(), concurrency = 32): Promise<AllAnswered> {
+export async function waitAll200(
+  httpPort: number,
+  hosts: readonly string[],
+  timeoutMs: number,
+  start = performance.now(),
+  hasFailed: () => boolean = () => false,
+  concurrency = 32,
+): Promise<AllAnswered> {
   let pending = [...hosts];
   let lastStatuses: Record<string, number> = {};
-  while (pending.length > 0 && performance.now() - start < timeoutMs) {
+  while (pending.length > 0 && performance.now() - start < timeoutMs && !hasFailed()) {
     const still: string[] = [];
     const counts: Record<string, number> = {};
     let next = 0;
@@ -111,8 +118,8 @@ export async function waitAll200(httpPort: number, hosts: readonly string[], tim
 }
 
 /** waitOne200 asks one host every 10 ms until it answers 200 (bounded by `timeoutMs`); undefined when it never did. */
-export async function waitOne200(httpPort: number, host: string, timeoutMs: number, start = performance.now()): Promise<number | undefined> {
-  while (performance.now() - start < timeoutMs) {
+export async function waitOne200(httpPort: number, host: string, timeoutMs: number, start = performance.now(), hasFailed: () => boolean = () => false): Promise<number | undefined> {
+  while (performance.now() - start < timeoutMs && !hasFailed()) {
     const result = await probe({ port: httpPort, host }, '/', 5_000);
     if ('status' in result && result.status === 200) return performance.now() - start;
     await sleep(10);

@@ -17,6 +17,8 @@ export interface ScaleRow {
   /** control API calls the edge answered while the level was added */
   controlCalls: number;
   idle: { seconds: number; operatorCpuPercent: number; edgeCpuPercent: number; controlCallsPerMinute: number };
+  /** a process that died during the level, and the telling line of its output */
+  failure?: string;
 }
 
 const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MiB`;
@@ -25,6 +27,7 @@ const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function batchCell(row: ScaleRow): string {
   const b = row.batch;
+  if (row.failure !== undefined) return `**failed**: ${row.failure.replace(/\|/g, '/')}`;
   if (b === undefined) return '—';
   if (b.pending > 0) {
     const statuses = Object.entries(b.lastStatuses).map(([s, n]) => `${int(n)}× ${s}`).join(', ');

@@ -39,6 +39,7 @@ describe('scale bench: flags, table and what it reads from /proc', () => {
     expect(table).to.include('**never** within 600.0 s: 12 of +1,000 not 200 (last round: 12× 503)');
     expect(table).to.include('| 7,000 |');
     expect(table).to.include('1,024 MiB');
+    expect(renderScaleTable([{ ...row, failure: 'operator exited SIGABRT: # Assertion failed: a | b' }])).to.include('**failed**: operator exited SIGABRT: # Assertion failed: a / b');
   });
 
   it('counts established connections to a loopback port and samples this process', async () => {
