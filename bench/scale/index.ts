@@ -8,6 +8,7 @@
  * changing, CPU and control API calls per minute. Writes the table to docs/benchmarks.md after each
  * N, so an interrupted run keeps what it measured. Every loop is bounded; all traffic is loopback.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { machineLine, writeSection } from '../report.js';
 import { ProcessGroup } from '../tunnel/processes.js';
+import { repoRoot } from '../tunnel/tools.js';
 import type { SpawnedProcess } from '../tunnel/processes.js';
 import { clusterDown, clusterUp, createIngresses, deleteNamespace, hostOf, prepareNamespace } from './cluster.js';
 import { controlCalls, establishedTo, sampleProcess, waitAll200, waitOne200 } from './measure.js';
@@ -130,12 +132,23 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
   return { row, count, failed };
 }
 
+/** codeLine names the commit the run built (and says when the worktree had changes on top). */
+function codeLine(): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const isDirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { cwd: repoRoot, encoding: 'utf8' }).trim() !== '';
+    return `commit ${commit}${isDirty ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'not a git checkout';
+  }
+}
+
 function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { before: number; after: number }): string {
   return `## scale: one operator and one edge, N hosts (issue 15)
 
 \`npm run bench -- scale [--hosts ${options.hosts.join(',')}] [--batch ${options.batch}] [--idle-seconds ${options.idleSeconds}]\`, on the local
 test cluster (hack/cluster/up.sh; hold the cluster tier's lock, one test cluster per machine).
-Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
+Code: ${codeLine()}. Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
 
 - A store-mode \`tuna edge\` (SQLite) and \`tuna operator --keys-namespace\` (keys in a Secret), both the built CLI; one echo-basic pod behind one Service.
 - Per N: Ingresses (one host each) added in batches of ≤ ${options.batch}; **batch → all 200** runs from the first create call of the level's last batch until every host of that batch answered 200 through the edge's HTTP listener (32 requests in flight, each host asked until its first 200); then **one new Ingress → 200**, create call to first 200.
