@@ -1,22 +1,31 @@
 /**
- * npm run bench [-- part ...]: runs the named benchmark parts (default: all) and rewrites their
- * sections of docs/benchmarks.md.
+ * npm run bench [-- part [--flag value ...] ...]: runs the named benchmark parts (default: all but
+ * scale, which needs the test cluster) and rewrites their sections of docs/benchmarks.md. Flags
+ * after a part's name are that part's (`npm run bench -- scale --hosts 100,1000`).
  */
+import { runScaleBench } from './scale/index.js';
 import { runTranslateBench } from './translate.js';
 import { runTunnelBench } from './tunnel/index.js';
 
-const parts: Record<string, () => void | Promise<void>> = {
+const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
   translate: () => runTranslateBench(),
   tunnel: () => runTunnelBench(),
+  scale: (args) => runScaleBench(args),
 };
+const defaults = ['translate', 'tunnel'];
 
-const wanted = process.argv.slice(2);
-for (const name of wanted.length > 0 ? wanted : Object.keys(parts)) {
+const wanted: { name: string; args: string[] }[] = [];
+for (const arg of process.argv.slice(2)) {
+  if (arg.startsWith('--') && wanted.length > 0) wanted.at(-1)!.args.push(arg);
+  else if (wanted.length > 0 && wanted.at(-1)!.args.at(-1)?.startsWith('--') && wanted.at(-1)!.args.length % 2 === 1) wanted.at(-1)!.args.push(arg);
+  else wanted.push({ name: arg, args: [] });
+}
+for (const { name, args } of wanted.length > 0 ? wanted : defaults.map((name) => ({ name, args: [] }))) {
   const run = parts[name];
   if (!run) {
     console.error(`unknown benchmark part ${name}; known: ${Object.keys(parts).join(', ')}`);
     process.exit(2);
   }
   console.log(`== ${name}`);
-  await run();
+  await run(args);
 }

@@ -347,6 +347,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(certificates !== undefined ? { certificateProvider: certificates } : {}),
     requestHandler: (req, res) => {
       if (!mode.requestHandler(req, res)) return options.requestHandler?.(req, res) === true;
+      started.edge?.metrics.countControlRequest(req.method ?? '');
       askForCertificates?.(req, res);
       return true;
     },

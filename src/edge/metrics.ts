@@ -8,6 +8,7 @@ import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
 export class EdgeMetrics {
   readonly #requests = new Map<string, number>();
   readonly #handshakes = new Map<string, number>();
+  readonly #controlRequests = new Map<string, number>();
   /** streamsTotal counts tunnel streams opened. */
   streamsTotal = 0;
   /** streamsActive is the number of tunnel streams open now. */
@@ -73,6 +74,12 @@ export class EdgeMetrics {
     this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
   }
 
+  /** countControlRequest records one control API request (`/v1`, store mode) by method: what the operator costs the edge (issue 15). */
+  countControlRequest(method: string): void {
+    const key = /^[A-Z]{1,10}$/.test(method) ? method : 'OTHER';
+    this.#controlRequests.set(key, (this.#controlRequests.get(key) ?? 0) + 1);
+  }
+
   /** countHandshake records one tunnel upgrade by result (granted, or a refusal reason). */
   countHandshake(result: string): void {
     this.#handshakes.set(result, (this.#handshakes.get(result) ?? 0) + 1);
@@ -101,6 +108,8 @@ export class EdgeMetrics {
     this.#renderPublicHygiene(lines, family);
     family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
     for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
+    family('tuna_edge_control_requests_total', 'counter', 'Control API requests, by method.');
+    for (const [method, n] of [...this.#controlRequests].sort()) lines.push(`tuna_edge_control_requests_total{method="${method}"} ${n}`);
     const bytes = registry.bytes();
     family('tuna_edge_tunnel_bytes_total', 'counter', 'Bytes on tunnel connections (in: from agents, out: to agents).');
     lines.push(`tuna_edge_tunnel_bytes_total{direction="in"} ${bytes.in}`);

@@ -35,6 +35,20 @@ describe('edge hardening: who may read /metrics', function () {
     expect((await http1(running.controlPort, 'edge', '/healthz')).status).to.equal(200);
   });
 
+  it('counts control API requests by method (issue 15: what the operator costs the edge), and nothing else', async () => {
+    const config = storeEdgeConfig('unused');
+    config.listen.metrics = { host: '127.0.0.1', port: 0 };
+    running = await startStoreEdge(store, config);
+    const seeded = await seedAccount(store);
+    await api(running.controlPort, 'POST', '/v1/reservations', seeded.reservationsToken, { kind: 'domain', hostname: 'counted.tuna.test' });
+    await api(running.controlPort, 'GET', '/v1/reservations', seeded.reservationsToken);
+    await api(running.controlPort, 'GET', '/v1/reservations', seeded.reservationsToken);
+    await http1(running.controlPort, 'edge', '/healthz');
+    const text = (await http1(running.edge.address().metrics?.port ?? 0, 'edge', '/metrics')).body.toString();
+    const counted = text.split('\n').filter((line) => line.startsWith('tuna_edge_control_requests_total{'));
+    expect(counted).to.deep.equal(['tuna_edge_control_requests_total{method="GET"} 2', 'tuna_edge_control_requests_total{method="POST"} 1']);
+  });
+
   it('serves /metrics only on listen.metrics when it is set, and refuses to reserve that port', async () => {
     const config = storeEdgeConfig('unused', { portPool: { first: 1024, last: 65535 } });
     config.listen.metrics = { host: '127.0.0.1', port: 0 };

@@ -1,10 +1,15 @@
-import type { Store } from '../store/index.js';
+import type { ServedKey, Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
 import { API_KEY_GRANT_PREFIX } from './store-authority.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** EnforcerStore is the store as the key enforcer reads it after accept: only what it uses (docs/architecture.md, narrow interfaces). */
 export type EnforcerStore = Pick<Store, 'getTunnelKey' | 'listApiKeys' | 'watchTunnelKeyRevocations'>;
+
+/** KeyFeed is where the enforcer hears tunnel key rows as the store's change feed brings them (StoreBindingDirectory). */
+export interface KeyFeed {
+  subscribeKeys(listener: (keys: readonly ServedKey[]) => void): () => void;
+}
 
 /** TunnelKeyEnforcerOptions configures the enforcer. */
 export interface TunnelKeyEnforcerOptions {
@@ -15,6 +20,11 @@ export interface TunnelKeyEnforcerOptions {
   sweepMs?: number;
   /** how often each live key is re-read from the store (default 10 s): catches revocations missed while LISTEN was down, and rotations */
   recheckMs?: number;
+  /**
+   * the change feed's key rows: with it, revocations and rotations of tunnel keys come from the feed
+   * and the re-check reads only the API-key grants, so its cost does not grow with the tunnels
+   */
+  keyFeed?: KeyFeed;
   log?: (line: string) => void;
 }
 
@@ -41,6 +51,7 @@ export class TunnelKeyEnforcer {
   readonly #recentlyRevoked = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
   #unwatch: (() => Promise<void>) | undefined;
+  #unfeed: (() => void) | undefined;
   #rechecking = false;
 
   constructor(options: TunnelKeyEnforcerOptions) {
@@ -51,6 +62,7 @@ export class TunnelKeyEnforcer {
   /** start subscribes to revocations and starts the sweeps. */
   async start(): Promise<void> {
     this.#unwatch = await this.#options.store.watchTunnelKeyRevocations((ids) => this.closeKeys(ids, 'revoked'));
+    this.#unfeed = this.#options.keyFeed?.subscribeKeys((keys) => this.#applyKeyRows(keys));
     const sweep = setInterval(() => this.#sweepExpired(), this.#options.sweepMs ?? 250);
     const recheck = setInterval(() => void this.#recheck(), this.#options.recheckMs ?? 10_000);
     sweep.unref();
@@ -62,6 +74,8 @@ export class TunnelKeyEnforcer {
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
+    this.#unfeed?.();
+    this.#unfeed = undefined;
     await this.#unwatch?.();
     this.#unwatch = undefined;
   }
@@ -91,6 +105,21 @@ export class TunnelKeyEnforcer {
     if (closed > 0) this.#options.log?.(`closed ${closed} tunnel connection(s) of ${ids.size} ${why} key(s)`);
   }
 
+  // A key row from the feed is the key's state now: revoked (directly, by a release or a disabled
+  // account; whether or not the notification reached this node) closes its tunnels, and a live one
+  // carries its expiry (moved by a rotation).
+  #applyKeyRows(keys: readonly ServedKey[]): void {
+    const revoked: string[] = [];
+    for (const key of keys) {
+      if (!key.isLive) revoked.push(key.id);
+      else {
+        const tracked = this.#tracked.get(key.id);
+        if (tracked !== undefined) tracked.expiresAt = key.expiresAt;
+      }
+    }
+    if (revoked.length > 0) this.closeKeys(revoked, 'revoked');
+  }
+
   // Handshakes finish within the agent's handshake timeout (seconds), so a minute is plenty.
   #rememberRevoked(ids: Set<string>): void {
     const now = this.#now();
@@ -111,7 +140,8 @@ export class TunnelKeyEnforcer {
       const live = new Set(this.#options.registry.all().map((t) => t.keyId));
       for (const id of this.#tracked.keys()) if (!live.has(id)) this.#tracked.delete(id);
       const dead: string[] = [];
-      await Promise.all([...this.#tracked].map(async ([id, tracked]) => {
+      const reread = [...this.#tracked].filter(([id]) => this.#options.keyFeed === undefined || id.startsWith(API_KEY_GRANT_PREFIX));
+      await Promise.all(reread.map(async ([id, tracked]) => {
         if (!(await this.#isStillValid(id, tracked))) dead.push(id);
       }));
       if (dead.length > 0) this.closeKeys(dead, 'revoked or expired');

@@ -91,7 +91,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     requestHandler: (req, res) => mountControlApi(control, directory, req, res),
     onGranted: (grant) => enforcer?.track(grant),
     async start(registry) {
-      enforcer = new TunnelKeyEnforcer({ store, registry, log });
+      enforcer = new TunnelKeyEnforcer({ store, registry, keyFeed: directory, log });
       await enforcer.start();
       await expiry.start();
       // A released reservation revokes its tunnel keys (closing their tunnels), but tunnels opened

@@ -1,4 +1,5 @@
 import { StoreSchemaTooNewError } from './errors.js';
+import { CHANGE_FEED_SQL } from './sql-changes.js';
 import type { SqlDriver, SqlTransaction } from './sql-driver.js';
 
 /**
@@ -142,6 +143,12 @@ export const MIGRATIONS: readonly Migration[] = [
       sqlite: 'ALTER TABLE accounts ADD COLUMN max_reservations INTEGER; ALTER TABLE accounts ADD COLUMN max_tunnel_keys INTEGER;',
       postgres: 'ALTER TABLE accounts ADD COLUMN max_reservations INTEGER; ALTER TABLE accounts ADD COLUMN max_tunnel_keys INTEGER;',
     },
+  },
+  {
+    // Issue 15 item 3: the binding directory follows a change sequence instead of reloading.
+    version: 5,
+    name: 'change feed of reservations and tunnel keys',
+    sql: CHANGE_FEED_SQL,
   },
 ];
 

@@ -3,6 +3,7 @@ import { StoreConflictError, StoreInvalidInputError, StoreNotFoundError, UniqueV
 import { formatToken, hashSecret, newRecordId, newSecret, parseToken, secretMatches } from './keys.js';
 import { migrate } from './migrations.js';
 import { REVOCATION_CHANNEL } from './revocations.js';
+import { servedChangesWith } from './sql-changes.js';
 import { disableAccountTx, requireActiveAccount } from './sql-accounts.js';
 import { toAccount, toApiKey, toAuditEvent, toCertificate, toReservation, toTunnelKey } from './rows.js';
 import type { SqlDriver } from './sql-driver.js';
@@ -13,7 +14,7 @@ import { API_KEY_SCOPES, systemClock } from './store.js';
 import type {
   Account, Actor, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, Certificate, Clock, CreateReservationInput,
   CreateReservationResult, DisableAccountResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
-  QuotaOverrides, ReservationKind, RotateTunnelKeyInput, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
+  QuotaOverrides, ReservationKind, RotateTunnelKeyInput, ServedChanges, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
 } from './store.js';
 import { checkText, matchesSelector, normalizeHostname } from './validate.js';
 
@@ -172,6 +173,10 @@ export class SqlStore implements Store {
       protocols.set(id, [...(protocols.get(id) ?? []), String(row['protocol']) as TunnelProtocol]);
     }
     return rows.map(toReservation).map((reservation) => ({ reservation, protocols: protocols.get(reservation.id) ?? [] }));
+  }
+
+  listServedChanges(afterSeq?: number): Promise<ServedChanges> {
+    return servedChangesWith(this.db, afterSeq, this.clock.now());
   }
 
   async listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]> {

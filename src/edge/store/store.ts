@@ -112,6 +112,34 @@ export interface ServedReservation {
   readonly protocols: readonly TunnelProtocol[];
 }
 
+/** ServedKey is what the binding directory needs of one tunnel key: its reservation, protocol and life. */
+export interface ServedKey {
+  readonly id: string;
+  readonly reservationId: string;
+  readonly protocol: TunnelProtocol;
+  readonly expiresAt: number;
+  /** isLive is false once the key is revoked (directly, by a release or by a disabled account) */
+  readonly isLive: boolean;
+}
+
+/** ServedChange is one reservation row of the change feed: its current state, and whether it is still held. */
+export interface ServedChange {
+  readonly reservation: Reservation;
+  readonly isHeld: boolean;
+}
+
+/** ServedChanges is one read of the change feed of reservations and tunnel keys (Store.listServedChanges). */
+export interface ServedChanges {
+  /** seq is the feed's position after this read: pass it as `afterSeq` next time */
+  readonly seq: number;
+  /** now is the store's clock at the read, for judging the keys' expiry */
+  readonly now: number;
+  /** isFull: this read is a whole snapshot (held reservations, live keys) that replaces the reader's state */
+  readonly isFull: boolean;
+  readonly reservations: readonly ServedChange[];
+  readonly tunnelKeys: readonly ServedKey[];
+}
+
 /** Store is the edge's persistent state. */
 export interface Store {
   /** dialect names the backend, for logs and docs */
@@ -146,6 +174,12 @@ export interface Store {
   listReservations(accountId: string, selector?: LabelSelector): Promise<Reservation[]>;
   /** listServedReservations returns every held reservation of every account, for the edge's binding directory */
   listServedReservations(): Promise<ServedReservation[]>;
+  /**
+   * listServedChanges reads the change feed (issue 15): without `afterSeq`, every held reservation
+   * and live, unexpired key; with it, only the reservation and key rows written since, in any state
+   * (a released reservation, a revoked key), so a reader follows the store without reloading it.
+   */
+  listServedChanges(afterSeq?: number): Promise<ServedChanges>;
   markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation>;
   releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult>;
   /** releaseUnverifiedDomains releases every held custom domain still unverified that was reserved before `createdBefore` */

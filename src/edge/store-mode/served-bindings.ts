@@ -1,0 +1,175 @@
+import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
+import type { Reservation, ServedChanges, ServedKey, TunnelProtocol } from '../store/index.js';
+import type { AddressPort, EdgeBinding } from '../tunnels/directory.js';
+import { bindingFromReservation } from './reservation-bindings.js';
+
+/**
+ * BindingIndex holds bindings by id, host, port and address and changes one binding at a time, so
+ * a new reservation costs one entry, not a rebuild of every map (issue 15 item 3). Host lookup is
+ * StaticBindingDirectory's (src/edge/tunnels/directory.ts): the normal form, the exact name first,
+ * then the longest `*.suffix` wildcard that covers it with one or more labels.
+ */
+export class BindingIndex {
+  readonly #byId = new Map<string, EdgeBinding>();
+  readonly #exact = new Map<string, EdgeBinding>();
+  readonly #wildcard = new Map<string, EdgeBinding>();
+  readonly #port = new Map<number, EdgeBinding>();
+  readonly #address = new Map<string, EdgeBinding>();
+  #list: readonly EdgeBinding[] | undefined;
+
+  /** set adds a binding (replacing one of the same id). */
+  set(binding: EdgeBinding): void {
+    this.delete(binding.id);
+    this.#byId.set(binding.id, binding);
+    for (const name of binding.hostnames) {
+      const lower = name.toLowerCase();
+      if (lower.startsWith('*.')) this.#wildcard.set(lower.slice(1), binding);
+      else this.#exact.set(lower, binding);
+    }
+    if (binding.kind === 'tcp-port' && binding.port !== undefined) this.#port.set(binding.port, binding);
+    if (binding.kind === 'address' && binding.address !== undefined) this.#address.set(binding.address, binding);
+    this.#list = undefined;
+  }
+
+  /** delete removes a binding and only its own entries. */
+  delete(id: string): void {
+    const binding = this.#byId.get(id);
+    if (binding === undefined) return;
+    this.#byId.delete(id);
+    for (const name of binding.hostnames) {
+      const lower = name.toLowerCase();
+      const [map, key] = lower.startsWith('*.') ? [this.#wildcard, lower.slice(1)] : [this.#exact, lower];
+      if (map.get(key) === binding) map.delete(key);
+    }
+    if (binding.port !== undefined && this.#port.get(binding.port) === binding) this.#port.delete(binding.port);
+    if (binding.address !== undefined && this.#address.get(binding.address) === binding) this.#address.delete(binding.address);
+    this.#list = undefined;
+  }
+
+  byId(id: string): EdgeBinding | undefined {
+    return this.#byId.get(id);
+  }
+
+  byHost(hostname: string): EdgeBinding | undefined {
+    const name = normalizeHost(hostname);
+    if (name === undefined) return undefined;
+    const exact = this.#exact.get(name);
+    if (exact !== undefined || this.#wildcard.size === 0) return exact;
+    for (const suffix of wildcardSuffixes(name)) {
+      const binding = this.#wildcard.get(suffix);
+      if (binding !== undefined) return binding;
+    }
+    return undefined;
+  }
+
+  byPort(port: number): EdgeBinding | undefined {
+    return this.#port.get(port);
+  }
+
+  byAddress(address: string): EdgeBinding | undefined {
+    return this.#address.get(address);
+  }
+
+  /** list returns every binding; the array is kept until the next change. */
+  list(): readonly EdgeBinding[] {
+    this.#list ??= [...this.#byId.values()];
+    return this.#list;
+  }
+}
+
+/**
+ * ServedBindings is the edge's copy of what the store serves: held reservations and their live
+ * keys, applied one read of the change feed at a time (Store.listServedChanges), and the bindings
+ * they make (src/edge/store-mode/reservation-bindings.ts). Only the reservations a read touches are
+ * rebuilt. A key's expiry changes no row, so it is judged by the store's clock of each read: when
+ * the earliest expiry has passed, the expired keys go and their reservations are rebuilt.
+ */
+export class ServedBindings {
+  readonly index = new BindingIndex();
+  readonly #addressPorts: readonly AddressPort[];
+  readonly #reservations = new Map<string, Reservation>();
+  readonly #keys = new Map<string, ServedKey>();
+  readonly #keysOf = new Map<string, Set<string>>();
+  readonly #bound = new Map<string, EdgeBinding>();
+  #nextExpiry = Number.POSITIVE_INFINITY;
+
+  constructor(addressPorts: readonly AddressPort[]) {
+    this.#addressPorts = addressPorts;
+  }
+
+  /** apply takes one read of the feed and says whether any binding changed. */
+  apply(changes: ServedChanges): boolean {
+    const touched = new Set<string>();
+    if (changes.isFull) {
+      for (const id of this.#bound.keys()) touched.add(id);
+      this.#reservations.clear();
+      this.#keys.clear();
+      this.#keysOf.clear();
+      this.#nextExpiry = Number.POSITIVE_INFINITY;
+    }
+    for (const { reservation, isHeld } of changes.reservations) {
+      touched.add(reservation.id);
+      if (isHeld) this.#reservations.set(reservation.id, reservation);
+      else this.#reservations.delete(reservation.id);
+    }
+    for (const key of changes.tunnelKeys) {
+      this.#dropKey(key.id, touched);
+      if (key.isLive && key.expiresAt > changes.now) this.#addKey(key, touched);
+    }
+    if (changes.now >= this.#nextExpiry) this.#sweepExpired(changes.now, touched);
+    let changed = false;
+    for (const id of touched) changed = this.#rebind(id) || changed;
+    return changed;
+  }
+
+  #addKey(key: ServedKey, touched: Set<string>): void {
+    this.#keys.set(key.id, key);
+    let ids = this.#keysOf.get(key.reservationId);
+    if (ids === undefined) this.#keysOf.set(key.reservationId, (ids = new Set()));
+    ids.add(key.id);
+    this.#nextExpiry = Math.min(this.#nextExpiry, key.expiresAt);
+    touched.add(key.reservationId);
+  }
+
+  #dropKey(id: string, touched: Set<string>): void {
+    const key = this.#keys.get(id);
+    if (key === undefined) return;
+    this.#keys.delete(id);
+    const ids = this.#keysOf.get(key.reservationId);
+    ids?.delete(id);
+    if (ids?.size === 0) this.#keysOf.delete(key.reservationId);
+    touched.add(key.reservationId);
+  }
+
+  #sweepExpired(now: number, touched: Set<string>): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (const key of [...this.#keys.values()]) {
+      if (key.expiresAt <= now) this.#dropKey(key.id, touched);
+      else next = Math.min(next, key.expiresAt);
+    }
+    this.#nextExpiry = next;
+  }
+
+  #protocolsOf(reservationId: string): TunnelProtocol[] {
+    const protocols = new Set<TunnelProtocol>();
+    for (const id of this.#keysOf.get(reservationId) ?? []) protocols.add(this.#keys.get(id)!.protocol);
+    return [...protocols].sort();
+  }
+
+  // Rebuilds one reservation's binding; true when it differs from the one served.
+  #rebind(reservationId: string): boolean {
+    const reservation = this.#reservations.get(reservationId);
+    const next = reservation && bindingFromReservation({ reservation, protocols: this.#protocolsOf(reservationId) }, this.#addressPorts);
+    const current = this.#bound.get(reservationId);
+    if (JSON.stringify(current) === JSON.stringify(next)) return false;
+    // Another reservation may hold the same binding id by now (released, then reserved again).
+    if (current !== undefined && this.index.byId(current.id) === current) this.index.delete(current.id);
+    if (next === undefined) {
+      this.#bound.delete(reservationId);
+    } else {
+      this.#bound.set(reservationId, next);
+      this.index.set(next);
+    }
+    return true;
+  }
+}
