@@ -70,9 +70,10 @@ export interface ReconcileOptions {
   /** list what the edge holds even when the cache is fresh (a new leader: the last one may have changed it) */
   refresh?: boolean;
   /**
-   * asked before each binding is started: true ends the reconcile there, so a change waiting behind
-   * a long reconcile (a batch of thousands) is taken up at once; the next reconcile takes the
-   * bindings it had not seen before first
+   * asked before each binding is started (after the first `concurrency`): true ends the reconcile
+   * there, so a change waiting behind a long reconcile (a batch of thousands) is taken up at once.
+   * The next reconcile with `shouldYield` takes the bindings it had not seen before first, and
+   * defers the rest again, so they are served without waiting for the batch
    */
   shouldYield?: () => boolean;
 }
@@ -172,6 +173,8 @@ export class EdgeReconciler {
   #edge: EdgeHoldings | undefined;
   /** the binding ids of the last reconcile's graph: a new one goes first */
   #seen = new Set<string>();
+  /** the last reconcile yielded before it looked at every binding */
+  #wasDeferred = false;
 
   constructor(client: EdgeControl, keys: TunnelKeys, options: EdgeReconcilerOptions) {
     this.#client = client;
@@ -206,8 +209,20 @@ export class EdgeReconciler {
     try {
       const edge = await this.#holdings(options.refresh === true, report);
       const wantedReservations = new Set<string>();
-      const work = (w: Work): Promise<void> => (w.kind === 'host' ? this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report) : this.#holdAddress(edge, w.binding, wantedReservations, report));
-      const left = await runBounded([...fresh, ...known], this.#concurrency, work, options.shouldYield);
+      let started = 0;
+      const work = (w: Work): Promise<void> => {
+        started++;
+        return w.kind === 'host' ? this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report) : this.#holdAddress(edge, w.binding, wantedReservations, report);
+      };
+      // one round always runs, so a reconcile yielding to a stream of changes still makes progress
+      const shouldYield = options.shouldYield;
+      const stop = shouldYield === undefined ? undefined : () => started >= this.#concurrency && shouldYield();
+      // after a reconcile that yielded, the bindings new since then are done first and served at
+      // once: the rest waits for the next reconcile, which the caller starts straight away
+      const isCatchingUp = stop !== undefined && this.#wasDeferred && fresh.length > 0;
+      let left = await runBounded(fresh, this.#concurrency, work, stop);
+      left = left.length > 0 || isCatchingUp ? [...left, ...known] : await runBounded(known, this.#concurrency, work, stop);
+      this.#wasDeferred = left.length > 0;
       if (left.length > 0) report.deferred = left.map((w) => w.binding.id);
       if (left.length === 0) await this.#letGo(edge, wanted, wantedReservations, knowsOwnerGone, report);
     } catch (err) {

@@ -231,6 +231,8 @@ export class Operator {
     this.#running = this.#serialSync(true)
       .then(
         (result) => {
+          // bindings the reconcile did not look at: the next sync goes on with them at once
+          if ((result.edge?.deferred ?? []).length > 0) this.#again = true;
           if (result.edge?.persistError === undefined) {
             this.#failures = 0;
             return;
