@@ -131,7 +131,13 @@ export class Operator {
     this.#o.leader?.on('started-leading', () => this.#schedule());
     this.#o.leader?.on('stopped-leading', () => this.#schedule());
     await this.#o.objects.start();
-    return this.sync();
+    const result = await this.sync();
+    // the keys are served; persisting them is tried again on the retry timer
+    if (result.edge?.persistError !== undefined) {
+      this.#o.onError?.(result.edge.persistError);
+      this.#retryLater();
+    }
+    return result;
   }
 
   /**

@@ -125,7 +125,9 @@ describe('operator: one retry timer, and nothing done when nothing changed', () 
     expect(first.edge?.ready).to.deep.equal(new Set([`binding/host/web-default.${BASE}`]));
     expect(tunnels.applied.at(-1), 'served all the same').to.deep.equal([`binding/host/web-default.${BASE}`]);
 
-    // the change loop's sync hears of the failure and sets the one retry timer
+    expect(clock.pending(), 'the persist is retried').to.have.length(1);
+
+    // the change loop's sync hears of the failure too, and leaves one retry timer
     const heard = nextEvent<unknown>((r) => (onError = r));
     objects.change();
     expect(String(await heard)).to.include('etcd is unavailable');
