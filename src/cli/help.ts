@@ -88,8 +88,8 @@ Options:
   --base-domain D    override the base domain for generated hostnames (default: the one the
                      edge reports at GET /v1/edge, asked at start)
   --no-status        do not write statuses or events (a replica that is not the writer)
-  --keys-namespace NS keep the minted tunnel keys in the Secret tuna-tunnel-keys of NS, so a
-                     restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
+  --keys-namespace NS keep the minted tunnel keys in the Secrets tuna-tunnel-keys-00…1f of NS,
+                     so a restart reuses them (default $POD_NAMESPACE; unset: kept in memory)
   --secret-refresh S read the Secrets that HTTPS listeners name again every S seconds, so a
                      rotated certificate is served (default 30; 0: only when objects change)
   --health-addr A    serve /healthz, /readyz (ready once synced with its tunnels up) and

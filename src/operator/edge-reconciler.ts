@@ -1,89 +1,15 @@
 import { edgeBindingId } from '../control-api/index.js';
-import type { ControlClient, Reservation, TunnelKey } from '../control-api/index.js';
+import type { Reservation } from '../control-api/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
-import type { TunnelKeySource } from '../tunnel/index.js';
 import { inAddressPool } from './address-pool.js';
+import { runBounded } from './bounded.js';
+import { EdgeHoldings } from './edge-holdings.js';
+import type { EdgeControl } from './edge-holdings.js';
+import type { TunnelKeys } from './tunnel-keys.js';
 
-/**
- * HeldKey is a tunnel key the operator minted: its record id at the edge and its secret token, and
- * for a binding whose value the edge assigns (a dedicated address), the edge's binding id that the
- * tunnel names (`binding/address/<ip>`; absent: the graph's id is the edge's, as for hosts).
- */
-export interface HeldKey {
-  keyId: string;
-  token: string;
-  edgeBindingId?: string;
-}
-
-/**
- * TunnelKeys holds the tunnel keys the reconciler minted, by binding id, and hands them to the
- * tunnel manager (a TunnelKeySource whose reference is the key id, so a new key reconnects).
- * This one keeps them in memory: after a restart the reconciler mints new keys and revokes the
- * old ones, which it finds by the cluster label. SecretTunnelKeys keeps them in a Secret.
- */
-export class TunnelKeys implements TunnelKeySource {
-  readonly #byBinding = new Map<string, HeldKey>();
-  /** true when keys were set or deleted since the last persist (or load) */
-  protected isDirty = false;
-
-  get(bindingId: string): HeldKey | undefined {
-    return this.#byBinding.get(bindingId);
-  }
-
-  /**
-   * set records the key of a binding. An edge binding id (a Gateway address) belongs to one binding
-   * at a time: an address released by a Gateway that went and reserved again by a new one must not
-   * lead the new one's tunnels to the old, revoked key, so any other entry naming it is dropped.
-   */
-  set(bindingId: string, key: HeldKey): void {
-    if (key.edgeBindingId !== undefined)
-      for (const [other, held] of this.#byBinding) if (other !== bindingId && held.edgeBindingId === key.edgeBindingId) this.#byBinding.delete(other);
-    this.#byBinding.set(bindingId, key);
-    this.isDirty = true;
-  }
-
-  delete(bindingId: string): void {
-    this.isDirty ||= this.#byBinding.delete(bindingId);
-  }
-
-  /**
-   * forTunnel is the key a tunnel of `bindingId` uses: the graph's binding id, or the edge's binding
-   * id recorded with the key (the tunnel and the data plane name a dedicated address by the edge's id).
-   */
-  forTunnel(bindingId: string): HeldKey | undefined {
-    const direct = this.#byBinding.get(bindingId);
-    if (direct !== undefined) return direct;
-    for (const held of this.#byBinding.values()) if (held.edgeBindingId === bindingId) return held;
-    return undefined;
-  }
-
-  /** edgeIdOf is the edge's binding id of a graph binding (the graph's own id when the key records none). */
-  edgeIdOf(bindingId: string): string {
-    return this.#byBinding.get(bindingId)?.edgeBindingId ?? bindingId;
-  }
-
-  /** bindings are the binding ids that hold a key. */
-  bindings(): string[] {
-    return [...this.#byBinding.keys()];
-  }
-
-  /** heldKeyIds are the ids of every key held. */
-  heldKeyIds(): Set<string> {
-    return new Set([...this.#byBinding.values()].map((k) => k.keyId));
-  }
-
-  /** persist saves the keys, when they changed, where a restarted operator finds them again (memory: nowhere). */
-  persist(): Promise<void> {
-    this.isDirty = false;
-    return Promise.resolve();
-  }
-
-  resolveKey(bindingId: string, keyRef: string): Promise<string> {
-    const held = this.forTunnel(bindingId);
-    if (held === undefined || held.keyId !== keyRef) return Promise.reject(new Error(`no tunnel key for ${bindingId}`));
-    return Promise.resolve(held.token);
-  }
-}
+export { TunnelKeys } from './tunnel-keys.js';
+export type { HeldKey } from './tunnel-keys.js';
+export type { EdgeControl } from './edge-holdings.js';
 
 /** TxtRecord is the DNS record that proves a custom domain is the account's. */
 export interface TxtRecord {
@@ -128,6 +54,28 @@ export interface ReconcileReport {
   revoked: number;
   /** reservations and keys no binding wants that were kept: their owner's absence is not known */
   kept: number;
+  /** whether this reconcile listed what the edge holds (false: its cache was fresh) */
+  listed?: boolean;
+  /**
+   * bindings not looked at: `shouldYield` ended the reconcile early (a change waits). Nothing was
+   * let go, and the statuses of such a reconcile are not to be written.
+   */
+  deferred?: string[];
+  /** the keys could not all be persisted: they are held and served all the same, and written on the next reconcile */
+  persistError?: Error;
+}
+
+/** ReconcileOptions are the per-call knobs of `reconcile`. */
+export interface ReconcileOptions {
+  /** list what the edge holds even when the cache is fresh (a new leader: the last one may have changed it) */
+  refresh?: boolean;
+  /**
+   * asked before each binding is started (after the first `concurrency`): true ends the reconcile
+   * there, so a change waiting behind a long reconcile (a batch of thousands) is taken up at once.
+   * The next reconcile with `shouldYield` takes the bindings it had not seen before first, and
+   * defers the rest again, so they are served without waiting for the batch
+   */
+  shouldYield?: () => boolean;
 }
 
 /** OwnerKind names the kind of object a reservation or key was made for (group '' is core). */
@@ -154,6 +102,15 @@ export interface EdgeReconcilerOptions {
    * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
    */
   addressPool?: string | null;
+  /** control-API calls in flight at once (default 8) */
+  concurrency?: number;
+  /**
+   * how long what the edge holds is trusted without listing it again (default 10 minutes): a key
+   * revoked or a domain released by someone else is seen within this long, or at the next failure
+   */
+  resyncMs?: number;
+  /** the clock of the resync period (tests) */
+  now?: () => number;
 }
 
 const CLUSTER_LABEL = 'tuna.dev/cluster';
@@ -175,6 +132,9 @@ export function ownerOf(labels: Readonly<Record<string, string>>): OwnerKind | u
   return dot < 0 ? { group: '', kind: value } : { group: value.slice(dot + 1), kind: value.slice(0, dot) };
 }
 
+/** Work is one binding a reconcile looks at, with what it wants. */
+type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'address'; binding: Binding };
+
 /**
  * EdgeReconciler makes the edge hold what the route graph needs, with the operator's
  * `reservations`-scoped API key (which cannot start a tunnel itself: DESIGN.md "Keys and trust"):
@@ -194,109 +154,167 @@ export function ownerOf(labels: Readonly<Record<string, string>>): OwnerKind | u
  * the graph's binding id (`tuna.dev/binding`), and a key of its own that records the edge's binding
  * id (`binding/address/<ip>`), which the tunnel and the data plane use. TCP ports and wildcard
  * hosts are reported pending.
+ *
+ * At scale (issue 15): what the edge holds is cached (EdgeHoldings) and listed again only after
+ * `resyncMs`, on `refresh`, after a failed call, or while a custom domain waits for verification;
+ * bindings are looked up in maps; reservations, keys, revocations and releases run `concurrency`
+ * at a time; and a failure to persist the keys is reported, never thrown, so the keys minted are
+ * served all the same.
  */
 export class EdgeReconciler {
-  readonly #client: ControlClient;
+  readonly #client: EdgeControl;
   readonly #keys: TunnelKeys;
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
   readonly #addressPool: string | null | undefined;
+  readonly #concurrency: number;
+  readonly #resyncMs: number;
+  readonly #now: () => number;
+  #edge: EdgeHoldings | undefined;
+  /** the binding ids of the last reconcile's graph: a new one goes first */
+  #seen = new Set<string>();
+  /** the last reconcile yielded before it looked at every binding */
+  #wasDeferred = false;
 
-  constructor(client: ControlClient, keys: TunnelKeys, options: EdgeReconcilerOptions) {
+  constructor(client: EdgeControl, keys: TunnelKeys, options: EdgeReconcilerOptions) {
     this.#client = client;
     this.#keys = keys;
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
     this.#addressPool = options.addressPool;
+    this.#concurrency = options.concurrency ?? 8;
+    this.#resyncMs = options.resyncMs ?? 600_000;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
    * reconcile makes the edge hold what `graph` needs and lets go of what it no longer does, where
    * `knowsOwnerGone` (default: always) vouches that the graph is complete for the owner's kind.
    */
-  async reconcile(graph: RouteGraph, knowsOwnerGone: KnowsOwnerGone = () => true): Promise<ReconcileReport> {
+  async reconcile(graph: RouteGraph, knowsOwnerGone: KnowsOwnerGone = () => true, options: ReconcileOptions = {}): Promise<ReconcileReport> {
     const report: ReconcileReport = { ready: new Set(), addresses: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
-    const wanted = new Map<string, string>();
-    const addressBindings: Binding[] = [];
+    const wanted = new Set<string>();
+    const fresh: Work[] = [];
+    const known: Work[] = [];
     for (const b of graph.bindings) {
-      if (b.kind === 'address') {
-        addressBindings.push(b);
-        continue;
-      }
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
-      if (host === undefined || host.startsWith('*.')) {
+      if (b.kind !== 'address' && (host === undefined || host.startsWith('*.'))) {
         report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: unsupportedMessage(b) });
         continue;
       }
-      wanted.set(b.id, host);
+      wanted.add(b.id);
+      (this.#seen.has(b.id) ? known : fresh).push(b.kind === 'address' ? { kind: 'address', binding: b } : { kind: 'host', binding: b, hostname: host as string });
     }
-    let reservations = (await this.#client.listReservations(this.#labels)).reservations;
-    const liveKeys = (await this.#client.listTunnelKeys(this.#labels)).tunnelKeys.filter((k) => k.revokedAt === null);
-    const wantedReservations = new Set<string>();
-
-    for (const [bindingId, hostname] of wanted) {
-      const b = graph.bindings.find((x) => x.id === bindingId);
-      const labels = b === undefined ? this.#labels : this.#ownerLabels(b);
-      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'domain' && r.value === hostname);
-      if (reservation === undefined) {
-        try {
-          reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels })).reservation;
-        } catch (err) {
-          report.pending.push({ bindingId, reason: 'EdgeRefused', message: `${hostname} is not served: the edge refused to reserve it: ${(err as Error).message}` });
-          continue;
-        }
-        reservations = [...reservations, reservation];
-        report.reserved++;
-      }
-      wantedReservations.add(reservation.id);
-      if (reservation.domainType === 'custom' && !reservation.verified) {
-        const txtRecord = { name: challengeRecordName(hostname), value: reservation.verificationToken ?? '' };
-        report.pending.push({
-          bindingId,
-          reason: 'DomainNotVerified',
-          message: `${hostname} is not served yet: the edge serves a custom domain once it is verified. Create the DNS TXT record ${txtRecord.name} with the value ${txtRecord.value}, then run tuna reserve verify ${hostname}`,
-          txtRecord,
-        });
-        continue;
-      }
-      await this.#holdKey(bindingId, reservation, liveKeys, labels, report);
+    this.#seen = new Set(graph.bindings.map((b) => b.id));
+    try {
+      const edge = await this.#holdings(options.refresh === true, report);
+      const wantedReservations = new Set<string>();
+      let started = 0;
+      const work = (w: Work): Promise<void> => {
+        started++;
+        return w.kind === 'host' ? this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report) : this.#holdAddress(edge, w.binding, wantedReservations, report);
+      };
+      // one round always runs, so a reconcile yielding to a stream of changes still makes progress
+      const shouldYield = options.shouldYield;
+      const stop = shouldYield === undefined ? undefined : () => started >= this.#concurrency && shouldYield();
+      // after a reconcile that yielded, the bindings new since then are done first and served at
+      // once: the rest waits for the next reconcile, which the caller starts straight away
+      const isCatchingUp = stop !== undefined && this.#wasDeferred && fresh.length > 0;
+      let left = await runBounded(fresh, this.#concurrency, work, stop);
+      left = left.length > 0 || isCatchingUp ? [...left, ...known] : await runBounded(known, this.#concurrency, work, stop);
+      this.#wasDeferred = left.length > 0;
+      if (left.length > 0) report.deferred = left.map((w) => w.binding.id);
+      if (left.length === 0) await this.#letGo(edge, wanted, wantedReservations, knowsOwnerGone, report);
+    } catch (err) {
+      // what the edge holds is no longer known for sure: list it again next time
+      this.#edge = undefined;
+      await this.#persist(report);
+      throw err;
     }
-
-    for (const b of addressBindings) {
-      const requested = b.addresses?.[0];
-      const unusable = this.#unusable(b.addresses ?? []);
-      if (unusable !== undefined) {
-        report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
-        // a key of the address it held before goes with that address (letGo revokes it)
-        this.#keys.delete(b.id);
-        continue;
-      }
-      let reservation: Reservation | undefined = reservations.find((r) => r.kind === 'address' && r.labels[BINDING_LABEL] === b.id && (requested === undefined || r.value === requested));
-      if (reservation === undefined) {
-        try {
-          const labels = { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id };
-          reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
-        } catch (err) {
-          const why = (err as Error).message;
-          this.#keys.delete(b.id);
-          report.pending.push(
-            requested === undefined
-              ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }
-              : { bindingId: b.id, reason: 'AddressNotUsable', message: `spec.addresses ${requested} is not usable: the edge refused to reserve it: ${why}` },
-          );
-          continue;
-        }
-        reservations = [...reservations, reservation];
-        report.reserved++;
-      }
-      wantedReservations.add(reservation.id);
-      await this.#holdKey(b.id, reservation, liveKeys, this.#ownerLabels(b), report);
-      report.addresses.set(b.id, reservation.value);
-    }
-
-    await this.#letGo(new Set([...wanted.keys(), ...addressBindings.map((b) => b.id)]), wantedReservations, reservations, liveKeys, knowsOwnerGone, report);
-    await this.#keys.persist();
+    await this.#persist(report);
     return report;
+  }
+
+  /** holdings is what the edge holds, listed when the cache is missing, stale, or asked to be refreshed. */
+  async #holdings(refresh: boolean, report: ReconcileReport): Promise<EdgeHoldings> {
+    const now = this.#now();
+    const cached = this.#edge;
+    if (!refresh && cached !== undefined && now - cached.listedAt < this.#resyncMs && !cached.hasUnverifiedDomain()) return cached;
+    this.#edge = undefined;
+    const listed = await EdgeHoldings.list(this.#client, this.#labels, now, BINDING_LABEL);
+    this.#edge = listed;
+    report.listed = true;
+    return listed;
+  }
+
+  /** persist saves the keys; a failure is reported (and the keys stay held, to be written next time), never thrown. */
+  async #persist(report: ReconcileReport): Promise<void> {
+    try {
+      await this.#keys.persist();
+    } catch (err) {
+      report.persistError = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  /** holdHost makes a host binding hold its domain reservation and, once the domain is verified, a key. */
+  async #holdHost(edge: EdgeHoldings, b: Binding, hostname: string, wantedReservations: Set<string>, report: ReconcileReport): Promise<void> {
+    const labels = this.#ownerLabels(b);
+    let reservation = edge.domain(hostname);
+    if (reservation === undefined) {
+      try {
+        reservation = (await this.#client.reserve({ kind: 'domain', hostname, labels })).reservation;
+      } catch (err) {
+        report.pending.push({ bindingId: b.id, reason: 'EdgeRefused', message: `${hostname} is not served: the edge refused to reserve it: ${(err as Error).message}` });
+        return;
+      }
+      edge.addReservation(reservation);
+      report.reserved++;
+    }
+    wantedReservations.add(reservation.id);
+    if (reservation.domainType === 'custom' && !reservation.verified) {
+      const txtRecord = { name: challengeRecordName(hostname), value: reservation.verificationToken ?? '' };
+      report.pending.push({
+        bindingId: b.id,
+        reason: 'DomainNotVerified',
+        message: `${hostname} is not served yet: the edge serves a custom domain once it is verified. Create the DNS TXT record ${txtRecord.name} with the value ${txtRecord.value}, then run tuna reserve verify ${hostname}`,
+        txtRecord,
+      });
+      return;
+    }
+    await this.#holdKey(edge, b.id, reservation, labels, report);
+  }
+
+  /** holdAddress makes an address binding hold an address reservation from the edge's pool and a key. */
+  async #holdAddress(edge: EdgeHoldings, b: Binding, wantedReservations: Set<string>, report: ReconcileReport): Promise<void> {
+    const requested = b.addresses?.[0];
+    const unusable = this.#unusable(b.addresses ?? []);
+    if (unusable !== undefined) {
+      report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
+      // a key of the address it held before goes with that address (letGo revokes it)
+      this.#keys.delete(b.id);
+      return;
+    }
+    let reservation = edge.address(b.id, requested);
+    if (reservation === undefined) {
+      try {
+        const labels = { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id };
+        reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
+      } catch (err) {
+        const why = (err as Error).message;
+        this.#keys.delete(b.id);
+        report.pending.push(
+          requested === undefined
+            ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }
+            : { bindingId: b.id, reason: 'AddressNotUsable', message: `spec.addresses ${requested} is not usable: the edge refused to reserve it: ${why}` },
+        );
+        return;
+      }
+      edge.addReservation(reservation);
+      report.reserved++;
+    }
+    wantedReservations.add(reservation.id);
+    await this.#holdKey(edge, b.id, reservation, this.#ownerLabels(b), report);
+    report.addresses.set(b.id, reservation.value);
   }
 
   /** unusable says why the addresses a binding asks for cannot be asked of the edge (undefined: they can). */
@@ -318,13 +336,14 @@ export class EdgeReconciler {
    * holdKey makes sure the binding holds a live key of its reservation (minting one when not) that
    * records the edge's binding id where it differs from the graph's, and marks the binding ready.
    */
-  async #holdKey(bindingId: string, reservation: Reservation, liveKeys: readonly TunnelKey[], labels: Record<string, string>, report: ReconcileReport): Promise<void> {
+  async #holdKey(edge: EdgeHoldings, bindingId: string, reservation: Reservation, labels: Record<string, string>, report: ReconcileReport): Promise<void> {
     const edgeId = edgeBindingId(reservation);
     const recorded = edgeId === bindingId ? {} : { edgeBindingId: edgeId };
     const held = this.#keys.get(bindingId);
-    const isLive = held !== undefined && liveKeys.some((k) => k.id === held.keyId && k.reservationId === reservation.id);
+    const isLive = held !== undefined && edge.liveKeys.get(held.keyId)?.reservationId === reservation.id;
     if (!isLive) {
       const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol: 'http', maxConnections: this.#maxConnections, labels });
+      edge.addKey(minted.tunnelKey);
       this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token, ...recorded });
       report.minted++;
     } else if (held.edgeBindingId !== recorded.edgeBindingId) {
@@ -338,38 +357,35 @@ export class EdgeReconciler {
    * first, where the owner's absence is known. A live key no one holds (the Secret lost it, or a
    * restart without one) is revoked when its reservation is still wanted: a newer key replaced it.
    */
-  async #letGo(
-    wanted: ReadonlySet<string>,
-    wantedReservations: ReadonlySet<string>,
-    reservations: readonly Reservation[],
-    liveKeys: readonly TunnelKey[],
-    knowsOwnerGone: KnowsOwnerGone,
-    report: ReconcileReport,
-  ): Promise<void> {
+  async #letGo(edge: EdgeHoldings, wanted: ReadonlySet<string>, wantedReservations: ReadonlySet<string>, knowsOwnerGone: KnowsOwnerGone, report: ReconcileReport): Promise<void> {
     const isGone = (labels: Readonly<Record<string, string>>): boolean => knowsOwnerGone(ownerOf(labels));
     for (const bindingId of this.#keys.bindings()) {
       if (wanted.has(bindingId)) continue;
-      const live = liveKeys.find((k) => k.id === this.#keys.get(bindingId)?.keyId);
+      const held = this.#keys.get(bindingId);
+      const live = held === undefined ? undefined : edge.liveKeys.get(held.keyId);
       if (live === undefined || isGone(live.labels)) this.#keys.delete(bindingId);
     }
-    const held = this.#keys.heldKeyIds();
-    for (const k of liveKeys) {
-      if (held.has(k.id)) continue;
-      if (!wantedReservations.has(k.reservationId) && !isGone(k.labels)) {
-        report.kept++;
-        continue;
-      }
-      await this.#client.revokeTunnelKey(k.id);
+    const revoke: string[] = [];
+    for (const k of edge.liveKeys.values()) {
+      if (this.#keys.isHeld(k.id)) continue;
+      if (!wantedReservations.has(k.reservationId) && !isGone(k.labels)) report.kept++;
+      else revoke.push(k.id);
+    }
+    await runBounded(revoke, this.#concurrency, async (id) => {
+      await this.#client.revokeTunnelKey(id);
+      edge.revoked(id);
       report.revoked++;
-    }
-    for (const r of reservations) {
+    });
+    const release: string[] = [];
+    for (const r of edge.reservations.values()) {
       if (r.kind === 'tcp-port' || wantedReservations.has(r.id)) continue;
-      if (!isGone(r.labels)) {
-        report.kept++;
-        continue;
-      }
-      await this.#client.release(r.id);
-      report.released++;
+      if (!isGone(r.labels)) report.kept++;
+      else release.push(r.id);
     }
+    await runBounded(release, this.#concurrency, async (id) => {
+      await this.#client.release(id);
+      edge.released(id);
+      report.released++;
+    });
   }
 }

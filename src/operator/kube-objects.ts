@@ -219,7 +219,9 @@ export class KubeObjects {
       } catch (err) {
         if (kind.optional && isNotServed(err)) {
           this.#state.set(kind, { absent: true });
-          this.#later(() => void this.#startKind(kind).then(() => this.#changed(), (e: unknown) => this.#onError(kind, e)));
+          // looked for again later; only its arrival is a change: a kind that stays absent changed
+          // nothing, and reporting it every `retryMs` re-synced everything (issue 15)
+          this.#later(() => void this.#startKind(kind).then(() => (this.#isAbsent(kind) ? undefined : this.#changed()), (e: unknown) => this.#onError(kind, e)));
           return;
         }
         this.#onError(kind, err);
@@ -305,6 +307,12 @@ export class KubeObjects {
     await state.informer.stop();
     if (version !== kind.versions[0]) this.#scheduleRecheck(kind);
     this.#changed();
+  }
+
+  /** isAbsent tells whether a kind is noted as not served. */
+  #isAbsent(kind: WatchedKind): boolean {
+    const state = this.#state.get(kind);
+    return state !== undefined && 'absent' in state;
   }
 
   /** sleep waits `retryMs`, or until stop(). */

@@ -2,11 +2,12 @@ import { Agent, translateObjects } from '../agent/index.js';
 import type { TunnelControl, AgentState } from '../agent/index.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
-import type { EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
+import { SystemClock, backoffDelay } from '../tunnel/index.js';
+import type { Clock, ClockTimer, EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import { referencedSecrets, snapshotFromObjects } from '../translate/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { AcceptedCertificates } from './accepted-certificates.js';
-import type { KnowsOwnerGone, ReconcileReport } from './edge-reconciler.js';
+import type { KnowsOwnerGone, ReconcileOptions, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
 import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
@@ -40,7 +41,7 @@ export interface OperatorOptions {
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
    * `keyRefOf` tells which key each binding holds, so a new key reconnects its binding.
    */
-  reconciler?: { reconcile(graph: AgentState['graph'], knowsOwnerGone?: KnowsOwnerGone): Promise<ReconcileReport> };
+  reconciler?: { reconcile(graph: AgentState['graph'], knowsOwnerGone?: KnowsOwnerGone, options?: ReconcileOptions): Promise<ReconcileReport> };
   keyRefOf?: (bindingId: string) => string | undefined;
   /**
    * the edge's binding id of a graph binding (default: the same). A dedicated address is named
@@ -56,12 +57,20 @@ export interface OperatorOptions {
   leader?: { isLeader(): boolean; on(event: 'started-leading' | 'stopped-leading', listener: () => void): unknown };
   followKeys?: () => Promise<void>;
   translate?: Partial<TranslateOptions>;
-  /** called for a failed sync; the next change (or `retryMs`) syncs again */
+  /** called for a failed sync (and for keys that could not be persisted); the next change, or the retry timer, syncs again */
   onError?: (err: unknown) => void;
   /** called after each sync */
   onSynced?: (result: SyncResult) => void;
-  /** wait before a failed sync is tried again without a change (default 5 s) */
+  /**
+   * the first wait before a failed sync is tried again without a change (default 1 s); each
+   * failure in a row doubles it up to `retryMaxMs` (default 60 s), with equal jitter (backoffDelay)
+   */
   retryMs?: number;
+  retryMaxMs?: number;
+  /** the clock of the retry and recheck timers (tests pass a fake) */
+  clock?: Clock;
+  /** random in [0, 1) for the jitter (tests) */
+  random?: () => number;
   /**
    * while a custom domain waits for its DNS verification, sync again after this long (default
    * 60 s), so that a domain verified at the edge (`tuna reserve verify`) is served without a change
@@ -96,8 +105,14 @@ export class Operator {
   readonly #agent: Agent;
   #running: Promise<void> | undefined;
   #again = false;
-  #retry: NodeJS.Timeout | undefined;
-  #recheck: NodeJS.Timeout | undefined;
+  /** the one retry timer (issue 15: a new one per failure made two failed full syncs a second) */
+  #retry: ClockTimer | undefined;
+  #recheck: ClockTimer | undefined;
+  /** failed syncs in a row: the retry's backoff step */
+  #failures = 0;
+  /** a change arrived since the current sync began: a sync of the change loop yields to it */
+  #hasPendingChange = false;
+  readonly #clock: Clock;
   #isStopped = false;
   #keySignature = '';
   #wasWriter = false;
@@ -106,6 +121,7 @@ export class Operator {
   constructor(options: OperatorOptions) {
     this.#o = options;
     this.#agent = new Agent(options.dataPlane, options.tunnels);
+    this.#clock = options.clock ?? new SystemClock();
   }
 
   /** start fills the cache, syncs once, and follows changes from then on. */
@@ -115,7 +131,13 @@ export class Operator {
     this.#o.leader?.on('started-leading', () => this.#schedule());
     this.#o.leader?.on('stopped-leading', () => this.#schedule());
     await this.#o.objects.start();
-    return this.sync();
+    const result = await this.sync();
+    // the keys are served; persisting them is tried again on the retry timer
+    if (result.edge?.persistError !== undefined) {
+      this.#o.onError?.(result.edge.persistError);
+      this.#retryLater();
+    }
+    return result;
   }
 
   /**
@@ -123,12 +145,24 @@ export class Operator {
    * whoever asks (the change loop, start, a test): two at once would mint two keys for one binding.
    */
   sync(): Promise<SyncResult> {
-    const next = this.#serial.then(() => this.#syncOnce());
+    return this.#serialSync(false);
+  }
+
+  /** serialSync queues one sync behind the others; a `preemptible` one yields to a change that arrives meanwhile. */
+  #serialSync(preemptible: boolean): Promise<SyncResult> {
+    const next = this.#serial.then(() => this.#syncOnce(preemptible));
     this.#serial = next.catch(() => undefined);
     return next;
   }
 
-  async #syncOnce(): Promise<SyncResult> {
+  /**
+   * syncOnce translates and applies once. A preemptible sync (the change loop's) ends the
+   * reconcile early when a change arrives (`deferred`): it serves what is ready, writes no status,
+   * and the next sync, at once, takes the bindings it had not seen first, so one new Ingress does
+   * not wait behind a batch of thousands (issue 15: 10.9 s).
+   */
+  async #syncOnce(preemptible: boolean): Promise<SyncResult> {
+    this.#hasPendingChange = false;
     if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     const objects = this.#o.objects.objects();
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
@@ -138,9 +172,12 @@ export class Operator {
     this.#o.certificates?.update(state.graph, state.certificates);
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     // A new leader first reads the keys the last one stored: it may have minted after our last load.
-    if (!isWriter || (this.#o.leader !== undefined && !this.#wasWriter)) await this.#o.followKeys?.();
+    const isNewLeader = isWriter && this.#o.leader !== undefined && !this.#wasWriter;
+    if (!isWriter || isNewLeader) await this.#o.followKeys?.();
     this.#wasWriter = isWriter;
-    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects)) : undefined;
+    // a new leader lists the edge again: the last leader may have changed what it holds
+    const options: ReconcileOptions = { refresh: isNewLeader, ...(preemptible ? { shouldYield: () => this.#hasPendingChange } : {}) };
+    const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
     let { tunnelsChanged } = await this.#agent.apply(served);
     if (this.#o.keyRefOf) {
@@ -157,9 +194,11 @@ export class Operator {
     const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses) : state.statuses;
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
+    // a reconcile that yielded did not look at every binding: its statuses would be half true
+    const isComplete = (edge?.deferred ?? []).length === 0;
     const lookup = objectLookup(objects);
-    if (isWriter && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
-    if (isWriter && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
+    if (isWriter && isComplete && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
+    if (isWriter && isComplete && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
     if (edge?.pending.some((p) => p.reason === 'DomainNotVerified')) this.#scheduleRecheck();
     return result;
@@ -168,8 +207,8 @@ export class Operator {
   /** stop ends the watches and drains the tunnels (in-flight streams finish). */
   async stop(): Promise<void> {
     this.#isStopped = true;
-    if (this.#retry) clearTimeout(this.#retry);
-    if (this.#recheck) clearTimeout(this.#recheck);
+    if (this.#retry) this.#clock.clearTimeout(this.#retry);
+    if (this.#recheck) this.#clock.clearTimeout(this.#recheck);
     await this.#o.objects.stop();
     await this.#o.secrets?.stop();
     await this.#running?.catch(() => undefined);
@@ -179,7 +218,7 @@ export class Operator {
   /** scheduleRecheck syncs again once `recheckMs` has passed (one timer at a time). */
   #scheduleRecheck(): void {
     if (this.#isStopped || this.#recheck !== undefined) return;
-    this.#recheck = setTimeout(() => {
+    this.#recheck = this.#clock.setTimeout(() => {
       this.#recheck = undefined;
       this.#schedule();
     }, this.#o.recheckMs ?? 60_000);
@@ -188,16 +227,29 @@ export class Operator {
   #schedule(): void {
     // Before the cache is complete there is nothing to act on; start() syncs once it is.
     if (this.#isStopped || !this.#o.objects.hasSynced()) return;
+    this.#hasPendingChange = true;
     if (this.#running) {
       this.#again = true;
       return;
     }
-    this.#running = this.sync()
+    // this sync is the retry too: no timer stays behind it
+    this.#clearRetry();
+    this.#running = this.#serialSync(true)
       .then(
-        () => undefined,
+        (result) => {
+          // bindings the reconcile did not look at: the next sync goes on with them at once
+          if ((result.edge?.deferred ?? []).length > 0) this.#again = true;
+          if (result.edge?.persistError === undefined) {
+            this.#failures = 0;
+            return;
+          }
+          // the keys are served; persisting them is tried again, backing off like a failed sync
+          this.#o.onError?.(result.edge.persistError);
+          this.#retryLater();
+        },
         (err: unknown) => {
           this.#o.onError?.(err);
-          if (!this.#isStopped) this.#retry = setTimeout(() => this.#schedule(), this.#o.retryMs ?? 5000);
+          this.#retryLater();
         },
       )
       .finally(() => {
@@ -207,6 +259,23 @@ export class Operator {
           this.#schedule();
         }
       });
+  }
+
+  /** retryLater sets the one retry timer, `retryMs` doubled per failure in a row up to `retryMaxMs`, with jitter. */
+  #retryLater(): void {
+    if (this.#isStopped) return;
+    this.#clearRetry();
+    const delay = backoffDelay(this.#failures++, { baseMs: this.#o.retryMs ?? 1000, maxMs: this.#o.retryMaxMs ?? 60_000, afterHealthyMs: 0, random: this.#o.random ?? Math.random });
+    this.#retry = this.#clock.setTimeout(() => {
+      this.#retry = undefined;
+      this.#schedule();
+    }, delay);
+  }
+
+  #clearRetry(): void {
+    if (this.#retry === undefined) return;
+    this.#clock.clearTimeout(this.#retry);
+    this.#retry = undefined;
   }
 }
 

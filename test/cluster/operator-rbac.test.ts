@@ -123,6 +123,10 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     ['patch an Ingress status', { verb: 'patch', group: 'networking.k8s.io', resource: 'ingresses', subresource: 'status', namespace: 'default' }, true],
     ['read its key Secret', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
     ['replace its key Secret', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, true],
+    ['read a key shard', { verb: 'get', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys-00' }, true],
+    ['replace the last key shard', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys-1f' }, true],
+    ['replace a Secret past the shards', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys-20' }, false],
+    ['delete a key shard', { verb: 'delete', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys-00' }, false],
     ['renew its Lease', { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'tuna-system', name: 'tuna-operator' }, true],
     // get by name, anywhere: a certificateRef may name a Secret of any namespace (docs/operator.md)
     ['get, by name, a Secret a listener names', { verb: 'get', resource: 'secrets', namespace: 'default', name: 'shop-cert' }, true],

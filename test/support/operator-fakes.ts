@@ -18,7 +18,7 @@ export class RecordingTunnels implements TunnelControl {
 /** ListedObjects is an object cache that has listed every kind and holds what the test gives it. */
 export class ListedObjects implements ObjectSource {
   items: KubernetesObject[] = [];
-  onChange(): void {}
+  onChange(_callback: () => void): void {}
   start(): Promise<void> {
     return Promise.resolve();
   }

@@ -52,7 +52,7 @@ describe('tunnel keys Secret entries', () => {
         data: { aaa: b64(JSON.stringify({ bindingId: 'binding/host/a', keyId: 'k1', token: 'tuna_tk_good' })), bbb: b64('{"bindingId":"binding/host/b","token":"tuna_tk_leak') },
       };
       server = createServer((req, res) => {
-        if (req.url?.startsWith('/api/v1/namespaces/tuna-system/secrets/tuna-tunnel-keys')) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(secret));
+        if (req.url?.split('?')[0] === '/api/v1/namespaces/tuna-system/secrets/tuna-tunnel-keys') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(secret));
         else res.writeHead(404).end();
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -171,5 +171,6 @@ function describe(result: SyncResult): string {
   const bindings = result.state.graph.bindings.length;
   const ready = result.edge?.ready.size ?? bindings;
   const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
-  return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}`;
+  const deferred = result.edge?.deferred?.length ?? 0;
+  return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}${deferred > 0 ? `; ${deferred} left to the next sync` : ''}`;
 }

@@ -1,0 +1,99 @@
+import type { LabelSelector, Reservation, ReservationRequest, TunnelKey, TunnelKeyRequest } from '../../src/control-api/index.js';
+import type { EdgeControl } from '../../src/operator/index.js';
+
+/**
+ * FakeEdgeControl is the part of the control API the reconciler calls, held in memory: domain
+ * reservations (subdomains, verified at once) and tunnel keys, filtered by labels as the edge does.
+ * It counts each call by method and the most calls in flight at once; `gate` (when set) is awaited
+ * by every call (given its method) before it answers, so a test can hold calls back, slow them down
+ * or fail them.
+ */
+export class FakeEdgeControl implements EdgeControl {
+  readonly reservations = new Map<string, Reservation>();
+  readonly keys = new Map<string, TunnelKey>();
+  readonly calls: Record<'listReservations' | 'listTunnelKeys' | 'reserve' | 'mintTunnelKey' | 'revokeTunnelKey' | 'release', number> = {
+    listReservations: 0,
+    listTunnelKeys: 0,
+    reserve: 0,
+    mintTunnelKey: 0,
+    revokeTunnelKey: 0,
+    release: 0,
+  };
+  /** every call in order, with its argument (a hostname for reserve, a reservation's value for mint) */
+  readonly log: string[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  gate: ((method: keyof FakeEdgeControl['calls']) => Promise<void>) | undefined;
+  #next = 0;
+
+  /** total is the number of calls made so far. */
+  total(): number {
+    return Object.values(this.calls).reduce((a, b) => a + b, 0);
+  }
+
+  listReservations(labels?: LabelSelector) {
+    return this.#call('listReservations', '', () => ({ reservations: [...this.reservations.values()].filter((r) => matches(r.labels, labels)) }));
+  }
+
+  listTunnelKeys(labels?: LabelSelector) {
+    return this.#call('listTunnelKeys', '', () => ({ tunnelKeys: [...this.keys.values()].filter((k) => k.revokedAt === null && matches(k.labels, labels)) }));
+  }
+
+  reserve(body: ReservationRequest) {
+    const value = body.kind === 'domain' ? (body.hostname ?? '') : '';
+    return this.#call('reserve', value, () => {
+      const id = `r${++this.#next}`;
+      const reservation: Reservation = { id, accountId: 'a', kind: 'domain', value, name: null, labels: body.labels ?? {}, domainType: 'subdomain', verificationToken: null, verified: true, createdAt: 0, updatedAt: 0 };
+      this.reservations.set(id, reservation);
+      return { reservation, created: true };
+    });
+  }
+
+  mintTunnelKey(body: TunnelKeyRequest) {
+    return this.#call('mintTunnelKey', this.reservations.get(body.reservationId)?.value ?? '', () => {
+      const id = `k${++this.#next}`;
+      const tunnelKey: TunnelKey = { id, accountId: 'a', reservationId: body.reservationId, protocol: body.protocol, maxConnections: body.maxConnections ?? 1, expiresAt: 0, labels: body.labels ?? {}, createdAt: 0, rotatedAt: null, revokedAt: null };
+      this.keys.set(id, tunnelKey);
+      return { tunnelKey, token: `tuna_tk_${id}` };
+    });
+  }
+
+  revokeTunnelKey(id: string) {
+    return this.#call('revokeTunnelKey', id, () => {
+      const key = this.keys.get(id);
+      if (key === undefined) throw new Error(`no key ${id}`);
+      const revoked = { ...key, revokedAt: 1 };
+      this.keys.set(id, revoked);
+      return { tunnelKey: revoked };
+    });
+  }
+
+  release(id: string) {
+    return this.#call('release', id, () => {
+      const reservation = this.reservations.get(id);
+      if (reservation === undefined) throw new Error(`no reservation ${id}`);
+      this.reservations.delete(id);
+      const revokedTunnelKeyIds: string[] = [];
+      for (const k of this.keys.values()) if (k.reservationId === id && k.revokedAt === null) (this.keys.set(k.id, { ...k, revokedAt: 1 }), revokedTunnelKeyIds.push(k.id));
+      return { reservation, revokedTunnelKeyIds };
+    });
+  }
+
+  async #call<A>(method: keyof FakeEdgeControl['calls'], arg: string, answer: () => A): Promise<A> {
+    this.calls[method]++;
+    this.log.push(arg === '' ? method : `${method} ${arg}`);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      await this.gate?.(method);
+      return answer();
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+/** matches tells whether labels hold every pair of a selector. */
+function matches(labels: Readonly<Record<string, string>>, selector: LabelSelector | undefined): boolean {
+  return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+}
