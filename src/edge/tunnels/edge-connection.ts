@@ -29,6 +29,9 @@ export class EdgeConnection {
   #ready = false;
   #closing = false;
   #pingTimer: NodeJS.Timeout | undefined;
+  // one session listener for every binding's close callback (a shared connection has thousands)
+  #onClose: (() => void)[] | undefined = [];
+  #onClosing: (() => void)[] = [];
 
   constructor(options: EdgeConnectionOptions) {
     this.connectionId = options.connectionId;
@@ -42,7 +45,12 @@ export class EdgeConnection {
     });
     this.session.on('error', () => this.#markClosing());
     this.session.on('goaway', () => this.#markClosing());
-    this.session.on('close', () => this.#markClosing());
+    this.session.on('close', () => {
+      this.#markClosing();
+      const callbacks = this.#onClose ?? [];
+      this.#onClose = undefined;
+      for (const fn of callbacks) fn();
+    });
     this.session.once('connect', () => this.session.setLocalWindowSize(options.limits.connectionWindowBytes));
     this.#schedulePing(options.pingIntervalMs);
   }
@@ -81,8 +89,14 @@ export class EdgeConnection {
 
   /** onClose registers a callback for the end of the connection. */
   onClose(fn: () => void): void {
-    if (this.session.destroyed) queueMicrotask(fn);
-    else this.session.once('close', fn);
+    if (this.#onClose === undefined || this.session.destroyed) queueMicrotask(fn);
+    else this.#onClose.push(fn);
+  }
+
+  /** onClosing registers a callback for the moment the connection stops taking new streams (GOAWAY either way, close, error). */
+  onClosing(fn: () => void): void {
+    if (this.#closing) queueMicrotask(fn);
+    else this.#onClosing.push(fn);
   }
 
   /** close drains: GOAWAY, open streams finish, then the socket closes. */
@@ -100,6 +114,7 @@ export class EdgeConnection {
   }
 
   #markClosing(): void {
+    if (!this.#closing) for (const fn of this.#onClosing.splice(0)) fn();
     this.#closing = true;
     if (this.#pingTimer !== undefined) clearTimeout(this.#pingTimer);
     this.#pingTimer = undefined;

@@ -72,11 +72,20 @@ export class SharedTunnel {
       }
       for (const message of messages) this.#enqueue(message);
     });
-    // The control stream lives as long as the connection: without it no binding can be managed.
-    control.once('close', () => this.#connection.destroy());
+    // The control stream lives as long as the connection. Either side ends its half when the
+    // connection starts to close (or the other half ended); the stream then closes and the
+    // connection drains: open streams finish, nothing new starts (docs/protocol.md §9.5).
+    control.once('end', () => this.#endControl());
+    this.#connection.onClosing(() => this.#endControl());
+    control.once('close', () => void this.#connection.close());
     this.#connection.onClose(() => this.#disarmIdle());
     this.#armIdle();
     return true;
+  }
+
+  #endControl(): void {
+    const control = this.#control;
+    if (control !== undefined && !control.destroyed && !control.writableEnded) control.end();
   }
 
   #fail(why: string): void {
