@@ -50,9 +50,11 @@ export class SharedConnection extends EventEmitter {
     });
     this.session.once('close', (err: Error | undefined) => {
       const why = err ?? new TunnelClosedError('the shared tunnel connection closed');
-      for (const attachment of this.#attachments()) attachment.end(why);
+      const attachments = this.#attachments();
       this.#bindings.clear();
+      // the pool learns first (e.g. that the edge speaks version 1 only), then the bindings' slots.
       this.emit('close', err);
+      for (const attachment of attachments) attachment.end(why);
     });
   }
 

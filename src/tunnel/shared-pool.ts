@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { edgeEndpointKey } from './dialer.js';
 import type { TunnelManagerOptions } from './manager-options.js';
+import { TunnelRefusedError } from './errors.js';
 import { SharedConnection } from './shared-connection.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
 
@@ -36,6 +37,7 @@ export class SharedConnectionPool {
   readonly #deps: SharedPoolDeps;
   readonly #entries = new Map<string, PoolEntry>();
   readonly #all = new Set<SharedConnection>();
+  readonly #oneBindingEdges = new Set<string>();
 
   constructor(deps: SharedPoolDeps) {
     this.#deps = deps;
@@ -61,13 +63,22 @@ export class SharedConnectionPool {
       current.connection.once('close', (err: Error | undefined) => {
         this.#all.delete(current.connection);
         if (this.#entries.get(id) !== current) return;
-        if (err !== undefined && !current.wasOpen) {
+        // An edge of protocol version 1 answers the version 2 upgrade 400 (malformed, docs/protocol.md §2.3).
+        if (err instanceof TunnelRefusedError && err.statusCode === 400 && err.bindingId === undefined && !current.wasOpen) {
+          this.#oneBindingEdges.add(edgeEndpointKey(edge));
+          this.#entries.delete(id);
+        } else if (err !== undefined && !current.wasOpen) {
           current.failure = err;
           current.failedAt = this.#deps.clock.now();
         } else this.#entries.delete(id);
       });
     }
     return entry.connection.attach(bindingId, key);
+  }
+
+  /** isOneBindingEdge says the edge refused the shared upgrade as malformed (it speaks version 1 only): bindings connect to it one per connection. */
+  isOneBindingEdge(edge: EdgeEndpoint): boolean {
+    return this.#oneBindingEdges.has(edgeEndpointKey(edge));
   }
 
   #open(edge: EdgeEndpoint): SharedConnection {

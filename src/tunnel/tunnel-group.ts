@@ -66,7 +66,9 @@ class TunnelSlot {
     if (this.#isStopped) return;
     const { options } = deps;
     const bindingId = this.#group.spec.bindingId;
-    const session: TunnelLink = deps.pool !== undefined ? deps.pool.attach(this.#edge, this.#index, bindingId, key) : new TunnelSession({
+    // An edge that predates shared connections answers their upgrade 400: its bindings get connections of their own.
+    const pool = deps.pool !== undefined && !deps.pool.isOneBindingEdge(this.#edge) ? deps.pool : undefined;
+    const session: TunnelLink = pool !== undefined ? pool.attach(this.#edge, this.#index, bindingId, key) : new TunnelSession({
       edge: this.#edge,
       bindingId,
       key,
@@ -97,6 +99,7 @@ class TunnelSlot {
     session.once('close', (err: Error | undefined) => {
       if (this.session !== session) return;
       this.session = undefined;
+      if (pool !== undefined && !wasOpen && pool.isOneBindingEdge(this.#edge)) return this.#schedule(0);
       if (err !== undefined && !wasOpen) return this.#fail(err, true);
       if (err !== undefined) this.lastError = err;
       if (!this.#isStopped) this.#schedule(healthyReconnectDelay(deps.backoff));

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import type { Socket } from 'node:net';
+import { connect as connectTcp, createServer } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import type { EdgeServer } from '../../src/edge/index.js';
 import type { TunnelManager } from '../../src/tunnel/manager.js';
 import type { TunnelSpec } from '../../src/tunnel/manager-options.js';
@@ -141,6 +142,42 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     expect(edgeSockets(t.edge).size).to.equal(2);
     expect(await bindingOf(t.httpPort, 'old.test')).to.equal('binding/host/old.test');
     expect(await bindingOf(t.httpPort, hostOf(1))).to.equal(idOf(1));
+  });
+
+  it('falls back to one connection per binding, reporting nothing, when the edge predates shared connections', async () => {
+    // An edge of protocol version 1 in front of this one: it answers the version 2 upgrade as
+    // malformed (400) and passes a version 1 upgrade through.
+    const oldEdge: Server = createServer((client) => {
+      client.once('data', (first: Buffer) => {
+        if (/^upgrade: tuna-tunnel\/2\r$/im.test(first.toString('latin1'))) {
+          const body = 'tunnel refused: malformed upgrade request\n';
+          client.end(`HTTP/1.1 400 Bad Request\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+          return;
+        }
+        const upstream = connectTcp(t.endpoint.port, '127.0.0.1', () => {
+          upstream.write(first);
+          client.pipe(upstream).pipe(client);
+        });
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+        client.on('close', () => upstream.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => oldEdge.listen(0, '127.0.0.1', resolve));
+    try {
+      const errors: Error[] = [];
+      manager.on('tunnel-error', (_id: string, err: Error) => errors.push(err));
+      const edge = { host: '127.0.0.1', port: (oldEdge.address() as AddressInfo).port, tls: false };
+      manager.apply([0, 1, 2].map((i) => ({ bindingId: idOf(i), edges: [edge], keyRef: `k${i}` })));
+      await waitUntil(() => attached() === 3);
+      expect(edgeSockets(t.edge).size).to.equal(3);
+      expect(t.edge.registry.all().every((x) => !x.isShared)).to.equal(true);
+      expect(errors).to.deep.equal([]);
+      for (const i of [0, 1, 2]) expect(await bindingOf(t.httpPort, hostOf(i))).to.equal(idOf(i));
+    } finally {
+      manager.destroy();
+      oldEdge.close();
+    }
   });
 
   it('drains the shared connection on close, finishing a request in flight', async () => {
