@@ -190,7 +190,11 @@ export class SharedTunnel {
     if (this.#idleTimer !== undefined || this.#connection.session.destroyed) return;
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      if (this.#bindings.size === 0 && this.#queues.size === 0) void this.#connection.close();
+      // nothing runs on it but the control stream: no drain to wait for
+      if (this.#bindings.size === 0 && this.#queues.size === 0) {
+        this.#options.log(`shared tunnel connection ${this.#connection.connectionId} from ${this.#remoteAddress} closed: no binding attached for ${UNATTACHED_TIMEOUT_MS} ms`);
+        this.#connection.destroy();
+      }
     }, UNATTACHED_TIMEOUT_MS);
     this.#idleTimer.unref();
   }
