@@ -7,7 +7,8 @@ import type { TunnelSpec } from '../../src/tunnel/manager-options.js';
 import type { TunnelRefusedError } from '../../src/tunnel/errors.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
-import { http1, newTunnelKey, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
+import { startEdge } from '../../src/edge/index.js';
+import { http1, newTunnelKey, openSession, startTestEdge, testEdgeConfig, waitUntil } from '../support/tunnel-harness.js';
 import type { TestBinding, TestEdge } from '../support/tunnel-harness.js';
 import { newTestManager } from '../support/tunnel-manager-fixture.js';
 
@@ -177,6 +178,25 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     } finally {
       manager.destroy();
       oldEdge.close();
+    }
+  });
+
+  it('holds one connection per edge node, every binding attached on each', async () => {
+    // a second edge node with the same bindings and keys (several nodes share state)
+    const same = new Map(indexes.map((i) => [idOf(i), t.keys.get(idOf(i))!]));
+    const second = await startEdge(testEdgeConfig(indexes.map((i) => ({ id: idOf(i), kind: 'host' as const, hostnames: [hostOf(i)] })), {}, same));
+    try {
+      const edges = [t.endpoint, { host: '127.0.0.1', port: second.address().tunnel.port, tls: false }];
+      manager.apply(indexes.slice(0, 10).map((i) => ({ bindingId: idOf(i), edges, keyRef: `k${i}` })));
+      await waitUntil(() => attached() === 10 && second.registry.all().length === 10 && manager.status().every((s) => s.open === 2));
+      expect(edgeSockets(t.edge).size).to.equal(1);
+      expect(edgeSockets(second).size).to.equal(1);
+      expect(manager.sharedConnectionCount).to.equal(2);
+      expect(manager.status().every((s) => s.wanted === 2)).to.equal(true);
+      expect(await bindingOf(second.address().http!.port, hostOf(3))).to.equal(idOf(3));
+    } finally {
+      manager.destroy();
+      await second.close();
     }
   });
 
