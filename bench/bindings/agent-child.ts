@@ -34,6 +34,6 @@ const gc = (globalThis as { gc?: () => void }).gc;
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'quit') break;
   gc?.();
-  console.log('measured');
+  console.log(`measured ${process.memoryUsage().heapUsed}`);
 }
 manager.destroy();

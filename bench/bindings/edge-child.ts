@@ -15,7 +15,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'count') console.log(`count ${edge.registry.all().length}`);
   else {
     gc?.();
-    console.log('measured');
+    console.log(`measured ${process.memoryUsage().heapUsed}`);
   }
 }
 await edge.close();

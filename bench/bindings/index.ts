@@ -3,7 +3,8 @@
  * agent process (TunnelManager, TLS tunnel), each binding with its own key, in two modes: every
  * binding on one shared connection (protocol version 2) and one connection per binding (version
  * 1). VmRSS of both processes after a full GC with 1 and with N bindings (TUNA_BENCH_BINDINGS,
- * default 1,000), TUNA_BENCH_RUNS rounds (default 2); per extra binding = (RSS(N) − RSS(1)) / (N − 1).
+ * default 1,000), TUNA_BENCH_RUNS rounds (default 2); per extra binding = (RSS(N) − RSS(1)) / (N − 1),
+ * and of it the JavaScript heap in use after the GC. TUNA_BENCH_NODE_FLAGS adds node flags to both.
  * Prints a Markdown table; docs/tunnel-performance.md quotes it.
  */
 import { spawn } from 'node:child_process';
@@ -21,6 +22,9 @@ type Mode = 'shared' | 'per-binding';
 interface Sample {
   edge: number;
   agent: number;
+  /** JavaScript heap in use after a full GC (process.memoryUsage().heapUsed) */
+  edgeHeap: number;
+  agentHeap: number;
 }
 
 const here = new URL('.', import.meta.url).pathname;
@@ -60,7 +64,9 @@ class LineReader {
 }
 
 function startChild(script: string, arg: string): { child: ChildProcess; lines: LineReader } {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, script), arg], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // TUNA_BENCH_NODE_FLAGS: extra node flags for both processes (e.g. a V8 heap setting to compare)
+  const flags = (process.env['TUNA_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...flags, '--expose-gc', '--import', 'tsx', join(here, script), arg], { stdio: ['pipe', 'pipe', 'inherit'] });
   return { child, lines: new LineReader(child) };
 }
 
@@ -94,9 +100,10 @@ async function measure(dir: string, tls: { cert: string; key: string }, mode: Mo
     await new Promise((r) => setTimeout(r, 2000));
     edge.child.stdin!.write('gc\n');
     agent.child.stdin!.write('gc\n');
-    await Promise.all([edge.lines.next(10_000), agent.lines.next(10_000)]);
+    const [edgeLine, agentLine] = await Promise.all([edge.lines.next(10_000), agent.lines.next(10_000)]);
     await new Promise((r) => setTimeout(r, 500));
-    return { edge: rssBytes(edge.child.pid ?? 0), agent: rssBytes(agent.child.pid ?? 0) };
+    const heap = (line: string): number => Number(line.split(' ')[1]);
+    return { edge: rssBytes(edge.child.pid ?? 0), agent: rssBytes(agent.child.pid ?? 0), edgeHeap: heap(edgeLine), agentHeap: heap(agentLine) };
   } finally {
     agent?.child.kill('SIGKILL');
     edge.child.kill('SIGKILL');
@@ -123,7 +130,7 @@ export async function runBindingsBench(): Promise<void> {
         const many = await measure(dir, tls, mode, count);
         const per = (side: keyof Sample): number => (many[side] - one[side]) / (count - 1);
         const label = mode === 'shared' ? `${count} bindings on one connection (version 2)` : `${count} connections, one binding each (version 1)`;
-        const row = `| ${run} | ${label} | ${mib(one.edge)} → ${mib(many.edge)} | ${mib(one.agent)} → ${mib(many.agent)} | ${kib(per('edge'))} | ${kib(per('agent'))} | **${kib(per('edge') + per('agent'))}** |`;
+        const row = `| ${run} | ${label} | ${mib(one.edge)} → ${mib(many.edge)} | ${mib(one.agent)} → ${mib(many.agent)} | ${kib(per('edge'))} | ${kib(per('agent'))} | **${kib(per('edge') + per('agent'))}** | ${kib(per('edgeHeap'))} / ${kib(per('agentHeap'))} |`;
         console.log(row);
         rows.push(row);
       }
@@ -131,8 +138,9 @@ export async function runBindingsBench(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\nidle RSS, TLS tunnel, each binding with its own key; load average ${load} before, ${loadavg()[0]!.toFixed(1)} after`);
-  console.log('| run | variant | edge RSS, MiB (1 → N) | agent RSS, MiB (1 → N) | edge KiB per extra binding | agent KiB | both |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const flags = process.env['TUNA_BENCH_NODE_FLAGS'] ?? '';
+  console.log(`\nidle RSS, TLS tunnel, each binding with its own key${flags === '' ? '' : `, node ${flags}`}; load average ${load} before, ${loadavg()[0]!.toFixed(1)} after`);
+  console.log('| run | variant | edge RSS, MiB (1 → N) | agent RSS, MiB (1 → N) | edge KiB per extra binding | agent KiB | both | of it JS heap, edge / agent |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of rows) console.log(row);
 }
