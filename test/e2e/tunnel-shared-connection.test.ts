@@ -200,6 +200,14 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     }
   });
 
+  it('opens `connections` shared connections per edge, every binding attached on each', async () => {
+    manager.apply(indexes.slice(0, 3).map((i) => ({ bindingId: idOf(i), edges: [t.endpoint], connections: 2, keyRef: `k${i}` })));
+    await waitUntil(() => attached() === 6 && manager.status().every((s) => s.open === 2));
+    expect(edgeSockets(t.edge).size).to.equal(2);
+    expect(manager.sharedConnectionCount).to.equal(2);
+    for (const i of [0, 1, 2]) expect(t.edge.registry.count().get(idOf(i))).to.equal(2);
+  });
+
   it('drains the shared connection on close, finishing a request in flight', async () => {
     manager.apply(specs([0]));
     await waitUntil(() => attached() === 1);

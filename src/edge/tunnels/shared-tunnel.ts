@@ -8,6 +8,13 @@ import type { TunnelAcceptorOptions } from './tunnel-acceptor.js';
 /** MAX_BINDINGS_PER_CONNECTION bounds what one shared connection may attach (each costs the edge a little memory). */
 export const MAX_BINDINGS_PER_CONNECTION = 10_000;
 
+/**
+ * MAX_CONCURRENT_CHECKS bounds the key checks one connection runs at once: an agent that sends
+ * thousands of attaches (or of wrong keys) queues them instead of starting thousands of store
+ * look-ups together, and the burst of attaching holds less memory at its peak.
+ */
+export const MAX_CONCURRENT_CHECKS = 16;
+
 /** UNATTACHED_TIMEOUT_MS is how long a shared connection may hold no binding before the edge closes it. */
 export const UNATTACHED_TIMEOUT_MS = 10_000;
 
@@ -43,6 +50,8 @@ export class SharedTunnel {
   readonly #detachedByAgent = new WeakSet<EdgeTunnel>();
   #control: ClientHttp2Stream | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
+  #checking = 0;
+  readonly #waitingChecks: (() => void)[] = [];
 
   constructor(options: TunnelAcceptorOptions, connection: EdgeConnection, remoteAddress: string) {
     this.#options = options;
@@ -125,7 +134,7 @@ export class SharedTunnel {
       return this.#refuse(bindingId, 'credentials');
     }
     const connectionId = this.#connection.connectionId;
-    const verdict = await authority.authorize(key, { bindingId, remoteAddress: this.#remoteAddress, connectionId });
+    const verdict = await this.#check(() => authority.authorize(key, { bindingId, remoteAddress: this.#remoteAddress, connectionId }));
     if (!this.#connection.isAvailable) return;
     if (!verdict.ok || directory.byId(bindingId) === undefined) {
       const reason = verdict.ok ? 'unknown-binding' : verdict.reason;
@@ -154,6 +163,19 @@ export class SharedTunnel {
       this.#options.log(`tunnel ${connectionId} up for ${bindingId} (key ${verdict.keyId}) from ${this.#remoteAddress}, shared`);
     } finally {
       release();
+    }
+  }
+
+  // At most MAX_CONCURRENT_CHECKS at once; a finished check hands its turn to the next in line.
+  async #check<T>(run: () => Promise<T>): Promise<T> {
+    if (this.#checking >= MAX_CONCURRENT_CHECKS) await new Promise<void>((resolve) => this.#waitingChecks.push(resolve));
+    else this.#checking++;
+    try {
+      return await run();
+    } finally {
+      const next = this.#waitingChecks.shift();
+      if (next !== undefined) next();
+      else this.#checking--;
     }
   }
 
