@@ -34,6 +34,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'quit') break;
   gc?.();
-  console.log(`measured ${process.memoryUsage().heapUsed}`);
+  const m = process.memoryUsage();
+  console.log(`measured ${m.heapUsed} ${m.heapTotal} ${m.external}`);
 }
 manager.destroy();

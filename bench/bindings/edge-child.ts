@@ -15,7 +15,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'count') console.log(`count ${edge.registry.all().length}`);
   else {
     gc?.();
-    console.log(`measured ${process.memoryUsage().heapUsed}`);
+    const m = process.memoryUsage();
+    console.log(`measured ${m.heapUsed} ${m.heapTotal} ${m.external}`);
   }
 }
 await edge.close();

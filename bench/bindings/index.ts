@@ -4,7 +4,8 @@
  * binding on one shared connection (protocol version 2) and one connection per binding (version
  * 1). VmRSS of both processes after a full GC with 1 and with N bindings (TUNA_BENCH_BINDINGS,
  * default 1,000), TUNA_BENCH_RUNS rounds (default 2); per extra binding = (RSS(N) − RSS(1)) / (N − 1),
- * and of it the JavaScript heap in use after the GC. TUNA_BENCH_NODE_FLAGS adds node flags to both.
+ * and of it the JavaScript heap in use after the GC. TUNA_BENCH_NODE_FLAGS adds node flags to both;
+ * TUNA_BENCH_MODES (default `shared,per-binding`) picks the rows.
  * Prints a Markdown table; docs/tunnel-performance.md quotes it.
  */
 import { spawn } from 'node:child_process';
@@ -25,6 +26,9 @@ interface Sample {
   /** JavaScript heap in use after a full GC (process.memoryUsage().heapUsed) */
   edgeHeap: number;
   agentHeap: number;
+  /** the heap V8 holds from the system (heapTotal), used or not */
+  edgeHeapTotal: number;
+  agentHeapTotal: number;
 }
 
 const here = new URL('.', import.meta.url).pathname;
@@ -102,8 +106,15 @@ async function measure(dir: string, tls: { cert: string; key: string }, mode: Mo
     agent.child.stdin!.write('gc\n');
     const [edgeLine, agentLine] = await Promise.all([edge.lines.next(10_000), agent.lines.next(10_000)]);
     await new Promise((r) => setTimeout(r, 500));
-    const heap = (line: string): number => Number(line.split(' ')[1]);
-    return { edge: rssBytes(edge.child.pid ?? 0), agent: rssBytes(agent.child.pid ?? 0), edgeHeap: heap(edgeLine), agentHeap: heap(agentLine) };
+    const field = (line: string, i: number): number => Number(line.split(' ')[i]);
+    return {
+      edge: rssBytes(edge.child.pid ?? 0),
+      agent: rssBytes(agent.child.pid ?? 0),
+      edgeHeap: field(edgeLine, 1),
+      agentHeap: field(agentLine, 1),
+      edgeHeapTotal: field(edgeLine, 2),
+      agentHeapTotal: field(agentLine, 2),
+    };
   } finally {
     agent?.child.kill('SIGKILL');
     edge.child.kill('SIGKILL');
@@ -125,12 +136,14 @@ export async function runBindingsBench(): Promise<void> {
     // a first pair of processes fills tsx's transpile cache; its RSS would count that work.
     await measure(dir, tls, 'shared', 1);
     for (let run = 1; run <= runs; run++) {
-      for (const mode of ['shared', 'per-binding'] as const) {
+      // TUNA_BENCH_MODES=shared skips the one-connection-per-binding rows (e.g. for a larger N)
+      const modes = (['shared', 'per-binding'] as const).filter((m) => (process.env['TUNA_BENCH_MODES'] ?? 'shared,per-binding').split(',').includes(m));
+      for (const mode of modes) {
         const one = await measure(dir, tls, mode, 1);
         const many = await measure(dir, tls, mode, count);
         const per = (side: keyof Sample): number => (many[side] - one[side]) / (count - 1);
         const label = mode === 'shared' ? `${count} bindings on one connection (version 2)` : `${count} connections, one binding each (version 1)`;
-        const row = `| ${run} | ${label} | ${mib(one.edge)} → ${mib(many.edge)} | ${mib(one.agent)} → ${mib(many.agent)} | ${kib(per('edge'))} | ${kib(per('agent'))} | **${kib(per('edge') + per('agent'))}** | ${kib(per('edgeHeap'))} / ${kib(per('agentHeap'))} |`;
+        const row = `| ${run} | ${label} | ${mib(one.edge)} → ${mib(many.edge)} | ${mib(one.agent)} → ${mib(many.agent)} | ${kib(per('edge'))} | ${kib(per('agent'))} | **${kib(per('edge') + per('agent'))}** | ${kib(per('edgeHeap'))} / ${kib(per('agentHeap'))} | ${kib(per('edgeHeapTotal'))} / ${kib(per('agentHeapTotal'))} |`;
         console.log(row);
         rows.push(row);
       }
@@ -140,7 +153,7 @@ export async function runBindingsBench(): Promise<void> {
   }
   const flags = process.env['TUNA_BENCH_NODE_FLAGS'] ?? '';
   console.log(`\nidle RSS, TLS tunnel, each binding with its own key${flags === '' ? '' : `, node ${flags}`}; load average ${load} before, ${loadavg()[0]!.toFixed(1)} after`);
-  console.log('| run | variant | edge RSS, MiB (1 → N) | agent RSS, MiB (1 → N) | edge KiB per extra binding | agent KiB | both | of it JS heap, edge / agent |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| run | variant | edge RSS, MiB (1 → N) | agent RSS, MiB (1 → N) | edge KiB per extra binding | agent KiB | both | of it JS heap in use, edge / agent | JS heap held, edge / agent |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const row of rows) console.log(row);
 }
