@@ -6,6 +6,8 @@
  * public stream then names its binding in the `tuna-binding` header.
  */
 
+import { WireError } from './errors.js';
+
 /** SHARED_UPGRADE_TOKEN is the `Upgrade` token of protocol version 2 (many bindings, one connection). */
 export const SHARED_UPGRADE_TOKEN = 'tuna-tunnel/2';
 
@@ -32,9 +34,9 @@ export function encodeControlMessage(message: AgentControlMessage | EdgeControlM
 }
 
 /** ControlLineError: a control message was too long, not JSON, or not one of the known messages. */
-export class ControlLineError extends Error {
+export class ControlLineError extends WireError {
   constructor(message: string) {
-    super(`malformed control message: ${message}`);
+    super('TUNA_CONTROL_MALFORMED', `malformed control message: ${message}`);
   }
 }
 

@@ -44,7 +44,7 @@ describe('shared connection control messages (protocol version 2)', () => {
 
   it('rejects a line longer than the limit before it ends', () => {
     const reader = new ControlLineReader(parseAgentControlMessage);
-    expect(() => reader.push('x'.repeat(MAX_CONTROL_LINE_BYTES + 1))).to.throw(ControlLineError, /too long/);
+    expect(() => reader.push('x'.repeat(MAX_CONTROL_LINE_BYTES + 1))).to.throw(ControlLineError, /too long/).with.property('code', 'TUNA_CONTROL_MALFORMED');
   });
 
   it('rejects a refusal without its status from the edge', () => {
