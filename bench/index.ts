@@ -6,11 +6,14 @@
 import { runScaleBench } from './scale/index.js';
 import { runTranslateBench } from './translate.js';
 import { runTunnelBench } from './tunnel/index.js';
+import { runBindingsBench } from './bindings/index.js';
 
 const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
   translate: () => runTranslateBench(),
   tunnel: () => runTunnelBench(),
   scale: (args) => runScaleBench(args),
+  // not in the default set: it prints its table for docs/tunnel-performance.md, and takes minutes
+  bindings: () => runBindingsBench(),
 };
 const defaults = ['translate', 'tunnel'];
 

@@ -60,7 +60,8 @@ export function createContainer(): DependencyContainer {
   const c = rootContainer.createChildContainer();
   c.register(CLOCK, { useValue: new SystemClock() });
   c.register(EDGE_DIALER, { useValue: new NetEdgeDialer() });
-  c.register(TUNNEL_MANAGER_OPTIONS, { useValue: {} });
+  // many bindings, one connection per edge, each binding proved with its own key (docs/protocol.md §9)
+  c.register(TUNNEL_MANAGER_OPTIONS, { useValue: { sharedConnections: true } });
   c.register(TUNNEL_CONTROL_FACTORY, {
     // One tunnel manager per agent, in a child container holding that agent's data plane and key.
     useFactory: (deps) => (options: AgentOptions, dataPlane: DataPlane, log?: (line: string) => void) => {

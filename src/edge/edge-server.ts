@@ -285,7 +285,8 @@ export class EdgeServer {
     this.#tunnelServer.closeAllConnections();
     this.#front.close();
     this.registry.wakeAll();
-    const drained = Promise.all(this.registry.all().map((t) => t.close()));
+    // Shared connections first: their GOAWAY stops the agent re-attaching what the edge drains.
+    const drained = Promise.all([...this.registry.shared().map((c) => c.close()), ...this.registry.all().map((t) => t.close())]);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#options.drainTimeoutMs ?? 10_000)));
     await Promise.race([drained, timeout]);
@@ -301,6 +302,7 @@ export class EdgeServer {
     this.#bindingListeners.stop();
     void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
+    for (const connection of this.registry.shared()) connection.destroy();
     this.#front.destroy();
     this.#tunnelServer.closeAllConnections();
     for (const s of [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {

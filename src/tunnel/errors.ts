@@ -12,9 +12,13 @@ export class TunnelError extends CodedError {}
 export class TunnelRefusedError extends TunnelError {
   /** statusCode is the HTTP status of the refusal. */
   readonly statusCode: number;
-  constructor(statusCode: number, reason: string) {
-    super('TUNA_TUNNEL_REFUSED', `edge refused the tunnel (HTTP ${statusCode}): ${reason}`);
+  /** bindingId names the binding refused on a shared connection (the edge answers each binding apart) */
+  readonly bindingId: string | undefined;
+  constructor(statusCode: number, reason: string, bindingId?: string) {
+    const which = bindingId === undefined ? '' : ` for binding ${bindingId}`;
+    super('TUNA_TUNNEL_REFUSED', `edge refused the tunnel (HTTP ${statusCode})${which}: ${reason}`);
     this.statusCode = statusCode;
+    this.bindingId = bindingId;
   }
 }
 

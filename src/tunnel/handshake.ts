@@ -1,13 +1,13 @@
 import type { Socket } from 'node:net';
 import { TunnelProtocolError, TunnelRefusedError, TunnelTimeoutError } from './errors.js';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
 
 /** UpgradeRequest is what the agent asks for in the upgrade (docs/protocol.md §2). */
 export interface UpgradeRequest {
   /** Host header: the edge's name */
   host: string;
-  key: string;
-  bindingId: string;
+  /** the binding and its key (protocol version 1); absent for a shared connection, which attaches bindings after the upgrade */
+  binding?: { id: string; key: string };
   connectionId: string;
   timeoutMs: number;
 }
@@ -27,6 +27,8 @@ const MAX_REFUSAL_BODY_BYTES = 4 << 10;
  * segment) are pushed back into the socket for the HTTP/2 server to read.
  */
 export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<UpgradeResult> {
+  // version 1 names one binding in the upgrade; version 2 (shared) names none (docs/protocol.md §9).
+  const token = request.binding === undefined ? SHARED_UPGRADE_TOKEN : TUNNEL_UPGRADE_TOKEN;
   return new Promise<UpgradeResult>((resolve, reject) => {
     let head: Buffer = Buffer.alloc(0);
     let refusal: { status: number; needed: number; body: Buffer } | undefined;
@@ -62,7 +64,7 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
       const rest = head.subarray(end + 4);
       if (parsed === undefined) return finish(new TunnelProtocolError('malformed upgrade response'));
       if (parsed.status === 101) {
-        if ((parsed.headers['upgrade'] ?? '').toLowerCase() !== TUNNEL_UPGRADE_TOKEN) {
+        if ((parsed.headers['upgrade'] ?? '').toLowerCase() !== token) {
           return finish(new TunnelProtocolError('edge switched to an unexpected protocol'));
         }
         socket.pause();
@@ -77,13 +79,13 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
     socket.on('data', onData);
     socket.on('error', onError);
     socket.on('close', onClose);
+    const { binding } = request;
     socket.write(
       `GET ${TUNNEL_PATH} HTTP/1.1\r\n` +
         `Host: ${request.host}\r\n` +
         `Connection: Upgrade\r\n` +
-        `Upgrade: ${TUNNEL_UPGRADE_TOKEN}\r\n` +
-        `Authorization: Bearer ${request.key}\r\n` +
-        `${HEADER_BINDING}: ${encodeURIComponent(request.bindingId)}\r\n` +
+        `Upgrade: ${token}\r\n` +
+        (binding === undefined ? '' : `Authorization: Bearer ${binding.key}\r\n${HEADER_BINDING}: ${encodeURIComponent(binding.id)}\r\n`) +
         `${HEADER_CONNECTION_ID}: ${request.connectionId}\r\n` +
         `\r\n`,
     );

@@ -23,4 +23,10 @@ export interface TunnelManagerOptions {
   drainTimeoutMs?: number;
   /** make-before-break: how long the old connections wait for the new ones (default 30 s) */
   switchTimeoutMs?: number;
+  /**
+   * true: one connection per edge (per `connections` index) carries every binding, each proved with
+   * its own key (protocol version 2, docs/protocol.md §9); the programs' composition root sets it.
+   * false (default): one connection per binding (version 1, what edges before version 2 accept).
+   */
+  sharedConnections?: boolean;
 }

@@ -6,7 +6,8 @@ import type { Clock } from './clock.js';
 import type { EdgeDialer } from './dialer.js';
 import type { TunnelKeySource } from './key-source.js';
 import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
-import type { TunnelSession } from './session.js';
+import type { TunnelLink } from './session.js';
+import { SharedConnectionPool } from './shared-pool.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
 import { TunnelGroup, specIdentity } from './tunnel-group.js';
 import type { GroupDeps } from './tunnel-group.js';
@@ -21,7 +22,9 @@ export interface BindingTunnelStatus {
 }
 
 /**
- * TunnelManager keeps the tunnel connections the route graph needs. `apply(specs)` is idempotent:
+ * TunnelManager keeps the tunnel connections the route graph needs. With `sharedConnections` every
+ * binding attaches to one connection per edge (and per `connections` index) with its own key
+ * (protocol version 2); without, each binding has connections of its own (version 1). `apply(specs)` is idempotent:
  * a binding whose key and edges are unchanged keeps its connections untouched; a changed one gets
  * a new set of connections first and the old set drains once the new one is up
  * (make-before-break); a binding no longer wanted drains. Emits 'tunnel-error' (bindingId, err)
@@ -32,6 +35,7 @@ export class TunnelManager extends EventEmitter {
   readonly #deps: GroupDeps;
   readonly #groups = new Map<string, TunnelGroup>();
   readonly #retiring = new Set<TunnelGroup>();
+  readonly #pool: SharedConnectionPool | undefined;
   #isClosed = false;
 
   constructor(
@@ -43,6 +47,15 @@ export class TunnelManager extends EventEmitter {
   ) {
     super();
     this.#deps = { dialer, clock, handler, keys, options, backoff: { ...DEFAULT_BACKOFF, ...options.backoff } };
+    if (options.sharedConnections === true) {
+      this.#pool = new SharedConnectionPool({ dialer, clock, handler, options });
+      this.#deps.pool = this.#pool;
+    }
+  }
+
+  /** sharedConnectionCount is how many shared connections are live (0 unless `sharedConnections`). */
+  get sharedConnectionCount(): number {
+    return this.#pool?.connections().length ?? 0;
   }
 
   /** apply makes the held connections match the specs (see the class comment). */
@@ -63,7 +76,7 @@ export class TunnelManager extends EventEmitter {
       }
       const next = new TunnelGroup(spec, this.#deps);
       next.on('tunnel-error', (err: Error) => this.emit('tunnel-error', spec.bindingId, err));
-      next.on('open', (session: TunnelSession) => this.emit('open', spec.bindingId, session));
+      next.on('open', (session: TunnelLink) => this.emit('open', spec.bindingId, session));
       this.#groups.set(spec.bindingId, next);
       next.start();
       if (current !== undefined) this.#retire(current, true, next);
@@ -81,7 +94,7 @@ export class TunnelManager extends EventEmitter {
   }
 
   /** sessions lists the open sessions of a binding, or of all bindings. */
-  sessions(bindingId?: string): TunnelSession[] {
+  sessions(bindingId?: string): TunnelLink[] {
     const groups = bindingId === undefined ? [...this.#groups.values(), ...this.#retiring] : [this.#groups.get(bindingId), ...[...this.#retiring].filter((g) => g.spec.bindingId === bindingId)];
     return groups.flatMap((g) => g?.sessions() ?? []);
   }
@@ -105,7 +118,8 @@ export class TunnelManager extends EventEmitter {
     this.#isClosed = true;
     const groups = [...this.#groups.values(), ...this.#retiring];
     this.#groups.clear();
-    await Promise.all(groups.map((g) => g.stop(true)));
+    // shared connections drain as a whole (GOAWAY): their in-flight streams finish before this resolves.
+    await Promise.all([...groups.map((g) => g.stop(true)), this.#pool?.close()]);
   }
 
   /** destroy drops every connection now. */
@@ -114,5 +128,6 @@ export class TunnelManager extends EventEmitter {
     const groups = [...this.#groups.values(), ...this.#retiring];
     this.#groups.clear();
     for (const g of groups) void g.stop(false);
+    this.#pool?.destroy();
   }
 }

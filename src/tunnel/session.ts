@@ -20,6 +20,12 @@ export interface TunnelSessionOptions {
   dialer: EdgeDialer;
   clock: Clock;
   handler: TunnelStreamHandler;
+  /**
+   * set for a shared connection (protocol version 2): the upgrade names no binding and carries no
+   * key (`bindingId` and `key` are unused), and every stream goes to the router, which attaches
+   * bindings and routes streams by their `tuna-binding` header (SharedConnection)
+   */
+  router?: SharedStreamRouter;
   limits?: Partial<TunnelLimits>;
   /** PING every this many ms (default 10 s) … */
   pingIntervalMs?: number;
@@ -29,6 +35,29 @@ export interface TunnelSessionOptions {
   handshakeTimeoutMs?: number;
   /** close() waits this long for in-flight streams before destroying them (default 30 s) */
   drainTimeoutMs?: number;
+}
+
+/** SharedStreamRouter takes every stream of a shared connection: the control stream and the bindings' streams. */
+export interface SharedStreamRouter {
+  routeStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
+}
+
+/**
+ * TunnelLink is what the tunnel manager holds for one binding on one edge connection: a
+ * TunnelSession (protocol version 1, a connection of its own) or a BindingAttachment (version 2,
+ * one binding on a shared connection). Both emit 'open', 'draining' and 'close' (err?) once.
+ */
+export interface TunnelLink extends EventEmitter {
+  readonly connectionId: string;
+  readonly bindingId: string;
+  readonly state: TunnelSessionState;
+  readonly socket: Socket | undefined;
+  readonly error: Error | undefined;
+  readonly grantHeaders: Readonly<Record<string, string>>;
+  connect(): Promise<void>;
+  close(): Promise<void>;
+  destroy(err?: Error): void;
+  closed(): Promise<void>;
 }
 
 /** TunnelSessionState is where a session is in its life. */
@@ -102,8 +131,7 @@ export class TunnelSession extends EventEmitter {
       if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
       const result = await upgradeTunnel(socket, {
         host: edge.servername ?? edge.host,
-        key: this.#options.key,
-        bindingId: this.#options.bindingId,
+        ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
         connectionId: this.connectionId,
         timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
       });
@@ -150,6 +178,7 @@ export class TunnelSession extends EventEmitter {
   #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     // a reset from the edge must never crash the agent, whatever the handler forgets to listen for.
     stream.on('error', noop);
+    if (this.#options.router !== undefined) return this.#options.router.routeStream(stream, headers);
     const meta = takeStreamMeta(headers);
     if (meta === undefined) {
       respondQuietly(stream, 400);
@@ -242,7 +271,8 @@ export class TunnelSession extends EventEmitter {
 
 function noop(): void {}
 
-function respondQuietly(stream: ServerHttp2Stream, status: number): void {
+/** respondQuietly answers a stream with a bare status, or resets it when it can no longer be answered. */
+export function respondQuietly(stream: ServerHttp2Stream, status: number): void {
   if (stream.destroyed || stream.headersSent) {
     stream.close(h2constants.NGHTTP2_INTERNAL_ERROR);
     return;

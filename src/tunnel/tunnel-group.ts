@@ -7,6 +7,8 @@ import { edgeEndpointKey } from './dialer.js';
 import type { TunnelKeySource } from './key-source.js';
 import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
 import { TunnelSession } from './session.js';
+import type { TunnelLink } from './session.js';
+import type { SharedConnectionPool } from './shared-pool.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
 
 /** GroupDeps are what a group needs from its manager. */
@@ -17,6 +19,8 @@ export interface GroupDeps {
   keys: TunnelKeySource;
   options: TunnelManagerOptions;
   backoff: BackoffOptions;
+  /** set when bindings share connections (protocol version 2): slots attach to the pool's connections */
+  pool?: SharedConnectionPool;
 }
 
 /** specIdentity is what decides whether a spec change needs new connections: edges and key, not the count. */
@@ -29,17 +33,19 @@ export function specIdentity(spec: TunnelSpec): string {
  * jittered backoff (a quick one if the connection had been healthy).
  */
 class TunnelSlot {
-  session: TunnelSession | undefined;
+  session: TunnelLink | undefined;
   lastError: Error | undefined;
   #attempt = 0;
   #timer: ClockTimer | undefined;
   #isStopped = false;
   readonly #group: TunnelGroup;
   readonly #edge: EdgeEndpoint;
+  readonly #index: number;
 
-  constructor(group: TunnelGroup, edge: EdgeEndpoint) {
+  constructor(group: TunnelGroup, edge: EdgeEndpoint, index: number) {
     this.#group = group;
     this.#edge = edge;
+    this.#index = index;
   }
 
   start(): void {
@@ -59,9 +65,12 @@ class TunnelSlot {
     }
     if (this.#isStopped) return;
     const { options } = deps;
-    const session = new TunnelSession({
+    const bindingId = this.#group.spec.bindingId;
+    // An edge that predates shared connections answers their upgrade 400: its bindings get connections of their own.
+    const pool = deps.pool !== undefined && !deps.pool.isOneBindingEdge(this.#edge) ? deps.pool : undefined;
+    const session: TunnelLink = pool !== undefined ? pool.attach(this.#edge, this.#index, bindingId, key) : new TunnelSession({
       edge: this.#edge,
-      bindingId: this.#group.spec.bindingId,
+      bindingId,
       key,
       dialer: deps.dialer,
       clock: deps.clock,
@@ -90,6 +99,7 @@ class TunnelSlot {
     session.once('close', (err: Error | undefined) => {
       if (this.session !== session) return;
       this.session = undefined;
+      if (pool !== undefined && !wasOpen && pool.isOneBindingEdge(this.#edge)) return this.#schedule(0);
       if (err !== undefined && !wasOpen) return this.#fail(err, true);
       if (err !== undefined) this.lastError = err;
       if (!this.#isStopped) this.#schedule(healthyReconnectDelay(deps.backoff));
@@ -166,7 +176,7 @@ export class TunnelGroup extends EventEmitter {
       const slots = this.#slots.get(id) ?? [];
       this.#slots.set(id, slots);
       while (slots.length < want) {
-        const slot = new TunnelSlot(this, edge);
+        const slot = new TunnelSlot(this, edge, slots.length);
         slots.push(slot);
         slot.start();
       }
@@ -174,9 +184,9 @@ export class TunnelGroup extends EventEmitter {
     }
   }
 
-  /** sessions lists the open sessions. */
-  sessions(): TunnelSession[] {
-    const out: TunnelSession[] = [];
+  /** sessions lists the open sessions (one-binding connections, or attachments to shared ones). */
+  sessions(): TunnelLink[] {
+    const out: TunnelLink[] = [];
     for (const slots of this.#slots.values()) for (const s of slots) if (s.session?.state === 'open') out.push(s.session);
     return out;
   }

@@ -9,3 +9,4 @@ export * from './stream-handler.js';
 export * from './relay.js';
 export * from './errors.js';
 export * from './host-name.js';
+export * from './shared-connection.js';

@@ -84,6 +84,19 @@ describe('tuna run publishes many hosts (issue 12 finding 6)', function () {
     for (const host of ['a.test', 'b.test', 'c.test']) expect(await backendOf(ports.http, host), host).to.equal('web');
   });
 
+  it('carries the three hosts over one tunnel connection, each attached with its own key (issue 13 item 3)', async () => {
+    const ports = await configEdge();
+    writeFileSync(join(dir, 'objects.yaml'), manifests(['a.test', 'b.test', 'c.test'], backend.port));
+    const keys = keysFile(`a.test: ${keyA.key}\nb.test: ${keyB.key}\nc.test: ${keyC.key}\n`);
+    const r = run(['run', '--manifests', dir, '--keys', keys, '--edge', `tcp://127.0.0.1:${ports.tunnel}`]);
+    await r.waitForOut('Serving');
+    const tunnels = edge!.registry.all();
+    expect(tunnels.map((t) => t.bindingId).sort()).to.deep.equal(['binding/host/a.test', 'binding/host/b.test', 'binding/host/c.test']);
+    expect(new Set(tunnels.map((t) => t.socket)).size).to.equal(1);
+    expect(new Set(tunnels.map((t) => t.keyId)).size).to.equal(3);
+    for (const host of ['a.test', 'b.test', 'c.test']) expect(await backendOf(ports.http, host), host).to.equal('web');
+  });
+
   it('names the refused binding and the key it tried (never the key), and exits 77', async () => {
     const ports = await configEdge();
     writeFileSync(join(dir, 'objects.yaml'), manifests(['a.test', 'b.test'], backend.port));

@@ -17,15 +17,16 @@ interface Bucket {
   at: number;
 }
 
-const buckets = new WeakMap<EdgeTunnel, Bucket>();
+// one budget per connection: the bindings of a shared connection share the agent's limiter.
+const buckets = new WeakMap<object, Bucket>();
 
 /** cancelDelayMs takes one cancel from the tunnel's budget: 0 when it may be sent now, else how long until it may. */
 function cancelDelayMs(tunnel: EdgeTunnel, now: number): number {
-  const bucket = buckets.get(tunnel) ?? { tokens: CANCEL_BURST, at: now };
+  const bucket = buckets.get(tunnel.connection) ?? { tokens: CANCEL_BURST, at: now };
   bucket.tokens = Math.min(CANCEL_BURST, bucket.tokens + ((now - bucket.at) * CANCELS_PER_SECOND) / 1000);
   bucket.at = now;
   bucket.tokens -= 1;
-  buckets.set(tunnel, bucket);
+  buckets.set(tunnel.connection, bucket);
   return bucket.tokens >= 0 ? 0 : Math.ceil((-bucket.tokens * 1000) / CANCELS_PER_SECOND);
 }
 

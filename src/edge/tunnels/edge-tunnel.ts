@@ -1,13 +1,11 @@
-import { connect } from 'node:http2';
+import { constants as h2constants } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
 import type { Socket } from 'node:net';
-import { tunnelSettings } from '../../wire/index.js';
+import { HEADER_BINDING } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
+import { EdgeConnection } from './edge-connection.js';
 
-// 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
-const MAX_STREAMS_PER_CONNECTION = 2 ** 30 - 10_000;
-
-/** EdgeTunnelOptions describes one accepted, upgraded tunnel connection. */
+/** EdgeTunnelOptions describes one accepted, upgraded one-binding tunnel connection (protocol version 1). */
 export interface EdgeTunnelOptions {
   socket: Socket;
   bindingId: string;
@@ -18,119 +16,110 @@ export interface EdgeTunnelOptions {
 }
 
 /**
- * EdgeTunnel is the edge's end of one tunnel connection: the HTTP/2 client on a socket the agent
- * dialed. It counts its open streams (for least-streams balancing) and becomes unavailable as soon
- * as either side starts to shut down.
+ * EdgeTunnel is one binding served over one tunnel connection: what the registry balances and the
+ * fronts open streams on. On a version 1 connection it owns the connection (closing it closes the
+ * connection). On a shared connection (version 2) it is one attached binding: its streams carry
+ * the `tuna-binding` header, close() stops new streams and ends once its own streams have, and
+ * destroy() resets its streams — the connection and its other bindings carry on. It counts its
+ * open streams for least-streams balancing.
  */
 export class EdgeTunnel {
   readonly bindingId: string;
   readonly keyId: string;
-  readonly connectionId: string;
-  readonly socket: Socket;
-  readonly session: ClientHttp2Session;
-  /** activeStreams is the number of streams open on this connection right now. */
+  readonly connection: EdgeConnection;
+  /** activeStreams is the number of this binding's streams open on the connection right now. */
   activeStreams = 0;
-  #streamsOpened = 0;
-  #ready = false;
+  readonly #isShared: boolean;
+  readonly #encodedBinding: string;
+  readonly #streams = new Set<ClientHttp2Stream>();
   #closing = false;
-  #pingTimer: NodeJS.Timeout | undefined;
-  readonly #onStreamClose: () => void;
+  #ended = false;
+  readonly #onEnd: (() => void)[] = [];
 
-  constructor(options: EdgeTunnelOptions) {
+  constructor(options: EdgeTunnelOptions);
+  constructor(options: { connection: EdgeConnection; bindingId: string; keyId: string });
+  constructor(options: EdgeTunnelOptions | { connection: EdgeConnection; bindingId: string; keyId: string }) {
     this.bindingId = options.bindingId;
     this.keyId = options.keyId;
-    this.connectionId = options.connectionId;
-    this.socket = options.socket;
-    this.#onStreamClose = () => {
-      this.activeStreams--;
-    };
-    this.session = connect('http://tunnel.invalid', {
-      createConnection: () => options.socket,
-      settings: tunnelSettings(options.limits, false),
-      maxSessionMemory: options.limits.maxSessionMemoryMb,
-      // until the agent's SETTINGS arrive, assume its advertised limit rather than Node's 100.
-      peerMaxConcurrentStreams: options.limits.maxConcurrentStreams,
-    });
-    this.session.on('error', () => this.#markClosing());
-    this.session.on('goaway', () => this.#markClosing());
-    this.session.on('close', () => this.#markClosing());
-    this.session.once('connect', () => this.session.setLocalWindowSize(options.limits.connectionWindowBytes));
-    this.#schedulePing(options.pingIntervalMs);
+    this.#encodedBinding = encodeURIComponent(options.bindingId);
+    this.#isShared = 'connection' in options;
+    this.connection = 'connection' in options ? options.connection : new EdgeConnection(options);
+    this.connection.onClose(() => this.#end());
   }
 
-  /** ready resolves when the agent's SETTINGS arrived (extended CONNECT needs them, RFC 8441 §3), false if it closed first. */
+  /** connectionId identifies the connection in logs on both sides. */
+  get connectionId(): string {
+    return this.connection.connectionId;
+  }
+
+  /** socket is the connection's socket (shared by every binding of a shared connection). */
+  get socket(): Socket {
+    return this.connection.socket;
+  }
+
+  /** session is the connection's HTTP/2 session. */
+  get session(): ClientHttp2Session {
+    return this.connection.session;
+  }
+
+  /** isShared says whether this binding shares its connection (protocol version 2). */
+  get isShared(): boolean {
+    return this.#isShared;
+  }
+
+  /** ready resolves when the connection can take streams (false if it closed first). */
   ready(): Promise<boolean> {
-    if (this.#ready) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const onSettings = (): void => {
-        this.session.off('close', onClose);
-        this.#ready = true;
-        resolve(!this.#closing);
-      };
-      const onClose = (): void => {
-        this.session.off('remoteSettings', onSettings);
-        resolve(false);
-      };
-      this.session.once('remoteSettings', onSettings);
-      this.session.once('close', onClose);
-    });
+    return this.connection.ready();
   }
 
-  /** isAvailable says whether new streams may be opened here. */
+  /** isAvailable says whether new streams may be opened for this binding. */
   get isAvailable(): boolean {
-    return this.#ready && !this.#closing && !this.session.destroyed && !this.session.closed;
+    return !this.#closing && this.connection.isAvailable;
   }
 
-  /** request opens one stream toward the agent. */
+  /** request opens one stream of this binding toward the agent. */
   request(headers: OutgoingHttpHeaders, options?: ClientSessionRequestOptions): ClientHttp2Stream {
-    const stream = this.session.request(headers, options);
+    if (this.#isShared) headers[HEADER_BINDING] = this.#encodedBinding;
+    const stream = this.connection.request(headers, options);
     this.activeStreams++;
-    // Client stream ids are odd 31-bit numbers and cannot be reused (RFC 9113 §5.1.1): retire the
-    // connection gracefully well before they run out; the agent redials on GOAWAY.
-    if (++this.#streamsOpened === MAX_STREAMS_PER_CONNECTION) void this.close();
-    stream.once('close', this.#onStreamClose);
+    this.#streams.add(stream);
+    stream.once('close', () => {
+      this.activeStreams--;
+      this.#streams.delete(stream);
+      if (this.#closing && this.activeStreams === 0) this.#end();
+    });
     return stream;
   }
 
-  /** onClose registers a callback for the end of the connection. */
+  /** onClose registers a callback for the end of this binding on the connection (or of the connection). */
   onClose(fn: () => void): void {
-    if (this.session.destroyed) queueMicrotask(fn);
-    else this.session.once('close', fn);
+    if (this.#ended) queueMicrotask(fn);
+    else this.#onEnd.push(fn);
   }
 
-  /** close drains: GOAWAY, open streams finish, then the socket closes. */
+  /** close drains: no new streams; open streams finish. A one-binding connection closes with GOAWAY. */
   close(): Promise<void> {
-    this.#markClosing();
-    if (this.session.destroyed) return Promise.resolve();
-    return new Promise((resolve) => this.session.close(resolve));
-  }
-
-  /** destroy ends the connection now. */
-  destroy(): void {
-    this.#markClosing();
-    this.session.destroy();
-    this.socket.destroy();
-  }
-
-  #markClosing(): void {
+    if (!this.#isShared) {
+      this.#closing = true;
+      return this.connection.close();
+    }
     this.#closing = true;
-    if (this.#pingTimer !== undefined) clearTimeout(this.#pingTimer);
-    this.#pingTimer = undefined;
+    if (this.activeStreams === 0) this.#end();
+    return new Promise((resolve) => this.onClose(resolve));
   }
 
-  // The edge pings too: a half-dead agent connection must leave the balancing set within
-  // one interval plus one timeout, not when TCP notices (minutes later).
-  #schedulePing(intervalMs: number): void {
-    this.#pingTimer = setTimeout(() => {
-      if (this.#closing) return;
-      const deadline = setTimeout(() => this.destroy(), intervalMs);
-      deadline.unref();
-      const sent = this.session.ping((err) => {
-        clearTimeout(deadline);
-        if (err === null) this.#schedulePing(intervalMs);
-      });
-      if (!sent) clearTimeout(deadline);
-    }, intervalMs);
-    this.#pingTimer.unref();
+  /** destroy ends this binding now: a one-binding connection is destroyed, a shared one resets only this binding's streams. */
+  destroy(): void {
+    this.#closing = true;
+    if (!this.#isShared) return this.connection.destroy();
+    for (const stream of this.#streams) if (!stream.destroyed) stream.close(h2constants.NGHTTP2_CANCEL);
+    this.#end();
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#closing = true;
+    for (const fn of this.#onEnd.splice(0)) fn();
   }
 }

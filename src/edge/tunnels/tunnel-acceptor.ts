@@ -1,12 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
+import { EdgeConnection } from './edge-connection.js';
 import { EdgeTunnel } from './edge-tunnel.js';
+import { SharedTunnel } from './shared-tunnel.js';
 import type { EdgeMetrics } from '../metrics.js';
 import type { TunnelRegistry } from './tunnel-registry.js';
 
@@ -55,6 +57,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   socket.on('error', noop);
   const { metrics } = options;
   const upgrade = (req.headers.upgrade ?? '').toLowerCase();
+  if (upgrade === SHARED_UPGRADE_TOKEN) return acceptSharedTunnel(options, req, socket, head);
   const rawBinding = req.headers[HEADER_BINDING];
   if (req.url !== TUNNEL_PATH || upgrade !== TUNNEL_UPGRADE_TOKEN || typeof rawBinding !== 'string') {
     metrics.countHandshake('malformed');
@@ -115,25 +118,8 @@ async function upgradeGranted(
 ): Promise<void> {
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
-  // HTTP servers accept half-open sockets; a tunnel is not one: when the agent's FIN arrives
-  // after a graceful HTTP/2 close, the socket must end and close, or the session never reports
-  // 'close' (Node waits for the socket to close after GOAWAY).
-  tcp.allowHalfOpen = false;
-  tcp.setNoDelay?.(true);
-  tcp.setKeepAlive?.(true, 30_000);
-  // Hold the agent's first HTTP/2 bytes in the socket buffer: the session replays them.
-  tcp.pause();
-  if (head.length > 0) tcp.unshift(head);
-  // The HTTP/2 session takes over the socket's native handle; a JS write still in flight on a
-  // TLS socket at that moment trips a native assertion, so the session starts once the 101 is out.
-  const written = await new Promise<boolean>((resolve) => {
-    tcp.write(
-      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${TUNNEL_UPGRADE_TOKEN}\r\n` +
-        `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n\r\n`,
-      (err) => resolve(err === undefined || err === null),
-    );
-  });
-  if (!written || tcp.destroyed) return void tcp.destroy();
+  const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n`);
+  if (!switched) return;
   const tunnel = new EdgeTunnel({
     socket: tcp,
     bindingId,
@@ -148,6 +134,63 @@ async function upgradeGranted(
     options.log(`tunnel ${connectionId} up for ${bindingId} (key ${verdict.keyId}) from ${remoteAddress}`);
     tunnel.onClose(() => options.log(`tunnel ${connectionId} down for ${bindingId}`));
   } else tunnel.destroy();
+}
+
+/**
+ * switchProtocols answers 101 on an upgraded socket and resolves true once the head is out (false,
+ * with the socket destroyed, when it could not be written): from then on the socket is HTTP/2's.
+ */
+async function switchProtocols(tcp: Socket, head: Buffer, token: string, extraHeaders: string): Promise<boolean> {
+  // HTTP servers accept half-open sockets; a tunnel is not one: when the agent's FIN arrives
+  // after a graceful HTTP/2 close, the socket must end and close, or the session never reports
+  // 'close' (Node waits for the socket to close after GOAWAY).
+  tcp.allowHalfOpen = false;
+  tcp.setNoDelay?.(true);
+  tcp.setKeepAlive?.(true, 30_000);
+  // Hold the agent's first HTTP/2 bytes in the socket buffer: the session replays them.
+  tcp.pause();
+  if (head.length > 0) tcp.unshift(head);
+  // The HTTP/2 session takes over the socket's native handle; a JS write still in flight on a
+  // TLS socket at that moment trips a native assertion, so the session starts once the 101 is out.
+  const written = await new Promise<boolean>((resolve) => {
+    tcp.write(
+      `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${token}\r\n${extraHeaders}\r\n`,
+      (err) => resolve(err === undefined || err === null),
+    );
+  });
+  if (!written || tcp.destroyed) {
+    tcp.destroy();
+    return false;
+  }
+  return true;
+}
+
+/**
+ * acceptSharedTunnel handles a version 2 upgrade (docs/protocol.md §9): no key and no binding yet;
+ * after 101 the connection's control stream attaches bindings one by one, each with its own key
+ * (SharedTunnel). Failed-attempt rate limiting applies before the upgrade as for version 1.
+ */
+async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const { metrics } = options;
+  if (req.url !== TUNNEL_PATH) {
+    metrics.countHandshake('malformed');
+    return refuse(socket, 'malformed');
+  }
+  const connectionId = String(req.headers[HEADER_CONNECTION_ID] ?? '').slice(0, 64);
+  const remoteAddress = req.socket.remoteAddress ?? '';
+  const retryAfter = options.limiter?.retryAfter(remoteAddress) ?? 0;
+  if (retryAfter > 0) {
+    metrics.countHandshake('rate-limited');
+    return refuse(socket, 'rate-limited', retryAfter);
+  }
+  const tcp = tcpOf(socket);
+  if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, ''))) return;
+  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs });
+  const shared = new SharedTunnel(options, connection, remoteAddress);
+  if (!(await shared.start())) return;
+  options.registry.addShared(connection);
+  options.log(`shared tunnel connection ${connectionId} up from ${remoteAddress}`);
+  connection.onClose(() => options.log(`shared tunnel connection ${connectionId} down`));
 }
 
 function noop(): void {}

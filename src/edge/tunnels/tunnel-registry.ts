@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net';
+import type { EdgeConnection } from './edge-connection.js';
 import type { EdgeTunnel } from './edge-tunnel.js';
 
 /**
@@ -9,6 +11,9 @@ export class TunnelRegistry {
   readonly #byBinding = new Map<string, EdgeTunnel[]>();
   readonly #waiters = new Map<string, Set<(tunnel: EdgeTunnel | undefined) => void>>();
   readonly #pending = new Map<string, number>();
+  readonly #connections = new Set<EdgeConnection>();
+  /** sockets in use, with how many tunnels and shared connections hold each (bytes count once per socket) */
+  readonly #sockets = new Map<Socket, number>();
   #closedBytesIn = 0;
   #closedBytesOut = 0;
 
@@ -17,6 +22,7 @@ export class TunnelRegistry {
     const list = this.#byBinding.get(tunnel.bindingId) ?? [];
     list.push(tunnel);
     this.#byBinding.set(tunnel.bindingId, list);
+    this.#retainSocket(tunnel.socket);
     tunnel.onClose(() => this.#remove(tunnel));
     const waiters = this.#waiters.get(tunnel.bindingId);
     if (waiters !== undefined) {
@@ -32,8 +38,33 @@ export class TunnelRegistry {
     if (at < 0) return;
     list.splice(at, 1);
     if (list.length === 0) this.#byBinding.delete(tunnel.bindingId);
-    this.#closedBytesIn += tunnel.socket.bytesRead;
-    this.#closedBytesOut += tunnel.socket.bytesWritten;
+    this.#releaseSocket(tunnel.socket);
+  }
+
+  /** addShared registers a shared connection (protocol version 2) until it closes: the edge drains it on shutdown. */
+  addShared(connection: EdgeConnection): void {
+    this.#connections.add(connection);
+    this.#retainSocket(connection.socket);
+    connection.onClose(() => {
+      if (this.#connections.delete(connection)) this.#releaseSocket(connection.socket);
+    });
+  }
+
+  /** shared lists the live shared connections, with or without bindings attached. */
+  shared(): EdgeConnection[] {
+    return [...this.#connections];
+  }
+
+  #retainSocket(socket: Socket): void {
+    this.#sockets.set(socket, (this.#sockets.get(socket) ?? 0) + 1);
+  }
+
+  #releaseSocket(socket: Socket): void {
+    const left = (this.#sockets.get(socket) ?? 1) - 1;
+    if (left > 0) return void this.#sockets.set(socket, left);
+    this.#sockets.delete(socket);
+    this.#closedBytesIn += socket.bytesRead;
+    this.#closedBytesOut += socket.bytesWritten;
   }
 
   /** pick returns the available tunnel of a binding with the fewest open streams, other than `except`. */
@@ -109,9 +140,9 @@ export class TunnelRegistry {
   bytes(): { in: number; out: number } {
     let bytesIn = this.#closedBytesIn;
     let bytesOut = this.#closedBytesOut;
-    for (const tunnel of this.all()) {
-      bytesIn += tunnel.socket.bytesRead;
-      bytesOut += tunnel.socket.bytesWritten;
+    for (const socket of this.#sockets.keys()) {
+      bytesIn += socket.bytesRead;
+      bytesOut += socket.bytesWritten;
     }
     return { in: bytesIn, out: bytesOut };
   }
