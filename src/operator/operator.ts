@@ -77,6 +77,13 @@ export interface OperatorOptions {
    * in the cluster
    */
   recheckMs?: number;
+  /**
+   * a sync of the change loop yields to a new change only once its reconcile has run at least this
+   * long, and at least as long as the sync's own fixed part took (reading Secrets, translating):
+   * otherwise a stream of changes would make every sync pay the whole translation for a few
+   * bindings of progress (default 250 ms)
+   */
+  minSliceMs?: number;
 }
 
 /** SyncResult is what one sync did. */
@@ -163,6 +170,7 @@ export class Operator {
    */
   async #syncOnce(preemptible: boolean): Promise<SyncResult> {
     this.#hasPendingChange = false;
+    const syncFrom = this.#clock.now();
     if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     const objects = this.#o.objects.objects();
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
@@ -176,7 +184,11 @@ export class Operator {
     if (!isWriter || isNewLeader) await this.#o.followKeys?.();
     this.#wasWriter = isWriter;
     // a new leader lists the edge again: the last leader may have changed what it holds
-    const options: ReconcileOptions = { refresh: isNewLeader, ...(preemptible ? { shouldYield: () => this.#hasPendingChange } : {}) };
+    // the reconcile's slice is at least what the sync spent before it, so yielding costs at most half
+    const reconcileFrom = this.#clock.now();
+    const slice = Math.max(this.#o.minSliceMs ?? 250, reconcileFrom - syncFrom);
+    const shouldYield = (): boolean => this.#hasPendingChange && this.#clock.now() - reconcileFrom >= slice;
+    const options: ReconcileOptions = { refresh: isNewLeader, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
     let { tunnelsChanged } = await this.#agent.apply(served);
