@@ -5,6 +5,7 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { TunnelLimits } from '../wire/index.js';
+import type { ListenerStatus } from '../control-api/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './tunnels/authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
@@ -256,6 +257,11 @@ export class EdgeServer {
     return [tunnel.port, http?.port, https?.port, metrics?.port].filter((p): p is number => p !== undefined);
   }
 
+  /** bindingListenerStatus lists the listeners a binding needs on this node, open or failed to bind (a reservation's status). */
+  bindingListenerStatus(bindingId: string): ListenerStatus[] {
+    return this.#bindingListeners.statusOf(bindingId);
+  }
+
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
   async closeTunnels(match: (tunnel: { bindingId: string; keyId: string }) => boolean): Promise<void> {
     await Promise.all(this.registry.all().filter(match).map((t) => t.close()));
@@ -328,6 +334,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(options.log !== undefined ? { log: options.log } : {}),
     publicListeners,
     ownPorts,
+    listenerStatus: (bindingId) => started.edge?.bindingListenerStatus(bindingId) ?? [],
   });
   let certificates: CertificateManager | undefined;
   try {
