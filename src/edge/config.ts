@@ -51,11 +51,21 @@ const PublicLimits = t.partial({
   http2MaxSettings: t.number,
 });
 
+// The tunnel listener's deadlines and connection limits (issue 12 finding 2); defaults in docs/edge-relay.md.
+const TunnelListenerLimits = t.partial({
+  firstByteTimeoutMs: t.number,
+  headersTimeoutMs: t.number,
+  idleTimeoutMs: t.number,
+  maxConnections: t.number,
+  maxConnectionsPerAddress: t.number,
+});
+
 /** EdgePublicLimits is `limits.public`: deadlines, connection limits and HTTP/2 abuse budgets of the public listeners. */
 export type EdgePublicLimits = t.TypeOf<typeof PublicLimits>;
 
 const Limits = t.partial({
   public: PublicLimits,
+  tunnelListener: TunnelListenerLimits,
   maxRequestBodyBytes: t.number,
   maxHeaderBytes: t.number,
   tunnelWaitMs: t.number,
@@ -137,7 +147,8 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
   checkStoreLimits(result.right.store);
-  checkPublicLimits(result.right.limits?.public);
+  checkPublicLimits(result.right.limits?.public, 'limits.public');
+  checkPublicLimits(result.right.limits?.tunnelListener, 'limits.tunnelListener');
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -198,11 +209,12 @@ function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
   }
 }
 
-// Every public limit is a whole number above zero: 0 would refuse every connection or close it at once.
-function checkPublicLimits(limits: EdgePublicLimits | undefined): void {
+// Every public and tunnel listener limit is a whole number above zero: 0 would refuse every connection or close it at once.
+function checkPublicLimits(limits: Record<string, number | undefined> | undefined, section: string): void {
   for (const [field, value] of Object.entries(limits ?? {})) {
+    if (value === undefined) continue;
     if (!Number.isInteger(value) || value < 1) {
-      throw new EdgeConfigError(`invalid edge config: limits.public.${field}: must be a whole number above 0, got ${JSON.stringify(value)}`);
+      throw new EdgeConfigError(`invalid edge config: ${section}.${field}: must be a whole number above 0, got ${JSON.stringify(value)}`);
     }
   }
 }

@@ -26,6 +26,7 @@ import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
 import { openStoreMode } from './store-mode/store-mode.js';
 import type { StoreOpener } from './store-mode/store-mode.js';
+import { DEFAULT_TUNNEL_LISTENER_LIMITS, TunnelListener } from './tunnel-listener.js';
 import { acceptTunnel } from './tunnels/tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
@@ -108,6 +109,7 @@ export class EdgeServer {
   readonly #tunnelLimits: TunnelLimits;
   readonly #log: (line: string) => void;
   readonly #tunnelServer: HttpServer;
+  readonly #tunnelListener: TunnelListener;
   #http: NetServer | undefined;
   #https: NetServer | undefined;
   #metricsServer: HttpServer | undefined;
@@ -148,6 +150,8 @@ export class EdgeServer {
     };
     this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
+    const isTunnelTls = config.listen.tunnel.tls?.cert !== undefined && config.listen.tunnel.tls.key !== undefined;
+    this.#tunnelListener = new TunnelListener(this.#tunnelServer, isTunnelTls, { ...DEFAULT_TUNNEL_LISTENER_LIMITS, ...limits.tunnelListener }, this.metrics);
     this.#bindingListeners = new BindingListeners({
       directory: this.directory,
       front: this.#front,
@@ -213,7 +217,7 @@ export class EdgeServer {
   /** listen binds every configured listener; tcp-port and address listeners follow the directory. */
   async listen(): Promise<void> {
     const { listen } = this.#options.config;
-    await listenOn(this.#tunnelServer, listen.tunnel.port, listen.tunnel.host ?? '0.0.0.0', 'the tunnel listener');
+    await this.#tunnelListener.listen(listen.tunnel.port, listen.tunnel.host ?? '0.0.0.0');
     if (listen.http !== undefined) {
       this.#http = createNetServer(PUBLIC_SOCKETS, (socket) => this.#front.acceptHttp(socket));
       await listenOn(this.#http, listen.http.port, listen.http.host ?? '0.0.0.0', 'the HTTP listener');
@@ -241,7 +245,7 @@ export class EdgeServer {
       list.push(info(server)!);
       bindings.set(bindingId, list);
     }
-    const out: EdgeAddresses = { tunnel: info(this.#tunnelServer)!, bindings };
+    const out: EdgeAddresses = { tunnel: this.#tunnelListener.address()!, bindings };
     const http = info(this.#http);
     const https = info(this.#https);
     const metrics = info(this.#metricsServer);
@@ -286,9 +290,9 @@ export class EdgeServer {
     this.#isClosing = true;
     this.#unsubscribe?.();
     this.#bindingListeners.stop();
-    const servers = [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
-    const closing = servers.filter((s) => s !== undefined).map((s) => closeServer(s));
-    this.#tunnelServer.closeAllConnections();
+    const servers = [this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
+    const closing = [this.#tunnelListener.close(), ...servers.filter((s) => s !== undefined).map((s) => closeServer(s))];
+    this.#tunnelListener.closeAllConnections();
     this.#front.close();
     this.registry.wakeAll();
     const drained = Promise.all(this.registry.all().map((t) => t.close()));
@@ -308,8 +312,9 @@ export class EdgeServer {
     void this.#runCloseHooks();
     for (const tunnel of this.registry.all()) tunnel.destroy();
     this.#front.destroy();
-    this.#tunnelServer.closeAllConnections();
-    for (const s of [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
+    this.#tunnelListener.closeAllConnections();
+    void this.#tunnelListener.close();
+    for (const s of [this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
       if (s?.listening === true) s.close();
     }
   }

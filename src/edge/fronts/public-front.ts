@@ -8,7 +8,7 @@ import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
 import { ACME_TLS_ALPN_PROTOCOL, peekAlpnOffer } from '../acme/index.js';
 import type { CertificateProvider } from '../acme/index.js';
 import type { EdgeBinding } from '../tunnels/directory.js';
-import { ConnectionGuard } from './connection-guard.js';
+import { ConnectionGuard, publicGuardCounters } from './connection-guard.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { forwardHttp1 } from './http1-front.js';
 import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
@@ -61,7 +61,7 @@ export class PublicFront {
     this.#ctx = ctx;
     this.#provider = provider;
     const limits = ctx.limits.connections;
-    this.#guard = new ConnectionGuard(limits, ctx.metrics);
+    this.#guard = new ConnectionGuard(limits, publicGuardCounters(ctx.metrics));
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
     // An HTTP/1.1 connection is closed after idleTimeoutMs between keep-alive requests (nginx's
     // keepalive_timeout), and after STREAM_IDLE_TIMEOUT_MS without a byte during one (a quiet
