@@ -45,6 +45,8 @@ const PublicLimits = t.partial({
   idleTimeoutMs: t.number,
   maxConnections: t.number,
   maxConnectionsPerAddress: t.number,
+  tcpFirstByteTimeoutMs: t.number,
+  tcpIdleTimeoutMs: t.number,
   http2WindowMs: t.number,
   http2MaxResets: t.number,
   http2MaxPings: t.number,

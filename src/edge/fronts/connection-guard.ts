@@ -18,6 +18,10 @@ export interface ListenerLimits {
 
 /** PublicConnectionLimits bound what one anonymous client may hold open on the public listeners. */
 export interface PublicConnectionLimits extends ListenerLimits {
+  /** a raw TCP relay on which no byte moved either way this long after accept is closed (the backend's banner counts) */
+  tcpFirstByteTimeoutMs: number;
+  /** a raw relay (TCP, or TLS routed by SNI) without a byte either way this long is closed */
+  tcpIdleTimeoutMs: number;
   /** the window the HTTP/2 budgets below are counted over, per public connection */
   http2WindowMs: number;
   /** streams a public HTTP/2 client may reset (or have refused) per window before GOAWAY */
@@ -31,6 +35,7 @@ export interface PublicConnectionLimits extends ListenerLimits {
 /**
  * DEFAULT_PUBLIC_CONNECTION_LIMITS: headers 60 s like nginx's client_header_timeout, idle 75 s
  * like nginx's keepalive_timeout; the first byte gets 10 s (the ClientHello budget the edge had).
+ * Raw relays: 30 s for the first byte either way, idle 1 h like Envoy's tcp_proxy idle_timeout.
  */
 export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   firstByteTimeoutMs: 10_000,
@@ -38,6 +43,8 @@ export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   idleTimeoutMs: 75_000,
   maxConnections: 10_000,
   maxConnectionsPerAddress: 512,
+  tcpFirstByteTimeoutMs: 30_000,
+  tcpIdleTimeoutMs: 3_600_000,
   http2WindowMs: 10_000,
   http2MaxResets: 200,
   http2MaxPings: 100,

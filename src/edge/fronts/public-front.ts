@@ -14,7 +14,7 @@ import { forwardHttp1 } from './http1-front.js';
 import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
 import type { AbuseWatch } from './http2-abuse.js';
 import { forwardHttp2 } from './http2-front.js';
-import { forwardRaw } from './raw-front.js';
+import { forwardRaw, watchRawTimeouts } from './raw-front.js';
 import { peekServerName } from './sni.js';
 import { forwardWebSocket } from './websocket-front.js';
 
@@ -261,6 +261,7 @@ export class PublicFront {
     const port = socket.localPort ?? 0;
     if (target !== undefined && target.kind !== 'tcp-port' && target.tls !== 'edge') {
       this.#guard.headersDone(socket);
+      this.#watchRaw(socket, false);
       return forwardRaw(this.#ctx, socket, { bindingId: target.id, publicProtocol: 'tls', port, serverName: name });
     }
     if (this.#acmeTls !== undefined && this.#provider?.challenge?.(name) !== undefined) {
@@ -279,15 +280,24 @@ export class PublicFront {
     const name = await this.#peekHello(socket);
     if (name === undefined) return;
     this.#guard.headersDone(socket);
+    this.#watchRaw(socket, false);
     const port = socket.localPort ?? 0;
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tls', port, serverName: name });
   }
 
   /** acceptTcp relays a plain TCP connection to a binding. */
-  // Raw TCP gets no first-byte deadline: server-first protocols (SMTP, MySQL) send nothing first.
+  // Raw TCP gets no first-byte deadline of the HTTP kind (server-first protocols, SMTP or MySQL,
+  // send nothing first): its first byte may come from either side (watchRawTimeouts).
   acceptTcp(socket: Socket, binding: EdgeBinding): Promise<void> {
     if (!this.#track(socket)) return Promise.resolve();
+    this.#watchRaw(socket, true);
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tcp', port: socket.localPort ?? 0 });
+  }
+
+  // Raw relays: the first byte either way (TCP only; TLS has sent its ClientHello) and idle.
+  #watchRaw(socket: Socket, isTcp: boolean): void {
+    const { tcpFirstByteTimeoutMs, tcpIdleTimeoutMs } = this.#ctx.limits.connections;
+    watchRawTimeouts(socket, isTcp ? tcpFirstByteTimeoutMs : undefined, tcpIdleTimeoutMs, (phase) => this.#ctx.metrics.countPublicTimeout(`tcp-${phase}`));
   }
 
   // Reads the ClientHello under the first-byte and headers deadlines (a FIN before it closes the
