@@ -47,6 +47,7 @@ const PublicLimits = t.partial({
   maxConnectionsPerAddress: t.number,
   tcpFirstByteTimeoutMs: t.number,
   tcpIdleTimeoutMs: t.number,
+  maxInFlightPerClient: t.number,
   http2WindowMs: t.number,
   http2MaxResets: t.number,
   http2MaxPings: t.number,

@@ -15,6 +15,7 @@ import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
 import { DEFAULT_PUBLIC_CONNECTION_LIMITS } from './fronts/connection-guard.js';
+import { ClientFairness } from './fronts/client-fairness.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
@@ -145,6 +146,7 @@ export class EdgeServer {
       registry: this.registry,
       metrics: this.metrics,
       limits: edgeLimits,
+      fairness: new ClientFairness(edgeLimits.connections.maxInFlightPerClient),
       requestId: newRequestIdGenerator(),
       isClosing: () => this.#isClosing,
     };

@@ -22,6 +22,8 @@ export interface PublicConnectionLimits extends ListenerLimits {
   tcpFirstByteTimeoutMs: number;
   /** a raw relay (TCP, or TLS routed by SNI) without a byte either way this long is closed */
   tcpIdleTimeoutMs: number;
+  /** HTTP requests one client address may have in flight to one binding; more are answered 429 */
+  maxInFlightPerClient: number;
   /** the window the HTTP/2 budgets below are counted over, per public connection */
   http2WindowMs: number;
   /** streams a public HTTP/2 client may reset (or have refused) per window before GOAWAY */
@@ -36,6 +38,8 @@ export interface PublicConnectionLimits extends ListenerLimits {
  * DEFAULT_PUBLIC_CONNECTION_LIMITS: headers 60 s like nginx's client_header_timeout, idle 75 s
  * like nginx's keepalive_timeout; the first byte gets 10 s (the ClientHello budget the edge had).
  * Raw relays: 30 s for the first byte either way, idle 1 h like Envoy's tcp_proxy idle_timeout.
+ * One client address may have 128 requests in flight to a binding: half the agent's 256 sockets
+ * per backend, so one greedy client leaves the other half to the binding's other clients.
  */
 export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   firstByteTimeoutMs: 10_000,
@@ -45,6 +49,7 @@ export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   maxConnectionsPerAddress: 512,
   tcpFirstByteTimeoutMs: 30_000,
   tcpIdleTimeoutMs: 3_600_000,
+  maxInFlightPerClient: 128,
   http2WindowMs: 10_000,
   http2MaxResets: 200,
   http2MaxPings: 100,
