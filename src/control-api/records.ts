@@ -70,9 +70,9 @@ export const AccountQuotasCodec = t.readonly(
   t.type({
     accountId: t.string,
     /** the admin's overrides; null follows the edge's `store.quotas` */
-    overrides: t.type({ reservations: nullableNumber, tunnelKeys: nullableNumber }),
-    /** the limits in force: held reservations, live (unrevoked, unexpired) tunnel keys */
-    limits: t.type({ reservations: t.number, tunnelKeys: t.number }),
+    overrides: t.type({ reservations: nullableNumber, tunnelKeys: nullableNumber, concurrentTunnels: nullableNumber }),
+    /** the limits in force: held reservations, live (unrevoked, unexpired) tunnel keys, live tunnels of `tunnels` API keys per edge node */
+    limits: t.type({ reservations: t.number, tunnelKeys: t.number, concurrentTunnels: t.number }),
   }),
   'AccountQuotas',
 );

@@ -91,7 +91,7 @@ const StoreSection = t.intersection([
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
     schema: t.string,
     /** per-account limits an admin may override per account (issue 12 finding 4) */
-    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number }),
+    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number, concurrentTunnels: t.number }),
     /** days an unverified custom domain is held before the edge releases it */
     unverifiedDomainDays: t.number,
   }),
@@ -203,6 +203,7 @@ function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
   const limits: [string, number | undefined, number][] = [
     ['store.quotas.reservations', store?.quotas?.reservations, 0],
     ['store.quotas.tunnelKeys', store?.quotas?.tunnelKeys, 0],
+    ['store.quotas.concurrentTunnels', store?.quotas?.concurrentTunnels, 0],
     ['store.unverifiedDomainDays', store?.unverifiedDomainDays, 1],
   ];
   for (const [field, value, least] of limits) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListenerStatus, Reservation, ReservationStatus } from '../../control-api/index.js';
-import { DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
+import { DEFAULT_QUOTAS, DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
 import type { ControlApi, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
@@ -90,7 +90,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const expiry = new UnverifiedDomainExpiry({ store, clock: systemClock, days, onRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'), log });
   return {
     store,
-    authority: new StoreTunnelAuthority(store, directory),
+    authority: new StoreTunnelAuthority(store, directory, settings?.quotas?.concurrentTunnels ?? DEFAULT_QUOTAS.concurrentTunnels),
     directory,
     requestHandler: (req, res) => mountControlApi(control, directory, req, res),
     onGranted: (grant) => enforcer?.track(grant),
