@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
