@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import type { EdgeConfigFile } from '../../src/edge/config.js';
@@ -57,6 +58,33 @@ describe('edge: tunnel listener hygiene (first byte, TLS handshake and upgrade h
     for (const s of sessions.splice(0)) s.destroy();
     await t?.edge.close();
     t = undefined;
+  });
+
+  it('returns the descriptor count to its baseline after 1,500 abandoned connections (silent, part of an upgrade head, idle keep-alive)', async () => {
+    const edge = await start({ maxConnectionsPerAddress: 5000 });
+    const descriptors = (): number => readdirSync('/proc/self/fd').length;
+    const baseline = descriptors();
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 1500; i += 100) {
+      const batch = await Promise.all(Array.from({ length: 100 }, () => dial(edge.endpoint.port)));
+      for (const [j, s] of batch.entries()) {
+        if ((i + j) % 3 === 1) s.write('GET /.tuna/v1/tunnel HTTP/1.1\r\nUpgrade: tuna-tunnel/1\r\n');
+        if ((i + j) % 3 === 2) s.write('GET /healthz HTTP/1.1\r\nHost: edge\r\n\r\n');
+      }
+      sockets.push(...batch);
+    }
+    await waitUntil(() => edge.edge.metrics.tunnelListenerOpen >= 1500, 20_000);
+    const peak = descriptors();
+    for (const s of sockets) s.destroy();
+    let after = descriptors();
+    for (let i = 0; i < 200 && after > baseline + 5; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = descriptors();
+    }
+    console.log(`      descriptors: baseline ${baseline}, peak ${peak}, after ${after}`);
+    expect(peak).to.be.greaterThan(baseline + 1500);
+    expect(after).to.be.at.most(baseline + 5);
+    expect(edge.edge.metrics.tunnelListenerOpen).to.equal(0);
   });
 
   it('closes a silent connection after the first-byte timeout and counts it', async () => {
