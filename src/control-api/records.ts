@@ -70,9 +70,9 @@ export const AccountQuotasCodec = t.readonly(
   t.type({
     accountId: t.string,
     /** the admin's overrides; null follows the edge's `store.quotas` */
-    overrides: t.type({ reservations: nullableNumber, tunnelKeys: nullableNumber }),
-    /** the limits in force: held reservations, live (unrevoked, unexpired) tunnel keys */
-    limits: t.type({ reservations: t.number, tunnelKeys: t.number }),
+    overrides: t.type({ reservations: nullableNumber, tunnelKeys: nullableNumber, concurrentTunnels: nullableNumber }),
+    /** the limits in force: held reservations, live (unrevoked, unexpired) tunnel keys, live tunnels of `tunnels` API keys per edge node */
+    limits: t.type({ reservations: t.number, tunnelKeys: t.number, concurrentTunnels: t.number }),
   }),
   'AccountQuotas',
 );
@@ -94,9 +94,37 @@ export const ApiKeyCodec = t.readonly(
 /** ApiKey is the stored part of an account API key. */
 export type ApiKey = t.TypeOf<typeof ApiKeyCodec>;
 
+/**
+ * ListenerStatusCodec is one public listener a reservation needs on the edge node that answers
+ * (tcp-port and address reservations; issue 12 finding 1): open, or failed to bind with the cause,
+ * how many attempts failed in a row and when the edge tries again.
+ */
+export const ListenerStatusCodec = t.readonly(
+  t.type({
+    address: t.string,
+    port: t.number,
+    protocol: TunnelProtocolCodec,
+    state: t.keyof({ listening: null, failed: null }),
+    /** failed only: why the last attempt failed (e.g. `EADDRINUSE`); null while listening */
+    error: nullableString,
+    /** failed attempts in a row; 0 while listening */
+    failures: t.number,
+    /** failed only: epoch ms of the next attempt (a reservation change also retries at once); null while listening */
+    retryAt: nullableNumber,
+  }),
+  'ListenerStatus',
+);
+/** ListenerStatus is one public listener of a reservation, open or failed to bind. */
+export type ListenerStatus = t.TypeOf<typeof ListenerStatusCodec>;
+
+/** ReservationStatusCodec is what the answering edge node does with a reservation now (never stored). */
+export const ReservationStatusCodec = t.readonly(t.type({ listeners: t.readonlyArray(ListenerStatusCodec) }), 'ReservationStatus');
+/** ReservationStatus is what the answering edge node does with a reservation now. */
+export type ReservationStatus = t.TypeOf<typeof ReservationStatusCodec>;
+
 /** ReservationCodec is an address held by one account until released. */
 export const ReservationCodec = t.readonly(
-  t.type({
+  t.intersection([t.type({
     id: t.string,
     accountId: t.string,
     kind: ReservationKindCodec,
@@ -114,6 +142,8 @@ export const ReservationCodec = t.readonly(
     createdAt: t.number,
     updatedAt: t.number,
   }),
+  // GET answers only, tcp-port and address kinds: the listeners of the answering node
+  t.partial({ status: ReservationStatusCodec })]),
   'Reservation',
 );
 /** Reservation is an address held by one account until released. */

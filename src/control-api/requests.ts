@@ -27,7 +27,12 @@ export type CreateAccountRequest = t.TypeOf<typeof CreateAccountBody>;
 export const SetQuotasBody = closedObject(
   'SetQuotas',
   {},
-  { reservations: nonNegativeInteger, tunnelKeys: nonNegativeInteger, reset: t.array(t.keyof({ reservations: null, tunnelKeys: null })) },
+  {
+    reservations: nonNegativeInteger,
+    tunnelKeys: nonNegativeInteger,
+    concurrentTunnels: nonNegativeInteger,
+    reset: t.array(t.keyof({ reservations: null, tunnelKeys: null, concurrentTunnels: null })),
+  },
 );
 /** SetQuotasRequest is the body of POST /v1/accounts/{id}/quotas. */
 export type SetQuotasRequest = t.TypeOf<typeof SetQuotasBody>;

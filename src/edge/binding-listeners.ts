@@ -1,6 +1,7 @@
 import { createServer as createNetServer } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
+import type { ListenerStatus } from '../control-api/index.js';
 import { EdgeListenError } from './errors.js';
 import type { PublicFront } from './fronts/public-front.js';
 import type { EdgeMetrics } from './metrics.js';
@@ -17,6 +18,7 @@ export interface WantedListener {
   readonly binding: EdgeBinding;
   readonly host: string;
   readonly port: number;
+  readonly protocol: ListenerStatus['protocol'];
   readonly accept: (socket: Socket) => void;
 }
 
@@ -32,6 +34,7 @@ export function wantedBindingListeners(bindings: readonly EdgeBinding[], tcpHost
         binding,
         host: tcpHost,
         port: binding.port,
+        protocol: 'tcp',
         accept: (s) => void front.acceptTcp(s, binding).catch(() => s.destroy()),
       });
     }
@@ -45,7 +48,7 @@ export function wantedBindingListeners(bindings: readonly EdgeBinding[], tcpHost
               : p.protocol === 'https'
                 ? (s: Socket) => void front.acceptHttps(s, binding).catch(() => s.destroy())
                 : (s: Socket) => front.acceptHttp(s, binding);
-        wanted.set(`${binding.id}|${p.protocol}|${binding.address}:${p.port}`, { binding, host: binding.address, port: p.port, accept });
+        wanted.set(`${binding.id}|${p.protocol}|${binding.address}:${p.port}`, { binding, host: binding.address, port: p.port, protocol: p.protocol, accept });
       }
     }
   }
@@ -81,14 +84,26 @@ export interface BindingListenerDeps {
   readonly metrics: EdgeMetrics;
   readonly log: (line: string) => void;
   readonly retryMs: number;
+  /** epoch ms (retryAt in the reservation's status) */
+  readonly now?: () => number;
+}
+
+/** ListenerFailure is a wanted listener whose last attempt to bind failed. */
+interface ListenerFailure {
+  readonly want: WantedListener;
+  readonly error: string;
+  readonly failures: number;
+  readonly retryAt: number;
 }
 
 /** BindingListeners keeps one listener open per WantedListener of the directory, each on its own. */
 export class BindingListeners {
   readonly #deps: BindingListenerDeps;
-  readonly #servers = new Map<string, { bindingId: string; server: NetServer }>();
+  readonly #servers = new Map<string, { bindingId: string; server: NetServer; want: WantedListener }>();
+  readonly #failures = new Map<string, ListenerFailure>();
   #reconciling: Promise<void> = Promise.resolve();
   #retry: NodeJS.Timeout | undefined;
+  #retryAt: number | undefined;
   #isStopped = false;
 
   constructor(deps: BindingListenerDeps) {
@@ -98,6 +113,18 @@ export class BindingListeners {
   /** servers are the open listeners with their binding ids. */
   servers(): { bindingId: string; server: NetServer }[] {
     return [...this.#servers.values()];
+  }
+
+  /** statusOf lists the listeners a binding needs, open or failed to bind (the reservation's status, issue 12 finding 1). */
+  statusOf(bindingId: string): ListenerStatus[] {
+    const out: ListenerStatus[] = [];
+    for (const { want } of this.#servers.values()) {
+      if (want.binding.id === bindingId) out.push({ ...where(want), state: 'listening', error: null, failures: 0, retryAt: null });
+    }
+    for (const { want, error, failures, retryAt } of this.#failures.values()) {
+      if (want.binding.id === bindingId) out.push({ ...where(want), state: 'failed', error, failures, retryAt });
+    }
+    return out.sort((a, b) => a.port - b.port || a.address.localeCompare(b.address));
   }
 
   /** reconcile opens what the directory wants and closes the rest; serialised, so a change and a retry never open one listener twice. */
@@ -119,6 +146,7 @@ export class BindingListeners {
     if (this.#isStopped) return;
     const { directory, front, tcpHost, metrics, log, retryMs } = this.#deps;
     const wanted = wantedBindingListeners(directory.list(), tcpHost, front);
+    for (const key of this.#failures.keys()) if (!wanted.has(key)) this.#failures.delete(key);
     for (const [key, entry] of this.#servers) {
       if (!wanted.has(key)) {
         this.#servers.delete(key);
@@ -131,14 +159,20 @@ export class BindingListeners {
         const server = createNetServer(PUBLIC_SOCKETS, want.accept);
         await listenOn(server, want.port, want.host, `${want.host}:${want.port} for ${want.binding.id}`);
         if (this.#isStopped) return void server.close();
-        this.#servers.set(key, { bindingId: want.binding.id, server });
+        this.#servers.set(key, { bindingId: want.binding.id, server, want });
+        this.#failures.delete(key);
       }),
     );
     let failed = 0;
-    for (const result of results) {
+    const now = (this.#deps.now ?? Date.now)();
+    for (const [i, result] of results.entries()) {
       if (result.status === 'fulfilled') continue;
       failed++;
       metrics.bindingListenerFailures++;
+      const [key, want] = opening[i]!;
+      const cause = (result.reason as Error).cause as NodeJS.ErrnoException | undefined;
+      const failures = (this.#failures.get(key)?.failures ?? 0) + 1;
+      this.#failures.set(key, { want, error: cause?.code ?? (result.reason as Error).message, failures, retryAt: this.#retryAt ?? now + retryMs });
       log(`binding listener: ${(result.reason as Error).message}; retrying in ${retryMs} ms`);
     }
     metrics.bindingListenersFailing = failed;
@@ -147,10 +181,17 @@ export class BindingListeners {
 
   #scheduleRetry(): void {
     if (this.#retry !== undefined || this.#isStopped) return;
+    this.#retryAt = (this.#deps.now ?? Date.now)() + this.#deps.retryMs;
+    for (const [key, failure] of this.#failures) this.#failures.set(key, { ...failure, retryAt: this.#retryAt });
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
+      this.#retryAt = undefined;
       this.reconcile().catch((err: Error) => this.#deps.log(`binding listeners: ${err.message}`));
     }, this.#deps.retryMs);
     this.#retry.unref();
   }
+}
+
+function where(want: WantedListener): Pick<ListenerStatus, 'address' | 'port' | 'protocol'> {
+  return { address: want.host, port: want.port, protocol: want.protocol };
 }

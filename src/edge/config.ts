@@ -45,10 +45,22 @@ const PublicLimits = t.partial({
   idleTimeoutMs: t.number,
   maxConnections: t.number,
   maxConnectionsPerAddress: t.number,
+  tcpFirstByteTimeoutMs: t.number,
+  tcpIdleTimeoutMs: t.number,
+  maxInFlightPerClient: t.number,
   http2WindowMs: t.number,
   http2MaxResets: t.number,
   http2MaxPings: t.number,
   http2MaxSettings: t.number,
+});
+
+// The tunnel listener's deadlines and connection limits (issue 12 finding 2); defaults in docs/edge-relay.md.
+const TunnelListenerLimits = t.partial({
+  firstByteTimeoutMs: t.number,
+  headersTimeoutMs: t.number,
+  idleTimeoutMs: t.number,
+  maxConnections: t.number,
+  maxConnectionsPerAddress: t.number,
 });
 
 /** EdgePublicLimits is `limits.public`: deadlines, connection limits and HTTP/2 abuse budgets of the public listeners. */
@@ -56,6 +68,7 @@ export type EdgePublicLimits = t.TypeOf<typeof PublicLimits>;
 
 const Limits = t.partial({
   public: PublicLimits,
+  tunnelListener: TunnelListenerLimits,
   maxRequestBodyBytes: t.number,
   maxHeaderBytes: t.number,
   tunnelWaitMs: t.number,
@@ -78,7 +91,7 @@ const StoreSection = t.intersection([
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
     schema: t.string,
     /** per-account limits an admin may override per account (issue 12 finding 4) */
-    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number }),
+    quotas: t.partial({ reservations: t.number, tunnelKeys: t.number, concurrentTunnels: t.number }),
     /** days an unverified custom domain is held before the edge releases it */
     unverifiedDomainDays: t.number,
   }),
@@ -137,7 +150,8 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
   checkStoreLimits(result.right.store);
-  checkPublicLimits(result.right.limits?.public);
+  checkPublicLimits(result.right.limits?.public, 'limits.public');
+  checkPublicLimits(result.right.limits?.tunnelListener, 'limits.tunnelListener');
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);
@@ -189,6 +203,7 @@ function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
   const limits: [string, number | undefined, number][] = [
     ['store.quotas.reservations', store?.quotas?.reservations, 0],
     ['store.quotas.tunnelKeys', store?.quotas?.tunnelKeys, 0],
+    ['store.quotas.concurrentTunnels', store?.quotas?.concurrentTunnels, 0],
     ['store.unverifiedDomainDays', store?.unverifiedDomainDays, 1],
   ];
   for (const [field, value, least] of limits) {
@@ -198,11 +213,12 @@ function checkStoreLimits(store: EdgeStoreConfig | undefined): void {
   }
 }
 
-// Every public limit is a whole number above zero: 0 would refuse every connection or close it at once.
-function checkPublicLimits(limits: EdgePublicLimits | undefined): void {
+// Every public and tunnel listener limit is a whole number above zero: 0 would refuse every connection or close it at once.
+function checkPublicLimits(limits: Record<string, number | undefined> | undefined, section: string): void {
   for (const [field, value] of Object.entries(limits ?? {})) {
+    if (value === undefined) continue;
     if (!Number.isInteger(value) || value < 1) {
-      throw new EdgeConfigError(`invalid edge config: limits.public.${field}: must be a whole number above 0, got ${JSON.stringify(value)}`);
+      throw new EdgeConfigError(`invalid edge config: ${section}.${field}: must be a whole number above 0, got ${JSON.stringify(value)}`);
     }
   }
 }

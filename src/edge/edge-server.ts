@@ -5,6 +5,7 @@ import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { TunnelLimits } from '../wire/index.js';
+import type { ListenerStatus } from '../control-api/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './tunnels/authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
@@ -14,6 +15,7 @@ import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn } from './binding-listeners.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
 import { DEFAULT_PUBLIC_CONNECTION_LIMITS } from './fronts/connection-guard.js';
+import { ClientFairness } from './fronts/client-fairness.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
@@ -25,6 +27,7 @@ import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
 import { openStoreMode } from './store-mode/store-mode.js';
 import type { StoreOpener } from './store-mode/store-mode.js';
+import { DEFAULT_TUNNEL_LISTENER_LIMITS, TunnelListener } from './tunnel-listener.js';
 import { acceptTunnel } from './tunnels/tunnel-acceptor.js';
 import { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
@@ -107,6 +110,7 @@ export class EdgeServer {
   readonly #tunnelLimits: TunnelLimits;
   readonly #log: (line: string) => void;
   readonly #tunnelServer: HttpServer;
+  readonly #tunnelListener: TunnelListener;
   #http: NetServer | undefined;
   #https: NetServer | undefined;
   #metricsServer: HttpServer | undefined;
@@ -142,11 +146,14 @@ export class EdgeServer {
       registry: this.registry,
       metrics: this.metrics,
       limits: edgeLimits,
+      fairness: new ClientFairness(edgeLimits.connections.maxInFlightPerClient),
       requestId: newRequestIdGenerator(),
       isClosing: () => this.#isClosing,
     };
     this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();
+    const isTunnelTls = config.listen.tunnel.tls?.cert !== undefined && config.listen.tunnel.tls.key !== undefined;
+    this.#tunnelListener = new TunnelListener(this.#tunnelServer, isTunnelTls, { ...DEFAULT_TUNNEL_LISTENER_LIMITS, ...limits.tunnelListener }, this.metrics);
     this.#bindingListeners = new BindingListeners({
       directory: this.directory,
       front: this.#front,
@@ -212,7 +219,7 @@ export class EdgeServer {
   /** listen binds every configured listener; tcp-port and address listeners follow the directory. */
   async listen(): Promise<void> {
     const { listen } = this.#options.config;
-    await listenOn(this.#tunnelServer, listen.tunnel.port, listen.tunnel.host ?? '0.0.0.0', 'the tunnel listener');
+    await this.#tunnelListener.listen(listen.tunnel.port, listen.tunnel.host ?? '0.0.0.0');
     if (listen.http !== undefined) {
       this.#http = createNetServer(PUBLIC_SOCKETS, (socket) => this.#front.acceptHttp(socket));
       await listenOn(this.#http, listen.http.port, listen.http.host ?? '0.0.0.0', 'the HTTP listener');
@@ -240,7 +247,7 @@ export class EdgeServer {
       list.push(info(server)!);
       bindings.set(bindingId, list);
     }
-    const out: EdgeAddresses = { tunnel: info(this.#tunnelServer)!, bindings };
+    const out: EdgeAddresses = { tunnel: this.#tunnelListener.address()!, bindings };
     const http = info(this.#http);
     const https = info(this.#https);
     const metrics = info(this.#metricsServer);
@@ -254,6 +261,11 @@ export class EdgeServer {
   ownPorts(): number[] {
     const { tunnel, http, https, metrics } = this.address();
     return [tunnel.port, http?.port, https?.port, metrics?.port].filter((p): p is number => p !== undefined);
+  }
+
+  /** bindingListenerStatus lists the listeners a binding needs on this node, open or failed to bind (a reservation's status). */
+  bindingListenerStatus(bindingId: string): ListenerStatus[] {
+    return this.#bindingListeners.statusOf(bindingId);
   }
 
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
@@ -280,9 +292,9 @@ export class EdgeServer {
     this.#isClosing = true;
     this.#unsubscribe?.();
     this.#bindingListeners.stop();
-    const servers = [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
-    const closing = servers.filter((s) => s !== undefined).map((s) => closeServer(s));
-    this.#tunnelServer.closeAllConnections();
+    const servers = [this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)];
+    const closing = [this.#tunnelListener.close(), ...servers.filter((s) => s !== undefined).map((s) => closeServer(s))];
+    this.#tunnelListener.closeAllConnections();
     this.#front.close();
     this.registry.wakeAll();
     // Shared connections first: their GOAWAY stops the agent re-attaching what the edge drains.
@@ -304,8 +316,9 @@ export class EdgeServer {
     for (const tunnel of this.registry.all()) tunnel.destroy();
     for (const connection of this.registry.shared()) connection.destroy();
     this.#front.destroy();
-    this.#tunnelServer.closeAllConnections();
-    for (const s of [this.#tunnelServer, this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
+    this.#tunnelListener.closeAllConnections();
+    void this.#tunnelListener.close();
+    for (const s of [this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {
       if (s?.listening === true) s.close();
     }
   }
@@ -330,6 +343,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(options.log !== undefined ? { log: options.log } : {}),
     publicListeners,
     ownPorts,
+    listenerStatus: (bindingId) => started.edge?.bindingListenerStatus(bindingId) ?? [],
   });
   let certificates: CertificateManager | undefined;
   try {

@@ -68,6 +68,20 @@ export class EdgeMetrics {
   }
   // --- end of public connection hygiene ---
 
+  /** tunnelListenerOpen is the number of connections open on the tunnel listener now (tunnels, handshakes, control API). */
+  tunnelListenerOpen = 0;
+  readonly #tunnelListenerClosed = new Map<string, number>();
+
+  /** countTunnelListenerClose records a tunnel listener connection closed at accept (a limit) or by a deadline (a phase). */
+  countTunnelListenerClose(cause: string): void {
+    this.#tunnelListenerClosed.set(cause, (this.#tunnelListenerClosed.get(cause) ?? 0) + 1);
+  }
+
+  /** tunnelListenerCloses returns the closes of one cause (for tests and render). */
+  tunnelListenerCloses(cause: string): number {
+    return this.#tunnelListenerClosed.get(cause) ?? 0;
+  }
+
   /** countRequest records one answered public HTTP request by status code. */
   countRequest(status: number): void {
     const key = String(status);
@@ -106,6 +120,10 @@ export class EdgeMetrics {
     family('tuna_edge_binding_listeners_failing', 'gauge', 'Binding listeners not bound after the last attempt.');
     lines.push(`tuna_edge_binding_listeners_failing ${this.bindingListenersFailing}`);
     this.#renderPublicHygiene(lines, family);
+    family('tuna_edge_tunnel_listener_connections_open', 'gauge', 'Connections open on the tunnel listener now.');
+    lines.push(`tuna_edge_tunnel_listener_connections_open ${this.tunnelListenerOpen}`);
+    family('tuna_edge_tunnel_listener_closed_total', 'counter', 'Tunnel listener connections closed at accept (a limit) or by a deadline (a phase).');
+    for (const [cause, n] of [...this.#tunnelListenerClosed].sort()) lines.push(`tuna_edge_tunnel_listener_closed_total{cause="${cause}"} ${n}`);
     family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
     for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
     family('tuna_edge_control_requests_total', 'counter', 'Control API requests, by method.');

@@ -71,8 +71,8 @@ describe('control API: account quotas and unverified custom domains', function (
     const path = `/v1/accounts/${seeded.accountId}/quotas`;
     expect((await api(port, 'GET', path, seeded.adminToken)).body['quotas']).to.deep.equal({
       accountId: seeded.accountId,
-      overrides: { reservations: null, tunnelKeys: null },
-      limits: { reservations: 2, tunnelKeys: 1 },
+      overrides: { reservations: null, tunnelKeys: null, concurrentTunnels: null },
+      limits: { reservations: 2, tunnelKeys: 1, concurrentTunnels: 200 },
     });
     expect((await api(port, 'POST', path, seeded.reservationsToken, { reservations: 50 })).status).to.equal(403);
     expect((await api(port, 'POST', path, seeded.adminToken, { reservation: 3 })).status).to.equal(400);
@@ -80,12 +80,12 @@ describe('control API: account quotas and unverified custom domains', function (
     expect((await api(port, 'POST', '/v1/accounts/0000000000000000/quotas', seeded.adminToken, { reservations: 3 })).status).to.equal(404);
     const set = await api(port, 'POST', path, seeded.adminToken, { reservations: 3 });
     expect(set.status).to.equal(200);
-    expect(set.body['quotas']).to.deep.include({ limits: { reservations: 3, tunnelKeys: 1 } });
+    expect(set.body['quotas']).to.deep.include({ limits: { reservations: 3, tunnelKeys: 1, concurrentTunnels: 200 } });
     for (let i = 0; i < 3; i++) expect((await reserve()).status).to.equal(201);
     expect((await reserve()).status).to.equal(409);
     expect((await api(port, 'POST', path, seeded.adminToken, { reservations: 4, reset: ['reservations'] })).status).to.equal(400);
     const reset = await api(port, 'POST', path, seeded.adminToken, { reset: ['reservations'] });
-    expect(reset.body['quotas']).to.deep.include({ overrides: { reservations: null, tunnelKeys: null } });
+    expect(reset.body['quotas']).to.deep.include({ overrides: { reservations: null, tunnelKeys: null, concurrentTunnels: null } });
   });
 
   it('releases a custom domain left unverified past the configured days, so its real owner can reserve it', async () => {
@@ -108,6 +108,7 @@ describe('control API: account quotas and unverified custom domains', function (
     const config = (store: Record<string, unknown>) => ({ listen: { tunnel: { port: 0 } }, store: { url: ':memory:', baseDomain: 'tuna.test', ...store } });
     expect(() => decodeEdgeConfig(config({ quotas: { reservations: -1 } }))).to.throw(EdgeConfigError, /store\.quotas\.reservations/);
     expect(() => decodeEdgeConfig(config({ quotas: { tunnelKeys: 1.5 } }))).to.throw(EdgeConfigError, /store\.quotas\.tunnelKeys/);
+    expect(() => decodeEdgeConfig(config({ quotas: { concurrentTunnels: -2 } }))).to.throw(EdgeConfigError, /store\.quotas\.concurrentTunnels/);
     expect(() => decodeEdgeConfig(config({ unverifiedDomainDays: 0 }))).to.throw(EdgeConfigError, /store\.unverifiedDomainDays/);
     expect(decodeEdgeConfig(config({ quotas: { reservations: 10, tunnelKeys: 20 }, unverifiedDomainDays: 3 })).store?.quotas).to.deep.equal({ reservations: 10, tunnelKeys: 20 });
   });

@@ -20,7 +20,9 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
   let session: TunnelSession;
 
   beforeEach(async () => {
-    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'] }], { limits: { tunnelWaitMs: 0 } });
+    // Every client here is 127.0.0.1: the per-client in-flight cap (128, edge-client-fairness.test.ts)
+    // would stop the streams these tests need to reach the tunnel, so it is raised above their count.
+    t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'] }], { limits: { tunnelWaitMs: 0, public: { maxInFlightPerClient: 5000 } } });
     session = await openSession(t, APP, new TestStreamHandler());
   });
 

@@ -21,6 +21,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** eventually polls an async condition, 10 ms apart, for at most 5 s. */
+async function eventually(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('condition not met in 500 tries');
+}
+
 async function tcpRoundTrip(port: number, payload: string): Promise<string> {
   const socket = connect({ host: '127.0.0.1', port });
   await once(socket, 'connect');
@@ -145,5 +154,38 @@ describe('edge hardening: reservations stay inside the pools and the edge starts
     await api(running.controlPort, 'POST', '/v1/reservations', seeded.reservationsToken, { kind: 'tcp-port' });
     await waitUntil(() => running!.edge.address().bindings.has(`binding/tcp-port/${blockedPort}`));
     expect(running.edge.metrics.render(running.edge.registry)).to.include('tuna_edge_binding_listeners_failing 0');
+  });
+  it('reports a listener that failed to bind on its reservation (cause, failures, retry), the other reservation listening, and clears it once bound', async () => {
+    const seeded = await seedAccount(store);
+    blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    const blockedPort = (blocker.address() as AddressInfo).port;
+    const freeOne = await freePort();
+    const blocked = (await store.createReservation({ accountId: seeded.accountId, spec: { kind: 'tcp-port', port: blockedPort } }, 'test')).reservation;
+    const open = (await store.createReservation({ accountId: seeded.accountId, spec: { kind: 'tcp-port', port: freeOne } }, 'test')).reservation;
+    const before = Date.now();
+    running = await startStoreEdge(store);
+    type Listener = { address: string; port: number; protocol: string; state: string; error: string | null; failures: number; retryAt: number | null };
+    const statusOf = async (id: string): Promise<Listener[]> => {
+      const answer = await api(running!.controlPort, 'GET', `/v1/reservations/${id}`, seeded.reservationsToken);
+      expect(answer.status).to.equal(200);
+      return ((answer.body['reservation'] as { status: { listeners: Listener[] } }).status).listeners;
+    };
+    const [failed] = await statusOf(blocked.id);
+    expect(failed).to.include({ address: '127.0.0.1', port: blockedPort, protocol: 'tcp', state: 'failed', error: 'EADDRINUSE', failures: 1 });
+    // the default retry is 30 s after the failed attempt
+    expect(failed!.retryAt).to.be.a('number').within(before + 30_000, Date.now() + 30_000);
+    expect(await statusOf(open.id)).to.deep.equal([{ address: '127.0.0.1', port: freeOne, protocol: 'tcp', state: 'listening', error: null, failures: 0, retryAt: null }]);
+    const listed = await api(running.controlPort, 'GET', '/v1/reservations', seeded.reservationsToken);
+    const states = (listed.body['reservations'] as { id: string; status?: { listeners: Listener[] } }[]).map((r) => [r.id, r.status?.listeners.map((l) => l.state)]);
+    expect(states).to.have.deep.members([[blocked.id, ['failed']], [open.id, ['listening']]]);
+    // still blocked at a retry (a reservation change retries at once): the failures count up
+    await api(running.controlPort, 'POST', '/v1/reservations', seeded.reservationsToken, { kind: 'tcp-port' });
+    await eventually(async () => ((await statusOf(blocked.id))[0]?.failures ?? 0) >= 2);
+    await new Promise((resolve) => blocker!.close(resolve));
+    blocker = undefined;
+    await api(running.controlPort, 'POST', '/v1/reservations', seeded.reservationsToken, { kind: 'tcp-port' });
+    await eventually(async () => (await statusOf(blocked.id))[0]?.state === 'listening');
+    expect(await statusOf(blocked.id)).to.deep.equal([{ address: '127.0.0.1', port: blockedPort, protocol: 'tcp', state: 'listening', error: null, failures: 0, retryAt: null }]);
   });
 });

@@ -29,7 +29,8 @@ describe('tunnel: limits, malformed input and graceful shutdown', () => {
 
   beforeEach(async () => {
     t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'], maxConnections: 2 }], {
-      limits: { tunnelWaitMs: 0, maxRequestBodyBytes: 1_000_000 },
+      // one loopback client carries 1,000 concurrent streams below: above the per-client in-flight cap (128)
+      limits: { tunnelWaitMs: 0, maxRequestBodyBytes: 1_000_000, public: { maxInFlightPerClient: 5000 } },
     });
     handler = new TestStreamHandler();
     session = await openSession(t, APP, handler);

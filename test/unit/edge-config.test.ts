@@ -49,4 +49,17 @@ describe('edge config file', () => {
     expect(() => decodeEdgeConfig(doc(1.5))).to.throw(/limits\.public\.maxConnectionsPerAddress/);
     expect(() => decodeEdgeConfig(doc('many'))).to.throw(/limits\.public\.maxConnectionsPerAddress/);
   });
+  it('accepts tunnel listener limits and the raw and fairness limits, and names one that is not a whole number above 0', () => {
+    const doc = (value: unknown): unknown => ({
+      listen: { tunnel: { port: 1 } },
+      limits: { public: { tcpIdleTimeoutMs: 1000, maxInFlightPerClient: 8 }, tunnelListener: { headersTimeoutMs: 500, maxConnectionsPerAddress: value } },
+    });
+    const limits = decodeEdgeConfig(doc(10)).limits;
+    expect(limits?.tunnelListener).to.deep.equal({ headersTimeoutMs: 500, maxConnectionsPerAddress: 10 });
+    expect(limits?.public).to.deep.equal({ tcpIdleTimeoutMs: 1000, maxInFlightPerClient: 8 });
+    expect(() => decodeEdgeConfig(doc(0))).to.throw(/limits\.tunnelListener\.maxConnectionsPerAddress: must be a whole number above 0/);
+    expect(() => decodeEdgeConfig(doc(2.5))).to.throw(/limits\.tunnelListener\.maxConnectionsPerAddress/);
+    const fairness = { listen: { tunnel: { port: 1 } }, limits: { public: { maxInFlightPerClient: 0 } } };
+    expect(() => decodeEdgeConfig(fairness)).to.throw(/limits\.public\.maxInFlightPerClient: must be a whole number above 0/);
+  });
 });

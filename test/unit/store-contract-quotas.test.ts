@@ -57,12 +57,12 @@ for (const backend of STORE_BACKENDS) {
     });
 
     it('lets an override win over the default, and null go back to it', async () => {
-      expect(await store.getQuotaOverrides(accountId)).to.deep.equal({ reservations: null, tunnelKeys: null });
-      expect(await store.setQuotaOverrides(accountId, { reservations: 3 }, 'admin')).to.deep.equal({ reservations: 3, tunnelKeys: null });
+      expect(await store.getQuotaOverrides(accountId)).to.deep.equal({ reservations: null, tunnelKeys: null, concurrentTunnels: null });
+      expect(await store.setQuotaOverrides(accountId, { reservations: 3 }, 'admin')).to.deep.equal({ reservations: 3, tunnelKeys: null, concurrentTunnels: null });
       for (const port of [20001, 20002, 20003]) await reservePort(port, 1);
       expect(await failure(reservePort(20004, 1))).to.be.instanceOf(StoreQuotaExceededError).and.include({ limit: 3 });
-      await store.setQuotaOverrides(accountId, { reservations: null, tunnelKeys: 0 }, 'admin');
-      expect(await store.getQuotaOverrides(accountId)).to.deep.equal({ reservations: null, tunnelKeys: 0 });
+      await store.setQuotaOverrides(accountId, { reservations: null, tunnelKeys: 0, concurrentTunnels: 7 }, 'admin');
+      expect(await store.getQuotaOverrides(accountId)).to.deep.equal({ reservations: null, tunnelKeys: 0, concurrentTunnels: 7 });
       expect(await failure(store.getQuotaOverrides('0000000000000000'))).to.be.instanceOf(StoreNotFoundError);
       const actions = (await store.listAuditEvents({ accountId })).map((e) => e.action);
       expect(actions.filter((a) => a === 'account.quotas')).to.have.length(2);

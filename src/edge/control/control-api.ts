@@ -11,7 +11,7 @@ import {
   ControlServerError,
   ControlUnauthorizedError,
 } from '../../control-api/index.js';
-import type { PortPool, PortSpec } from '../../control-api/index.js';
+import type { PortPool, PortSpec, Reservation, ReservationStatus } from '../../control-api/index.js';
 import {
   StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, StoreQuotaExceededError, systemClock,
 } from '../store/index.js';
@@ -52,6 +52,8 @@ export interface ControlApiOptions {
   readonly publicListeners?: () => PublicListeners;
   /** the bound ports of every listener of the edge itself (tunnel/control, HTTP, HTTPS, metrics): never reservable */
   readonly ownPorts?: () => readonly number[];
+  /** what this node does with a reservation now (its listeners), added to GET answers */
+  readonly listenerStatus?: (reservation: Reservation) => ReservationStatus | undefined;
   /** largest request body in bytes (default 1 MiB) */
   readonly maxBodyBytes?: number;
   /** failed-authentication budget per client address (default 20, refilling 1 per second) */
@@ -147,6 +149,7 @@ function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
       portPool: options.portPool,
       addressPool: options.addressPool,
       ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
+      ...(options.listenerStatus !== undefined ? { listenerStatus: options.listenerStatus } : {}),
       verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
       quota: quotas.reservations,
     }),

@@ -16,16 +16,22 @@ export interface QuotaDefaults {
   readonly reservations: number;
   /** live (unrevoked, unexpired) tunnel keys per account */
   readonly tunnelKeys: number;
+  /** live tunnels opened with the account's `tunnels`-scoped API keys, per edge node (the tunnel authority enforces it) */
+  readonly concurrentTunnels: number;
 }
 
-/** DEFAULT_QUOTAS are the limits when the config names none. */
-export const DEFAULT_QUOTAS: QuotaDefaults = { reservations: 100, tunnelKeys: 500 };
+/** DEFAULT_QUOTAS are the limits when the config names none (concurrent tunnels: two replicas for each of 100 reservations). */
+export const DEFAULT_QUOTAS: QuotaDefaults = { reservations: 100, tunnelKeys: 500, concurrentTunnels: 200 };
 
 function toQuotas(accountId: string, overrides: QuotaOverrides, defaults: QuotaDefaults): AccountQuotas {
   return {
     accountId,
-    overrides: { reservations: overrides.reservations, tunnelKeys: overrides.tunnelKeys },
-    limits: { reservations: overrides.reservations ?? defaults.reservations, tunnelKeys: overrides.tunnelKeys ?? defaults.tunnelKeys },
+    overrides: { reservations: overrides.reservations, tunnelKeys: overrides.tunnelKeys, concurrentTunnels: overrides.concurrentTunnels },
+    limits: {
+      reservations: overrides.reservations ?? defaults.reservations,
+      tunnelKeys: overrides.tunnelKeys ?? defaults.tunnelKeys,
+      concurrentTunnels: overrides.concurrentTunnels ?? defaults.concurrentTunnels,
+    },
   };
 }
 
@@ -56,6 +62,7 @@ export function quotaRoutes({ store }: RouteDeps, defaults: QuotaDefaults): Rout
         const change: { -readonly [K in QuotaName]?: number | null } = {};
         if (body.reservations !== undefined) change.reservations = body.reservations;
         if (body.tunnelKeys !== undefined) change.tunnelKeys = body.tunnelKeys;
+        if (body.concurrentTunnels !== undefined) change.concurrentTunnels = body.concurrentTunnels;
         for (const quota of body.reset ?? []) {
           if (change[quota] !== undefined) throw new ControlInvalidRequestError(`${quota} is both set and reset`, 'reset');
           change[quota] = null;

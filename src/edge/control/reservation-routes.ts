@@ -10,7 +10,7 @@ import {
   decodeRequest,
   parseSelector,
 } from '../../control-api/index.js';
-import type { DomainType, PortPool, ReservationRequest } from '../../control-api/index.js';
+import type { DomainType, PortPool, Reservation, ReservationRequest, ReservationStatus } from '../../control-api/index.js';
 import type { ReservationSpec } from '../store/index.js';
 import type { DomainVerifier } from './dns-verifier.js';
 import { checkAddressInPool, checkPortInPool } from './reservation-pools.js';
@@ -27,6 +27,8 @@ export interface ReservationRouteOptions {
   readonly addressPool?: string;
   /** the bound ports of the edge's own listeners, never reservable (read per request) */
   readonly ownPorts?: () => readonly number[];
+  /** what this node does with a reservation now (its listeners), added to GET answers */
+  readonly listenerStatus?: (reservation: Reservation) => ReservationStatus | undefined;
   readonly verifyDomain: DomainVerifier;
   /** held reservations per account unless an admin overrode it */
   readonly quota?: number;
@@ -67,6 +69,12 @@ function toSpec(body: ReservationRequest, options: ReservationRouteOptions): Res
   }
 }
 
+// Issue 12 finding 1: a listener that failed to bind shows on its reservation, with the retry.
+function withStatus(reservation: Reservation, options: ReservationRouteOptions): Reservation {
+  const status = options.listenerStatus?.(reservation);
+  return status === undefined ? reservation : { ...reservation, status };
+}
+
 /** reservationRoutes returns the routes under /v1/reservations (scope `reservations`). */
 export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: ReservationRouteOptions): Route[] {
   return [
@@ -85,7 +93,10 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       method: 'GET',
       path: /^\/v1\/reservations$/,
       scope: 'reservations',
-      handle: async (ctx) => answer(ReservationsAnswer, { reservations: await store.listReservations(ctx.key.accountId, parseSelector(ctx.query)) }),
+      handle: async (ctx) => {
+        const reservations = await store.listReservations(ctx.key.accountId, parseSelector(ctx.query));
+        return answer(ReservationsAnswer, { reservations: reservations.map((r) => withStatus(r, options)) });
+      },
     },
     {
       method: 'GET',
@@ -94,7 +105,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       handle: async (ctx) => {
         const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
         if (!reservation) throw new ControlNotFoundError('reservation not found');
-        return answer(ReservationAnswer, { reservation });
+        return answer(ReservationAnswer, { reservation: withStatus(reservation, options) });
       },
     },
     {

@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EdgeMetrics } from '../metrics.js';
 
-/** PublicConnectionLimits bound what one anonymous client may hold open on the public listeners. */
-export interface PublicConnectionLimits {
+/** ListenerLimits are the deadlines and connection limits one listener's ConnectionGuard keeps. */
+export interface ListenerLimits {
   /** a connection that sends no byte this long after accept is closed */
   firstByteTimeoutMs: number;
   /** a request's header block (or a TLS ClientHello) must be complete this long after accept (after a keep-alive response: idle + this) */
@@ -14,6 +14,16 @@ export interface PublicConnectionLimits {
   maxConnections: number;
   /** open public connections from one client address; more are closed at accept */
   maxConnectionsPerAddress: number;
+}
+
+/** PublicConnectionLimits bound what one anonymous client may hold open on the public listeners. */
+export interface PublicConnectionLimits extends ListenerLimits {
+  /** a raw TCP relay on which no byte moved either way this long after accept is closed (the backend's banner counts) */
+  tcpFirstByteTimeoutMs: number;
+  /** a raw relay (TCP, or TLS routed by SNI) without a byte either way this long is closed */
+  tcpIdleTimeoutMs: number;
+  /** HTTP requests one client address may have in flight to one binding; more are answered 429 */
+  maxInFlightPerClient: number;
   /** the window the HTTP/2 budgets below are counted over, per public connection */
   http2WindowMs: number;
   /** streams a public HTTP/2 client may reset (or have refused) per window before GOAWAY */
@@ -27,6 +37,9 @@ export interface PublicConnectionLimits {
 /**
  * DEFAULT_PUBLIC_CONNECTION_LIMITS: headers 60 s like nginx's client_header_timeout, idle 75 s
  * like nginx's keepalive_timeout; the first byte gets 10 s (the ClientHello budget the edge had).
+ * Raw relays: 30 s for the first byte either way, idle 1 h like Envoy's tcp_proxy idle_timeout.
+ * One client address may have 128 requests in flight to a binding: half the agent's 256 sockets
+ * per backend, so one greedy client leaves the other half to the binding's other clients.
  */
 export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   firstByteTimeoutMs: 10_000,
@@ -34,11 +47,30 @@ export const DEFAULT_PUBLIC_CONNECTION_LIMITS: PublicConnectionLimits = {
   idleTimeoutMs: 75_000,
   maxConnections: 10_000,
   maxConnectionsPerAddress: 512,
+  tcpFirstByteTimeoutMs: 30_000,
+  tcpIdleTimeoutMs: 3_600_000,
+  maxInFlightPerClient: 128,
   http2WindowMs: 10_000,
   http2MaxResets: 200,
   http2MaxPings: 100,
   http2MaxSettings: 100,
 };
+
+/** GuardCounters are where a guard counts: the public listeners and the tunnel listener count apart. */
+export interface GuardCounters {
+  refused(reason: RefusalReason): void;
+  timedOut(phase: TimeoutPhase): void;
+  open(count: number): void;
+}
+
+/** publicGuardCounters counts into the public listeners' metrics. */
+export function publicGuardCounters(metrics: EdgeMetrics): GuardCounters {
+  return {
+    refused: (reason) => metrics.countPublicRefusal(reason),
+    timedOut: (phase) => metrics.countPublicTimeout(phase),
+    open: (count) => (metrics.publicConnectionsOpen = count),
+  };
+}
 
 /** Why a public connection was refused at accept, as counted in metrics. */
 export type RefusalReason = 'connection-limit' | 'address-limit';
@@ -54,25 +86,25 @@ interface Watch {
 }
 
 /**
- * ConnectionGuard counts open public connections (globally and per client address), refuses
+ * ConnectionGuard counts the open connections of a listener (the public ones together, or the tunnel listener) (globally and per client address), refuses
  * those over a limit at accept, and runs the first-byte and headers deadlines of each one.
  * Node's own headersTimeout/requestTimeout never run on connections fed to a server that does
  * not listen, so the edge keeps these deadlines itself.
  */
 export class ConnectionGuard {
-  readonly #limits: PublicConnectionLimits;
-  readonly #metrics: EdgeMetrics;
+  readonly #limits: ListenerLimits;
+  readonly #counters: GuardCounters;
   readonly #perAddress = new Map<string, number>();
   readonly #watches = new WeakMap<object, Watch>();
   #open = 0;
 
-  constructor(limits: PublicConnectionLimits, metrics: EdgeMetrics) {
+  constructor(limits: ListenerLimits, counters: GuardCounters) {
     this.#limits = limits;
-    this.#metrics = metrics;
+    this.#counters = counters;
   }
 
   /** limits are the configured limits. */
-  get limits(): PublicConnectionLimits {
+  get limits(): ListenerLimits {
     return this.#limits;
   }
 
@@ -88,20 +120,20 @@ export class ConnectionGuard {
     const refusal: RefusalReason | undefined =
       this.#open >= this.#limits.maxConnections ? 'connection-limit' : fromAddress >= this.#limits.maxConnectionsPerAddress ? 'address-limit' : undefined;
     if (refusal !== undefined) {
-      this.#metrics.countPublicRefusal(refusal);
+      this.#counters.refused(refusal);
       socket.on('error', noop);
       socket.destroy();
       return false;
     }
     this.#open++;
     this.#perAddress.set(address, fromAddress + 1);
-    this.#metrics.publicConnectionsOpen = this.#open;
+    this.#counters.open(this.#open);
     socket.once('close', () => {
       this.#open--;
       const left = (this.#perAddress.get(address) ?? 1) - 1;
       if (left === 0) this.#perAddress.delete(address);
       else this.#perAddress.set(address, left);
-      this.#metrics.publicConnectionsOpen = this.#open;
+      this.#counters.open(this.#open);
       const watch = this.#watches.get(socket);
       if (watch?.timer !== undefined) clearTimeout(watch.timer);
     });
@@ -164,7 +196,7 @@ export class ConnectionGuard {
 
   /** countIdle records a connection closed by the idle timeout. */
   countIdle(): void {
-    this.#metrics.countPublicTimeout('idle');
+    this.#counters.timedOut('idle');
   }
 
   #armHeaders(watch: Watch, extraMs = 0): void {
@@ -175,7 +207,7 @@ export class ConnectionGuard {
 
   #expire(socket: Socket, phase: TimeoutPhase): void {
     if (socket.destroyed) return;
-    this.#metrics.countPublicTimeout(phase);
+    this.#counters.timedOut(phase);
     socket.destroy();
   }
 }

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { constants as h2constants } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { BodyLimit } from './body-limit.js';
+import type { ClientFairness } from './client-fairness.js';
 import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import type { EdgeMetrics } from '../metrics.js';
@@ -49,6 +50,8 @@ export interface FrontContext {
   registry: TunnelRegistry;
   metrics: EdgeMetrics;
   limits: EdgeLimits;
+  /** requests in flight per (binding, client address) */
+  fairness: ClientFairness;
   requestId(): string;
   /** isClosing turns true when the edge drains: HTTP/1.1 responses then say `Connection: close`. */
   isClosing(): boolean;
@@ -83,6 +86,7 @@ export const REPLY = {
   headersTooLarge: [431, 'request header fields too large\n'],
   notImplemented: [501, 'upgrade not supported\n'],
   connectNotAllowed: [405, 'CONNECT is not allowed here\n'],
+  clientBusy: [429, 'too many requests in flight from this address to this host\n'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 /** replyHttp1 sends one of REPLY on an HTTP/1.1 response. */

@@ -27,6 +27,9 @@ export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req:
   const declared = req.headers['content-length'];
   const limit = ctx.limits.maxRequestBodyBytes;
   if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp1(ctx, res, REPLY.tooLarge, true);
+  const release = ctx.fairness.acquire(binding.id, info.clientAddress);
+  if (release === undefined) return replyHttp1(ctx, res, REPLY.clientBusy);
+  res.once('close', release);
   const tunnel = await findTunnel(ctx, binding.id);
   if (tunnel === undefined) return replyHttp1(ctx, res, REPLY.noTunnel);
   const isBodyless = (declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined;

@@ -38,6 +38,10 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   const declared = headers['content-length'];
   const limit = ctx.limits.maxRequestBodyBytes;
   if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp2(ctx, stream, REPLY.tooLarge);
+  const release = ctx.fairness.acquire(binding.id, info.clientAddress);
+  if (release === undefined) return replyHttp2(ctx, stream, REPLY.clientBusy);
+  if (stream.destroyed) return release();
+  stream.once('close', release);
   const tunnel = await findTunnel(ctx, binding.id);
   // A client that reset the stream meanwhile (HEADERS then RST_STREAM, CVE-2023-44487) gets no
   // tunnel stream: opening and cancelling one per reset would pass the flood on to the agent.

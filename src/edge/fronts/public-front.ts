@@ -8,13 +8,13 @@ import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
 import { ACME_TLS_ALPN_PROTOCOL, peekAlpnOffer } from '../acme/index.js';
 import type { CertificateProvider } from '../acme/index.js';
 import type { EdgeBinding } from '../tunnels/directory.js';
-import { ConnectionGuard } from './connection-guard.js';
+import { ConnectionGuard, publicGuardCounters } from './connection-guard.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { forwardHttp1 } from './http1-front.js';
 import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
 import type { AbuseWatch } from './http2-abuse.js';
 import { forwardHttp2 } from './http2-front.js';
-import { forwardRaw } from './raw-front.js';
+import { forwardRaw, watchRawTimeouts } from './raw-front.js';
 import { peekServerName } from './sni.js';
 import { forwardWebSocket } from './websocket-front.js';
 
@@ -61,7 +61,7 @@ export class PublicFront {
     this.#ctx = ctx;
     this.#provider = provider;
     const limits = ctx.limits.connections;
-    this.#guard = new ConnectionGuard(limits, ctx.metrics);
+    this.#guard = new ConnectionGuard(limits, publicGuardCounters(ctx.metrics));
     this.#h1 = createHttp1Server({ maxHeaderSize: ctx.limits.maxHeaderBytes });
     // An HTTP/1.1 connection is closed after idleTimeoutMs between keep-alive requests (nginx's
     // keepalive_timeout), and after STREAM_IDLE_TIMEOUT_MS without a byte during one (a quiet
@@ -261,6 +261,7 @@ export class PublicFront {
     const port = socket.localPort ?? 0;
     if (target !== undefined && target.kind !== 'tcp-port' && target.tls !== 'edge') {
       this.#guard.headersDone(socket);
+      this.#watchRaw(socket, false);
       return forwardRaw(this.#ctx, socket, { bindingId: target.id, publicProtocol: 'tls', port, serverName: name });
     }
     if (this.#acmeTls !== undefined && this.#provider?.challenge?.(name) !== undefined) {
@@ -279,15 +280,24 @@ export class PublicFront {
     const name = await this.#peekHello(socket);
     if (name === undefined) return;
     this.#guard.headersDone(socket);
+    this.#watchRaw(socket, false);
     const port = socket.localPort ?? 0;
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tls', port, serverName: name });
   }
 
   /** acceptTcp relays a plain TCP connection to a binding. */
-  // Raw TCP gets no first-byte deadline: server-first protocols (SMTP, MySQL) send nothing first.
+  // Raw TCP gets no first-byte deadline of the HTTP kind (server-first protocols, SMTP or MySQL,
+  // send nothing first): its first byte may come from either side (watchRawTimeouts).
   acceptTcp(socket: Socket, binding: EdgeBinding): Promise<void> {
     if (!this.#track(socket)) return Promise.resolve();
+    this.#watchRaw(socket, true);
     return forwardRaw(this.#ctx, socket, { bindingId: binding.id, publicProtocol: 'tcp', port: socket.localPort ?? 0 });
+  }
+
+  // Raw relays: the first byte either way (TCP only; TLS has sent its ClientHello) and idle.
+  #watchRaw(socket: Socket, isTcp: boolean): void {
+    const { tcpFirstByteTimeoutMs, tcpIdleTimeoutMs } = this.#ctx.limits.connections;
+    watchRawTimeouts(socket, isTcp ? tcpFirstByteTimeoutMs : undefined, tcpIdleTimeoutMs, (phase) => this.#ctx.metrics.countPublicTimeout(`tcp-${phase}`));
   }
 
   // Reads the ClientHello under the first-byte and headers deadlines (a FIN before it closes the

@@ -64,4 +64,27 @@ export async function forwardRaw(ctx: FrontContext, socket: Socket, target: RawT
   });
 }
 
+/**
+ * watchRawTimeouts closes a raw relay (TCP, or TLS routed by SNI) on which no byte moved either
+ * way `firstByteMs` after accept (a server-first protocol's banner counts: SMTP and MySQL clients
+ * send nothing first), or none for `idleMs` later on (Envoy's tcp_proxy idle_timeout); `count`
+ * records which. The idle deadline is the socket's own timeout: reads and writes both reset it.
+ */
+export function watchRawTimeouts(socket: Socket, firstByteMs: number | undefined, idleMs: number, count: (phase: 'first-byte' | 'idle') => void): void {
+  const expire = (phase: 'first-byte' | 'idle'): void => {
+    if (socket.destroyed) return;
+    count(phase);
+    socket.destroy();
+  };
+  if (firstByteMs !== undefined) {
+    const timer = setTimeout(() => {
+      if (socket.bytesRead + socket.bytesWritten === 0) expire('first-byte');
+    }, firstByteMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  }
+  socket.setTimeout(idleMs);
+  socket.on('timeout', () => expire('idle'));
+}
+
 function noop(): void {}

@@ -5,10 +5,13 @@ import { bindingIdForReservation, protocolFitsBinding } from './reservation-bind
 import type { StoreBindingDirectory } from './store-directory.js';
 
 /** TunnelAuthorityStore is the store as the tunnel authority reads it at accept time: only what it uses (docs/architecture.md, narrow interfaces). */
-export type TunnelAuthorityStore = Pick<Store, 'authenticateApiKey' | 'authenticateTunnelKey' | 'findReservation' | 'getReservation'>;
+export type TunnelAuthorityStore = Pick<Store, 'authenticateApiKey' | 'authenticateTunnelKey' | 'findReservation' | 'getQuotaOverrides' | 'getReservation'>;
 
 /** API_KEY_GRANT_PREFIX marks grants made to an account API key (scope `tunnels`) rather than a tunnel key. */
 export const API_KEY_GRANT_PREFIX = 'apikey:';
+
+/** ACCOUNT_CAP_PREFIX names the one connection cap all `tunnels` API keys of an account share (Grant.capId). */
+export const ACCOUNT_CAP_PREFIX = 'account:';
 
 const REJECTION: Record<TunnelKeyRejection, Refusal> = {
   'malformed': { ok: false, status: 403, reason: 'unknown-key' },
@@ -31,16 +34,20 @@ const KIND_OF_SEGMENT: Record<string, ReservationKind> = { 'host': 'domain', 'tc
  * edge process (TunnelRegistry.claim).
  *
  * An account API key with scope `tunnels` (DESIGN "Keys and trust": the CLI's key) may start any
- * tunnel of its account, without a cap; `reservations`-only keys are refused like unknown keys.
+ * tunnel of its account; all such keys of an account share one cap of live tunnels per edge node
+ * (issue 12 finding 4: the `concurrentTunnels` quota, an admin's override or `defaultConcurrentTunnels`).
+ * `reservations`-only keys are refused like unknown keys.
  * Every refusal is a 403 with one body: the reason goes to the edge's log and metrics only.
  */
 export class StoreTunnelAuthority implements TunnelAuthority {
   readonly #store: TunnelAuthorityStore;
   readonly #directory: StoreBindingDirectory;
+  readonly #defaultConcurrentTunnels: number;
 
-  constructor(store: TunnelAuthorityStore, directory: StoreBindingDirectory) {
+  constructor(store: TunnelAuthorityStore, directory: StoreBindingDirectory, defaultConcurrentTunnels: number) {
     this.#store = store;
     this.#directory = directory;
+    this.#defaultConcurrentTunnels = defaultConcurrentTunnels;
   }
 
   async authorize(token: string, request: TunnelRequestInfo): Promise<Grant | Refusal> {
@@ -66,7 +73,9 @@ export class StoreTunnelAuthority implements TunnelAuthority {
     const reservation = target && (await this.#store.findReservation(target.kind, target.value));
     if (!reservation || reservation.accountId !== apiKey.accountId || !isServable(reservation)) return WRONG_BINDING;
     await this.#ensureKnown(request.bindingId);
-    return { ok: true, bindingId: request.bindingId, keyId: `${API_KEY_GRANT_PREFIX}${apiKey.id}`, accountId: apiKey.accountId };
+    const cap = (await this.#store.getQuotaOverrides(apiKey.accountId)).concurrentTunnels ?? this.#defaultConcurrentTunnels;
+    const keyId = `${API_KEY_GRANT_PREFIX}${apiKey.id}`;
+    return { ok: true, bindingId: request.bindingId, keyId, accountId: apiKey.accountId, maxConnections: cap, capId: `${ACCOUNT_CAP_PREFIX}${apiKey.accountId}` };
   }
 
   // A reservation made a moment ago through another node may not have reached this node's

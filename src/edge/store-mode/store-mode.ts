@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
+import type { ListenerStatus, Reservation, ReservationStatus } from '../../control-api/index.js';
+import { DEFAULT_QUOTAS, DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
 import type { ControlApi, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
@@ -7,7 +8,7 @@ import type { Grant } from '../tunnels/authority.js';
 import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
 import { EdgeConfigError } from '../errors.js';
 import { TunnelKeyEnforcer } from './key-enforcer.js';
-import { DEFAULT_ADDRESS_PORTS } from './reservation-bindings.js';
+import { DEFAULT_ADDRESS_PORTS, bindingIdForReservation } from './reservation-bindings.js';
 import { StoreTunnelAuthority } from './store-authority.js';
 import { StoreBindingDirectory } from './store-directory.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
@@ -26,6 +27,8 @@ export interface StoreModeOptions {
   publicListeners?: () => PublicListeners;
   /** the bound ports of the edge's own listeners, which no reservation may take */
   ownPorts?: () => readonly number[];
+  /** the listeners a binding needs on this node, open or failed (a reservation's status in GET answers) */
+  listenerStatus?: (bindingId: string) => readonly ListenerStatus[];
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -78,6 +81,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     addressPorts,
     ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
     ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
+    ...(options.listenerStatus !== undefined ? { listenerStatus: listenerStatusOf(options.listenerStatus) } : {}),
     ...(settings?.quotas !== undefined ? { quotas: settings.quotas } : {}),
     onTunnelKeysRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'),
     log,
@@ -86,7 +90,7 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
   const expiry = new UnverifiedDomainExpiry({ store, clock: systemClock, days, onRevoked: (ids) => enforcer?.closeKeys(ids, 'revoked'), log });
   return {
     store,
-    authority: new StoreTunnelAuthority(store, directory),
+    authority: new StoreTunnelAuthority(store, directory, settings?.quotas?.concurrentTunnels ?? DEFAULT_QUOTAS.concurrentTunnels),
     directory,
     requestHandler: (req, res) => mountControlApi(control, directory, req, res),
     onGranted: (grant) => enforcer?.track(grant),
@@ -106,6 +110,11 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
       if (ownsStore) await store.close();
     },
   };
+}
+
+// Domains share the HTTP/HTTPS listeners: only tcp-port and address reservations have their own.
+function listenerStatusOf(byBinding: (bindingId: string) => readonly ListenerStatus[]): (reservation: Reservation) => ReservationStatus | undefined {
+  return (reservation) => (reservation.kind === 'domain' ? undefined : { listeners: byBinding(bindingIdForReservation(reservation)) });
 }
 
 function closeOrphans(registry: TunnelRegistry, directory: StoreBindingDirectory, log: (line: string) => void): void {

@@ -45,7 +45,7 @@ export class StoreQuotaExceededError extends StoreError {
   readonly code = 'TUNA_STORE_QUOTA_EXCEEDED';
   override readonly name = 'StoreQuotaExceededError';
   constructor(
-    readonly quota: 'reservations' | 'tunnelKeys',
+    readonly quota: 'reservations' | 'tunnelKeys' | 'concurrentTunnels',
     readonly limit: number,
     held: number,
   ) {

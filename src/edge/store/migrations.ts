@@ -150,6 +150,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'change feed of reservations and tunnel keys',
     sql: CHANGE_FEED_SQL,
   },
+  {
+    // Issue 12 finding 4: the cap on concurrent tunnels opened with an account's `tunnels` API keys; NULL follows the edge's default.
+    version: 6,
+    name: 'account concurrent tunnel quota',
+    sql: {
+      sqlite: 'ALTER TABLE accounts ADD COLUMN max_concurrent_tunnels INTEGER;',
+      postgres: 'ALTER TABLE accounts ADD COLUMN max_concurrent_tunnels INTEGER;',
+    },
+  },
 ];
 
 /** migrate brings the database to the newest version and returns the versions it applied. */

@@ -1,7 +1,7 @@
 import { appendAudit } from './audit.js';
 import { StoreInvalidInputError, StoreNotFoundError, StoreQuotaExceededError } from './errors.js';
 import type { SqlExecutor } from './sql-driver.js';
-import type { Actor, QuotaName, QuotaOverrides } from './store.js';
+import type { Actor, CountedQuota, QuotaName, QuotaOverrides } from './store.js';
 
 /**
  * Per-account quotas (issue 12 finding 4: 20,000 reservations of one tenant took an idle edge to
@@ -14,9 +14,9 @@ import type { Actor, QuotaName, QuotaOverrides } from './store.js';
 /** MAX_QUOTA bounds an override, so a typo cannot mean "unlimited" by accident. */
 export const MAX_QUOTA = 1_000_000;
 
-const COLUMN: Record<QuotaName, string> = { reservations: 'max_reservations', tunnelKeys: 'max_tunnel_keys' };
+const COLUMN: Record<QuotaName, string> = { reservations: 'max_reservations', tunnelKeys: 'max_tunnel_keys', concurrentTunnels: 'max_concurrent_tunnels' };
 
-const COUNT: Record<QuotaName, string> = {
+const COUNT: Record<CountedQuota, string> = {
   reservations: 'SELECT COUNT(*) AS n FROM reservations WHERE account_id = ? AND released_at IS NULL',
   tunnelKeys: 'SELECT COUNT(*) AS n FROM tunnel_keys WHERE account_id = ? AND revoked_at IS NULL AND expires_at > ?',
 };
@@ -26,7 +26,7 @@ function toLimit(value: unknown): number | null {
 }
 
 /** checkQuotaTx throws StoreQuotaExceededError when the account already holds its limit of `quota`. */
-export async function checkQuotaTx(tx: SqlExecutor, accountId: string, quota: QuotaName, defaultLimit: number | undefined, now: number): Promise<void> {
+export async function checkQuotaTx(tx: SqlExecutor, accountId: string, quota: CountedQuota, defaultLimit: number | undefined, now: number): Promise<void> {
   const [row] = await tx.query(`SELECT ${COLUMN[quota]} AS q FROM accounts WHERE id = ?`, [accountId]);
   const limit = toLimit(row?.['q']) ?? defaultLimit;
   if (limit === undefined) return;
@@ -38,9 +38,13 @@ export async function checkQuotaTx(tx: SqlExecutor, accountId: string, quota: Qu
 
 /** getQuotaOverridesTx reads an account's overrides (null: the edge's default). */
 export async function getQuotaOverridesTx(tx: SqlExecutor, accountId: string): Promise<QuotaOverrides> {
-  const [row] = await tx.query('SELECT max_reservations, max_tunnel_keys FROM accounts WHERE id = ?', [accountId]);
+  const [row] = await tx.query('SELECT max_reservations, max_tunnel_keys, max_concurrent_tunnels FROM accounts WHERE id = ?', [accountId]);
   if (!row) throw new StoreNotFoundError(`account ${accountId} not found`);
-  return { reservations: toLimit(row['max_reservations']), tunnelKeys: toLimit(row['max_tunnel_keys']) };
+  return {
+    reservations: toLimit(row['max_reservations']),
+    tunnelKeys: toLimit(row['max_tunnel_keys']),
+    concurrentTunnels: toLimit(row['max_concurrent_tunnels']),
+  };
 }
 
 /** setQuotaOverridesTx changes the overrides given (a number, or null for the default) and leaves the others. */
@@ -60,8 +64,14 @@ export async function setQuotaOverridesTx(
   const next: QuotaOverrides = {
     reservations: change.reservations === undefined ? current.reservations : change.reservations,
     tunnelKeys: change.tunnelKeys === undefined ? current.tunnelKeys : change.tunnelKeys,
+    concurrentTunnels: change.concurrentTunnels === undefined ? current.concurrentTunnels : change.concurrentTunnels,
   };
-  await tx.run('UPDATE accounts SET max_reservations = ?, max_tunnel_keys = ? WHERE id = ?', [next.reservations, next.tunnelKeys, accountId]);
+  await tx.run('UPDATE accounts SET max_reservations = ?, max_tunnel_keys = ?, max_concurrent_tunnels = ? WHERE id = ?', [
+    next.reservations,
+    next.tunnelKeys,
+    next.concurrentTunnels,
+    accountId,
+  ]);
   await appendAudit(tx, { at: now, actor, action: 'account.quotas', accountId, targetKind: 'account', targetId: accountId, detail: { ...next } });
   return next;
 }

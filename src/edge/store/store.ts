@@ -59,12 +59,17 @@ export interface MintTunnelKeyInput {
 }
 
 /** QuotaName names a per-account quota. */
-export type QuotaName = 'reservations' | 'tunnelKeys';
+export type QuotaName = 'reservations' | 'tunnelKeys' | 'concurrentTunnels';
+
+/** CountedQuota is a quota the store counts itself (rows it holds); concurrent tunnels are counted by each edge node. */
+export type CountedQuota = Exclude<QuotaName, 'concurrentTunnels'>;
 
 /** QuotaOverrides are an account's own limits; null follows the edge's default. */
 export interface QuotaOverrides {
   readonly reservations: number | null;
   readonly tunnelKeys: number | null;
+  /** live tunnels opened with the account's `tunnels`-scoped API keys, per edge node */
+  readonly concurrentTunnels: number | null;
 }
 
 /** RotateTunnelKeyInput is the argument of Store.rotateTunnelKey. */

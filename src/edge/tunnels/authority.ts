@@ -16,6 +16,8 @@ export interface Grant {
   keyId: string;
   /** how many connections this key may hold at once (HA replicas); absent means no cap */
   maxConnections?: number;
+  /** set when several keys share one cap (an account's `tunnels` API keys): the slot is counted under this id, not keyId */
+  capId?: string;
   /** store mode: the key's account (re-checks look the key up by it) */
   accountId?: string;
   /** epoch ms after which the connection must close (the key's expiry); absent means none */

@@ -145,16 +145,19 @@ export class SharedTunnel {
     }
     // The same key again (an agent re-attaching after a reconnect race): nothing to change.
     if (existing !== undefined && existing.keyId === verdict.keyId && existing.isAvailable) return this.#send({ type: 'attached', binding: bindingId });
-    const release = verdict.maxConnections === undefined ? noop : registry.claim(verdict.keyId, verdict.maxConnections);
+    // an account key's cap (capId) is shared by all its tunnels: its slot is held until the tunnel closes
+    const release = verdict.maxConnections === undefined ? noop : registry.claim(verdict.capId ?? verdict.keyId, verdict.maxConnections);
     if (release === undefined) {
       metrics.countHandshake('connection-limit');
       return this.#refuse(bindingId, 'connection-limit');
     }
+    let tunnel: EdgeTunnel | undefined;
     try {
       metrics.countHandshake('granted');
-      const tunnel = new EdgeTunnel({ connection: this.#connection, bindingId, keyId: verdict.keyId });
+      tunnel = new EdgeTunnel({ connection: this.#connection, bindingId, keyId: verdict.keyId });
       this.#bindings.set(bindingId, tunnel);
-      tunnel.onClose(() => this.#onTunnelEnd(tunnel));
+      const attached = tunnel;
+      tunnel.onClose(() => this.#onTunnelEnd(attached));
       registry.add(tunnel);
       // A new key for a binding already attached (rotation): the old key's streams finish, silently.
       if (existing !== undefined) void existing.close();
@@ -162,7 +165,8 @@ export class SharedTunnel {
       this.#options.onGranted?.(verdict);
       this.#options.log(`tunnel ${connectionId} up for ${bindingId} (key ${verdict.keyId}) from ${this.#remoteAddress}, shared`);
     } finally {
-      release();
+      if (tunnel !== undefined && verdict.capId !== undefined) tunnel.onClose(release);
+      else release();
     }
   }
 

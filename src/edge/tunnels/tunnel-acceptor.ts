@@ -92,15 +92,18 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
     options.log(`tunnel refused from ${remoteAddress}: ${reason}`);
     return refuse(socket, !verdict.ok && verdict.status === 401 ? 'credentials' : 'forbidden');
   }
-  const release = verdict.maxConnections === undefined ? noop : options.registry.claim(verdict.keyId, verdict.maxConnections);
+  const release = verdict.maxConnections === undefined ? noop : options.registry.claim(verdict.capId ?? verdict.keyId, verdict.maxConnections);
   if (release === undefined) {
     metrics.countHandshake('connection-limit');
     return refuse(socket, 'connection-limit');
   }
+  let tunnel: EdgeTunnel | undefined;
   try {
-    await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress);
+    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress);
   } finally {
-    release();
+    // A shared cap (capId) counts no live tunnel by key: its slot is held until the tunnel closes.
+    if (tunnel !== undefined && verdict.capId !== undefined) tunnel.onClose(release);
+    else release();
   }
 }
 
@@ -115,11 +118,11 @@ async function upgradeGranted(
   head: Buffer,
   connectionId: string,
   remoteAddress: string,
-): Promise<void> {
+): Promise<EdgeTunnel | undefined> {
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
   const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n`);
-  if (!switched) return;
+  if (!switched) return undefined;
   const tunnel = new EdgeTunnel({
     socket: tcp,
     bindingId,
@@ -133,7 +136,10 @@ async function upgradeGranted(
     options.onGranted?.(verdict);
     options.log(`tunnel ${connectionId} up for ${bindingId} (key ${verdict.keyId}) from ${remoteAddress}`);
     tunnel.onClose(() => options.log(`tunnel ${connectionId} down for ${bindingId}`));
-  } else tunnel.destroy();
+    return tunnel;
+  }
+  tunnel.destroy();
+  return undefined;
 }
 
 /**
