@@ -127,7 +127,8 @@ export class TunaContender implements Contender {
    */
   async start(ctx: BenchContext): Promise<Target> {
     if (!existsSync(cliPath)) throw new ContenderUnavailableError(this.name, 'src/cli/main.ts does not exist yet');
-    this.dir = join(ctx.tmp, 'tuna');
+    // one directory per row: a baseline row beside this one must not share its certificate files
+    this.dir = join(ctx.tmp, this.name.replace(/[^a-z0-9]+/gi, '-'));
     await mkdir(this.dir, { recursive: true });
     this.node = this.prebuiltCli !== undefined ? { prefix: [semiSpaceFlag, this.prebuiltCli], label: `prebuilt: node ${semiSpaceFlag} ${this.prebuiltCli}` } : await buildCli(ctx);
     if (process.env.TUNA_BENCH_TUNA_TUNNEL === 'tcp') this.tlsFailure = 'TUNA_BENCH_TUNA_TUNNEL=tcp asked for plaintext';
