@@ -12,6 +12,7 @@ import { ChiselContender } from './contenders/chisel.js';
 import { directContender } from './contenders/direct.js';
 import { FrpContender } from './contenders/frp.js';
 import { NginxContender } from './contenders/nginx.js';
+import { NodeRelayContender } from './contenders/node-relay.js';
 import { TunaContender } from './contenders/tuna.js';
 import { runDownload, runFixedRate, runUpload, runWrk } from './load.js';
 import { ProcessGroup } from './processes.js';
@@ -68,7 +69,7 @@ async function rounds(run: Run, phase: keyof typeof phaseShare, figure: string, 
 
 type Resolved = Required<TunnelBenchOptions>;
 
-const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'tuna'];
+const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna'];
 const connections = 64;
 const wrkThreads = 2;
 const latencyClients = 20;
@@ -105,8 +106,14 @@ function makeContender(name: string): Contender {
       return new FrpContender('tcp');
     case 'chisel':
       return new ChiselContender();
+    case 'relay':
+      return new NodeRelayContender();
     case 'tuna':
       return new TunaContender();
+    case 'tuna-baseline':
+      // another build of tuna side by side (an A/B run): TUNA_BENCH_TUNA_BASELINE names its dist/cli/main.js
+      if (!process.env.TUNA_BENCH_TUNA_BASELINE) throw new Error('tuna-baseline needs TUNA_BENCH_TUNA_BASELINE=<path of a built dist/cli/main.js>');
+      return new TunaContender('tuna (baseline)', process.env.TUNA_BENCH_TUNA_BASELINE);
     default:
       throw new Error(`unknown contender ${name}; known: ${allNames.join(', ')}`);
   }

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import * as t from 'io-ts';
-import { parse } from 'yaml';
 import type { Binding } from '../model/index.js';
 import { UsageError } from './errors.js';
 
@@ -29,6 +28,8 @@ export async function loadBindingKeys(path: string): Promise<BindingKeys> {
   } catch (err) {
     throw new UsageError(`--keys ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  // The YAML parser loads with the first keys file: `tuna http` never reads one (issue 13, a lean process).
+  const { parse } = await import('yaml');
   let value: unknown;
   try {
     value = parse(text);

@@ -3,7 +3,6 @@ import { container as rootContainer, inject, injectable } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { DataPlane } from '../dataplane/index.js';
 import type { CertificateSource, EndpointResolver, ExchangeObserver } from '../dataplane/index.js';
-import { decodeEdgeConfig, edgeScope, loadEdgeConfig, registerEdgeDefaults, startEdgeIn } from '../edge/index.js';
 import type { EdgeConfigFile } from '../edge/index.js';
 import {
   CLOCK,
@@ -71,10 +70,12 @@ export function createContainer(): DependencyContainer {
       return new ManagerTunnels(scope.resolve(TunnelManager), options, log);
     },
   });
-  // The edge's parts (how a store opens); each edge started gets a child container of its own.
-  registerEdgeDefaults(c);
   c.register(EDGE_STARTER, {
     useFactory: (deps) => async (config: EdgeConfigFile, log: (line: string) => void) => {
+      // The edge (its store drivers, ACME) loads with the first edge started: `tuna http` never does.
+      const { edgeScope, registerEdgeDefaults, startEdgeIn } = await import('../edge/index.js');
+      // The edge's parts (how a store opens), unless a test registered its own; each edge started gets a child container of its own.
+      registerEdgeDefaults(c);
       const edge = await startEdgeIn(edgeScope(deps, config, log));
       const addresses = edge.address();
       return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
@@ -97,7 +98,7 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
       return scope.resolve(TunnelManager);
     },
     createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),
-    startEdge: (config, log = noLog) => starter(decodeEdgeConfig(config), log),
-    startEdgeFromFile: async (path, log = noLog) => starter(await loadEdgeConfig(path), log),
+    startEdge: async (config, log = noLog) => starter((await import('../edge/index.js')).decodeEdgeConfig(config), log),
+    startEdgeFromFile: async (path, log = noLog) => starter(await (await import('../edge/index.js')).loadEdgeConfig(path), log),
   };
 }

@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { decodeFlags } from './flags.js';
 import type { CliIo } from './io.js';
-import { errorLine } from '../operator/index.js';
+import { errorLine } from '../model/index.js';
 
 /**
  * The one logger of the long-running commands (`tuna edge`, `operator`, `run`, `http`, `tcp`,
@@ -96,7 +96,7 @@ export function createLogger(io: Pick<CliIo, 'out' | 'err'>, format: LogFormat, 
 
 /**
  * describeError says what went wrong in one line: a Kubernetes API error by its status code and
- * the API's reason (errorLine of src/operator: never the headers or body the client library puts
+ * the API's reason (errorLine of src/model: never the headers or body the client library puts
  * in its message), anything else by its message.
  */
 export function describeError(err: unknown): string {

@@ -1,44 +1,43 @@
 import 'reflect-metadata';
 import { pathToFileURL } from 'node:url';
-import { createRuntime } from './container.js';
-import { controlCliError } from './control-errors.js';
-import { CliError } from './errors.js';
 import { commandHelp, mainHelp } from './help.js';
 import { processIo, userDirectory } from './io.js';
 import { createLogger, peekLogFormat } from './log.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
-import { accountsCommand } from './commands/accounts.js';
-import { demoCommand } from './commands/demo.js';
-import { edgeCommand } from './commands/edge.js';
-import { edgeInitCommand } from './commands/edge-init.js';
-import { edgeKeyCommand } from './commands/edge-key.js';
-import { keysCommand } from './commands/keys.js';
-import { releaseCommand } from './commands/release.js';
-import { reserveCommand } from './commands/reserve.js';
-import { httpCommand } from './commands/http.js';
-import { operatorCommand } from './commands/operator.js';
-import { runCommand } from './commands/run.js';
-import { tcpCommand } from './commands/tcp.js';
 import { explainError } from './explain.js';
 import { packageVersion } from './version.js';
 
 /** Command is one `tuna <command>`. */
 type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<number>;
 
-const commands: Record<string, Command> = {
-  http: httpCommand,
-  tcp: tcpCommand,
-  run: runCommand,
-  operator: operatorCommand,
+/**
+ * Each command is imported when it runs, with what it uses: the Kubernetes client (`operator`), the
+ * store drivers and ACME (`edge`) are not loaded by `tuna http` (issue 13: importing them all
+ * made every process 140 MiB and most of the first byte through a fresh tunnel).
+ */
+const commands: Record<string, (args: string[]) => Promise<Command>> = {
+  http: async () => (await import('./commands/http.js')).httpCommand,
+  tcp: async () => (await import('./commands/tcp.js')).tcpCommand,
+  run: async () => (await import('./commands/run.js')).runCommand,
+  operator: async () => (await import('./commands/operator.js')).operatorCommand,
   // `tuna edge init` works on the edge's store, `tuna edge key` mints a config-mode key; the rest runs the edge.
-  edge: (args, io, runtime) =>
-    args[0] === 'init' ? edgeInitCommand(args.slice(1), io) : args[0] === 'key' ? edgeKeyCommand(args.slice(1), io) : edgeCommand(args, io, runtime),
-  demo: demoCommand,
-  accounts: accountsCommand,
-  keys: keysCommand,
-  reserve: reserveCommand,
-  release: releaseCommand,
+  edge: async (args) => {
+    if (args[0] === 'init') {
+      const { edgeInitCommand } = await import('./commands/edge-init.js');
+      return (rest, io) => edgeInitCommand(rest.slice(1), io);
+    }
+    if (args[0] === 'key') {
+      const { edgeKeyCommand } = await import('./commands/edge-key.js');
+      return (rest, io) => edgeKeyCommand(rest.slice(1), io);
+    }
+    return (await import('./commands/edge.js')).edgeCommand;
+  },
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  accounts: async () => (await import('./commands/accounts.js')).accountsCommand,
+  keys: async () => (await import('./commands/keys.js')).keysCommand,
+  reserve: async () => (await import('./commands/reserve.js')).reserveCommand,
+  release: async () => (await import('./commands/release.js')).releaseCommand,
 };
 
 /** LONG_RUNNING are the commands that take --log-format; their failures follow it. */
@@ -48,7 +47,7 @@ const LONG_RUNNING = new Set(['http', 'tcp', 'run', 'operator', 'edge', 'demo'])
  * runCli runs one command line and returns the exit status. Failures the user can act on are
  * printed as one line (`tuna: …`) without a stack trace; anything else is a bug and shows it.
  */
-export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntime = createRuntime): Promise<number> {
+export async function runCli(argv: string[], io: CliIo, runtime?: () => CliRuntime): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? args[0] : undefined;
@@ -56,15 +55,18 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
     return 0;
   }
   if (name === '--version') return (io.out(`tuna ${packageVersion()}`), 0);
-  const command = commands[name];
-  if (!command) {
+  const loadCommand = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!loadCommand) {
     io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
     return 2;
   }
   const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && (args[0] === 'init' || args[0] === 'key'));
   const log = createLogger(io, isLogged ? peekLogFormat(args, io.env) : 'text');
   try {
-    return await command(args, io, runtime());
+    const command = await loadCommand(args);
+    // The composition root loads with the command, as everything that may throw a CliError does.
+    const createRuntime = runtime ?? (await import('./container.js')).createRuntime;
+    return await command(args, io, createRuntime());
   } catch (err) {
     const explained = explainError(err);
     if (explained) {
@@ -72,6 +74,11 @@ export async function runCli(argv: string[], io: CliIo, runtime: () => CliRuntim
       return explained.exitCode;
     }
     // A control API failure (src/control-api) ends the command through the CLI's one table of exits.
+    // Both are imported the way the commands and the composition root are, and on failure only:
+    // the control API's codecs are not needed to run `tuna http`, and a loader that gives static
+    // imports a module copy of their own (tsx under mocha compiles them to CommonJS) would make
+    // `instanceof` miss the errors of the code that threw them.
+    const [{ CliError }, { controlCliError }] = await Promise.all([import('./errors.js'), import('./control-errors.js')]);
     const failure = err instanceof CliError ? err : controlCliError(err);
     if (failure) {
       log.error(failure.message.startsWith('tuna') ? failure.message : `tuna ${name}: ${failure.message}`, { exitCode: failure.exitCode, code: failure.code });

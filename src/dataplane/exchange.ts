@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2constants } from 'node:http2';
-import type { ServerHttp2Stream } from 'node:http2';
+import type { OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Readable, Writable } from 'node:stream';
 import type { HeaderMap } from './headers.js';
 
@@ -33,8 +33,10 @@ export interface Downstream {
    */
   readonly isAborted: boolean;
   /**
-   * respond sends the status and headers. `trailers`, when given, is read after the body ends
-   * and its result (possibly empty) sent as trailers (gRPC status travels there).
+   * respond sends the status and headers; it takes `headers` over (an HTTP/2 exchange adds its
+   * `:status` to them instead of copying them once more per response). `trailers`, when given,
+   * is read after the body ends and its result (possibly empty) sent as trailers (gRPC status
+   * travels there).
    */
   respond(status: number, headers: HeaderMap, options?: { endStream?: boolean; trailers?: () => HeaderMap | undefined }): void;
   /** onClose registers a callback for the end of the exchange, normal or not */
@@ -45,47 +47,75 @@ export interface Downstream {
 
 /** downstreamFromHttp2 adapts a server stream (a tunnel stream, or HTTP/2 decrypted in the cluster). */
 export function downstreamFromHttp2(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Downstream {
-  return {
-    method: firstValue(headers[':method']),
-    authority: firstValue(headers[':authority'] ?? headers.host),
-    target: firstValue(headers[':path']),
-    headers,
-    body: stream,
-    hasBody: !stream.endAfterHeaders,
-    out: stream,
-    get headersSent() {
-      return stream.headersSent;
-    },
-    get isClosed() {
-      return stream.closed || stream.destroyed;
-    },
-    get isAborted() {
-      // A server stream's writable side reads as finished once it is closed, even by a reset:
-      // the RST_STREAM code is what tells a cancel from a complete exchange.
-      return stream.aborted || (stream.rstCode !== undefined && stream.rstCode !== h2constants.NGHTTP2_NO_ERROR);
-    },
-    respond(status, responseHeaders, options = {}) {
-      const { trailers } = options;
-      if (trailers) {
-        stream.once('wantTrailers', () => {
-          // An empty trailer set makes Node send an empty DATA frame with END_STREAM instead.
-          try {
-            stream.sendTrailers(trailers() ?? {});
-          } catch {
-            stream.close();
-          }
-        });
-      }
-      stream.respond({ ...responseHeaders, ':status': status }, { endStream: options.endStream === true, waitForTrailers: trailers !== undefined && options.endStream !== true });
-    },
-    onClose(callback) {
-      if (stream.closed) queueMicrotask(callback);
-      else stream.once('close', callback);
-    },
-    destroy(err) {
-      stream.destroy(err);
-    },
-  };
+  return new Http2Downstream(stream, headers);
+}
+
+/**
+ * Http2Downstream is one exchange per tunnel stream, so it is a class: one object per request
+ * with its methods on the prototype, where an object literal of getters and closures cost seven
+ * allocations and a slow-to-build shape per request (issue 13: the agent's per-request path).
+ */
+class Http2Downstream implements Downstream {
+  readonly method: string;
+  readonly authority: string;
+  readonly target: string;
+  readonly body: Readable;
+  readonly hasBody: boolean;
+  readonly out: Writable;
+
+  constructor(
+    private readonly stream: ServerHttp2Stream,
+    readonly headers: IncomingHttpHeaders,
+  ) {
+    this.method = firstValue(headers[':method']);
+    this.authority = firstValue(headers[':authority'] ?? headers.host);
+    this.target = firstValue(headers[':path']);
+    this.body = stream;
+    this.hasBody = !stream.endAfterHeaders;
+    this.out = stream;
+  }
+
+  get headersSent(): boolean {
+    return this.stream.headersSent;
+  }
+
+  get isClosed(): boolean {
+    return this.stream.closed || this.stream.destroyed;
+  }
+
+  get isAborted(): boolean {
+    // A server stream's writable side reads as finished once it is closed, even by a reset:
+    // the RST_STREAM code is what tells a cancel from a complete exchange.
+    const stream = this.stream;
+    return stream.aborted || (stream.rstCode !== undefined && stream.rstCode !== h2constants.NGHTTP2_NO_ERROR);
+  }
+
+  respond(status: number, responseHeaders: HeaderMap, options: { endStream?: boolean; trailers?: () => HeaderMap | undefined } = {}): void {
+    const { stream } = this;
+    const { trailers } = options;
+    if (trailers) {
+      stream.once('wantTrailers', () => {
+        // An empty trailer set makes Node send an empty DATA frame with END_STREAM instead.
+        try {
+          stream.sendTrailers(trailers() ?? {});
+        } catch {
+          stream.close();
+        }
+      });
+    }
+    const out: OutgoingHttpHeaders = responseHeaders;
+    out[':status'] = status;
+    stream.respond(out, { endStream: options.endStream === true, waitForTrailers: trailers !== undefined && options.endStream !== true });
+  }
+
+  onClose(callback: () => void): void {
+    if (this.stream.closed) queueMicrotask(callback);
+    else this.stream.once('close', callback);
+  }
+
+  destroy(err?: Error): void {
+    this.stream.destroy(err);
+  }
 }
 
 /** downstreamFromHttp1 adapts an HTTP/1.1 request decrypted in the cluster (no trailers downstream). */

@@ -1,7 +1,8 @@
-/** The route graph: types, canonical order, validation and diff (no I/O). */
+/** The route graph: types, canonical order, validation and diff, and one-line error descriptions (no I/O). */
 export * from './types.js';
 export * from './order.js';
 export * from './validate.js';
 export * from './diff.js';
 export * from './status.js';
 export * from './errors.js';
+export * from './error-line.js';

@@ -98,7 +98,7 @@ for (const backend of STORE_BACKENDS) {
 
     it('serves a binding a handshake names before the poll saw it, with no reload of the directory', async () => {
       counting.take();
-      const authority = new StoreTunnelAuthority(store, directory);
+      const authority = new StoreTunnelAuthority(store, directory, 200);
       const fresh = await reserve('late.tuna.test');
       const key = await mint(fresh.id);
       const grant = await authority.authorize(key.token, { bindingId: 'binding/host/late.tuna.test', remoteAddress: '127.0.0.1', connectionId: 'c1' });

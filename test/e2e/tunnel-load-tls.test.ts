@@ -1,46 +1,13 @@
 import { expect } from 'chai';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { fetchStatus, loadThenLeave } from '../support/public-load.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
-import { http1, openSession, startTestEdge } from '../support/tunnel-harness.js';
+import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 const APP = 'binding/host/app.test';
-
-/** fetchStatus sends one keep-alive GET and resolves with its status after reading the whole body. */
-function fetchStatus(port: number, path: string, agent: Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host: 'app.test' }, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/**
- * loadThenLeave keeps `connections` keep-alive connections busy and, after `answers` responses,
- * destroys them all with their requests in flight, the way wrk ends a run: the tunnel's late
- * responses then meet public responses that are already closed. Resolves with the statuses seen.
- */
-async function loadThenLeave(port: number, path: string, connections: number, answers: number): Promise<number[]> {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections });
-  const statuses: number[] = [];
-  const worker = async (): Promise<void> => {
-    while (statuses.length < answers) {
-      const status = await fetchStatus(port, path, agent).catch(() => undefined);
-      if (status === undefined) return;
-      statuses.push(status);
-      if (statuses.length >= answers) agent.destroy();
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
-  agent.destroy();
-  return statuses;
-}
 
 describe('tunnel: concurrent keep-alive load through a TLS tunnel', () => {
   const tunnelCert = selfSignedCertificate(['edge.tunnel.test']);
@@ -77,5 +44,15 @@ describe('tunnel: concurrent keep-alive load through a TLS tunnel', () => {
     const statuses = await Promise.all(Array.from({ length: 320 }, () => fetchStatus(t.httpPort, '/bytes?n=1024', agent)));
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
+  it('frees every tunnel stream of the clients that left, so a draining tunnel has nothing to wait for (issue 13)', async () => {
+    // An answer that arrived whole (END_STREAM) just as its client left used to stay buffered in
+    // a closed, never-read tunnel stream: Node frees such a stream only once it is read to its
+    // end, so the tunnel connection held it open and `tuna http` waited out its drain timeout.
+    for (let round = 0; round < 4; round++) await loadThenLeave(t.httpPort, '/bytes?n=1024', 64, 300);
+    // Bounded wait for the last cancels to cross the tunnel; a leaked stream never comes back.
+    await waitUntil(() => t.edge.metrics.streamsActive === 0, 10_000).catch(() => undefined);
+    expect(t.edge.metrics.streamsActive).to.equal(0);
   });
 });

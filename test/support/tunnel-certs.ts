@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,11 +10,11 @@ export interface TestCertificate {
   key: string;
 }
 
-/** selfSignedCertificate creates a throwaway P-256 certificate for the names with the openssl CLI. */
+/** selfSignedCertificate creates a throwaway P-256 certificate for the names (DNS names or IP addresses) with the openssl CLI. */
 export function selfSignedCertificate(names: string[]): TestCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'tuna-cert-'));
   try {
-    const san = names.map((n) => `DNS:${n}`).join(',');
+    const san = names.map((n) => (isIP(n) === 0 ? `DNS:${n}` : `IP:${n}`)).join(',');
     execFileSync(
       'openssl',
       ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',

@@ -41,7 +41,7 @@ class StepClock implements Clock {
     return setTimeout(fn, ms);
   }
   clearTimeout(timer: ClockTimer): void {
-    clearTimeout(timer);
+    clearTimeout(timer as NodeJS.Timeout);
   }
 }
 

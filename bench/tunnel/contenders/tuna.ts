@@ -85,7 +85,7 @@ export function tunaCommands(setup: TunaEdgeSetup, configFile: string): { edge: 
 
 /** TunaContender runs one edge and one `tuna http` agent; fresh tunnels are new agent processes. */
 export class TunaContender implements Contender {
-  readonly name = 'tuna';
+  readonly name: string;
   private edge: SpawnedProcess | undefined;
   private agent: SpawnedProcess | undefined;
   private setup: TunaEdgeSetup | undefined;
@@ -97,6 +97,14 @@ export class TunaContender implements Contender {
   // Random keys, one per host, made for this run; agents get theirs through the environment (not
   // argv, so not in `ps`), the edge only their SHA-256; never printed (no secret in a log line).
   private readonly keys = new Map<string, string>();
+  /** a prebuilt CLI to run instead of this checkout's (the "before" of an A/B run), if any */
+  private readonly prebuiltCli: string | undefined;
+
+  /** `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`. */
+  constructor(name = 'tuna', prebuiltCli?: string) {
+    this.name = name;
+    this.prebuiltCli = prebuiltCli;
+  }
 
   private keyOf(host: string): string {
     let key = this.keys.get(host);
@@ -119,9 +127,10 @@ export class TunaContender implements Contender {
    */
   async start(ctx: BenchContext): Promise<Target> {
     if (!existsSync(cliPath)) throw new ContenderUnavailableError(this.name, 'src/cli/main.ts does not exist yet');
-    this.dir = join(ctx.tmp, 'tuna');
+    // one directory per row: a baseline row beside this one must not share its certificate files
+    this.dir = join(ctx.tmp, this.name.replace(/[^a-z0-9]+/gi, '-'));
     await mkdir(this.dir, { recursive: true });
-    this.node = await buildCli(ctx);
+    this.node = this.prebuiltCli !== undefined ? { prefix: [semiSpaceFlag, this.prebuiltCli], label: `prebuilt: node ${semiSpaceFlag} ${this.prebuiltCli}` } : await buildCli(ctx);
     if (process.env.TUNA_BENCH_TUNA_TUNNEL === 'tcp') this.tlsFailure = 'TUNA_BENCH_TUNA_TUNNEL=tcp asked for plaintext';
     else if (ctx.tools.openssl) {
       this.certFiles = await makeCertificate(ctx, this.dir);
@@ -228,7 +237,7 @@ async function buildCli(ctx: BenchContext): Promise<NodeCommand> {
 }
 
 /** makeCertificate makes a throw-away self-signed P-256 certificate for 127.0.0.1 with openssl. */
-async function makeCertificate(ctx: BenchContext, dir: string): Promise<{ certFile: string; keyFile: string }> {
+export async function makeCertificate(ctx: BenchContext, dir: string): Promise<{ certFile: string; keyFile: string }> {
   const certFile = join(dir, 'tunnel-cert.pem');
   const keyFile = join(dir, 'tunnel-key.pem');
   const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${loopback}`, '-addext', `subjectAltName=IP:${loopback}`, '-keyout', keyFile, '-out', certFile];

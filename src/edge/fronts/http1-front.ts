@@ -58,7 +58,7 @@ function send(
   let hasResponse = false;
   stream.once('response', (responseHeaders: IncomingHttpHeaders) => {
     hasResponse = true;
-    relayResponse(ctx, stream, res, responseHeaders);
+    relayResponse(ctx, tunnel, stream, res, responseHeaders);
   });
   stream.once('close', () => {
     ctx.metrics.streamsActive--;
@@ -80,13 +80,10 @@ function send(
   relay(limiter === undefined ? [req, stream] : [req, limiter, stream], onUploadDone);
 }
 
-function relayResponse(ctx: FrontContext, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {
+function relayResponse(ctx: FrontContext, tunnel: EdgeTunnel, stream: ClientHttp2Stream, res: ServerResponse, headers: IncomingHttpHeaders): void {
   // the client may have left while this answer was queued (the 'response' event is emitted on a
-  // later tick than its frame): nothing to relay to, so free the stream.
-  if (res.destroyed) {
-    if (!stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
-    return;
-  }
+  // later tick than its frame): nothing to relay to, so free the stream, body and all.
+  if (res.destroyed) return cancelUpstream(tunnel, stream);
   const status = Number(headers[':status']);
   // while the edge drains, let keep-alive clients go after this response (RFC 9112 §9.6).
   if (ctx.isClosing()) res.shouldKeepAlive = false;

@@ -106,7 +106,8 @@ function relayResponse(
   headers: IncomingHttpHeaders,
   isEnded: boolean,
 ): void {
-  if (stream.destroyed) return;
+  // the client left while this answer was queued: free the tunnel stream, body and all.
+  if (stream.destroyed) return cancelUpstream(tunnel, upstream);
   const status = Number(headers[':status']);
   ctx.metrics.countRequest(status);
   if (isEnded) {
