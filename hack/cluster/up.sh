@@ -117,7 +117,7 @@ start kube-controller-manager "$TUNA_K8S_BIN/kube-controller-manager" \
   --kubeconfig "$d/controller-manager.kubeconfig" \
   --authentication-kubeconfig "$d/controller-manager.kubeconfig" --authorization-kubeconfig "$d/controller-manager.kubeconfig" \
   --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false \
-  --controllers deployment-controller,replicaset-controller,endpointslice-controller,endpoints-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
+  --controllers deployment-controller,replicaset-controller,job-controller,endpointslice-controller,endpoints-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
   --use-service-account-credentials=true \
   --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
   --service-cluster-ip-range "$TUNA_SERVICE_CIDR" --profiling=false --v=1

@@ -173,6 +173,24 @@ describe('charts/tuna (helm template)', function () {
     expect(pod.containers[0]!.ports[0]!.containerPort).to.equal(9090);
   });
 
+  it('renders the uninstall hook only with a cluster id: a post-delete Job running tuna release --cluster-id with copies of the key and CA', async () => {
+    expect(defaults.filter((o) => o.kind === 'Job'), 'no cluster id and no cluster to look up: no hook').to.deep.equal([]);
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const objects = await helmTemplate(helm, { ...REQUIRED, clusterId: 'prod-eu', 'edge.caBundle': pem, 'uninstall.settleSeconds': 5 });
+    const hooks = objects.filter((o) => o.metadata.annotations?.['helm.sh/hook'] !== undefined);
+    expect(hooks.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(['Secret/tuna-operator-uninstall', 'Job/tuna-operator-uninstall']);
+    for (const hook of hooks) expect(hook.metadata.annotations?.['helm.sh/hook']).to.equal('post-delete');
+    const secret = hooks[0] as KubeObject & { data: Record<string, string> };
+    expect(Buffer.from(secret.data.apiKey!, 'base64').toString()).to.equal('tuna_ak_test');
+    expect(Buffer.from(secret.data['ca.crt']!, 'base64').toString()).to.equal(pem);
+    const pod = (hooks[1]!.spec as { template: { spec: PodSpec & { automountServiceAccountToken: boolean } } }).template.spec;
+    expect(pod.automountServiceAccountToken).to.equal(false);
+    expect(pod.securityContext).to.deep.include({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers[0]!.args).to.deep.equal(['release', '--cluster-id=prod-eu', '--edge=edge.example.com:7443', '--api-key-file=/var/run/tuna/credentials/apiKey', '--ca=/etc/tuna/edge-ca/ca.crt', '--settle=5']);
+    const off = await helmTemplate(helm, { ...REQUIRED, clusterId: 'prod-eu', 'uninstall.releaseAtEdge': false });
+    expect(off.filter((o) => o.kind === 'Job')).to.deep.equal([]);
+  });
+
   it('refuses a missing edge address or API key, and a wrong value, naming it', async () => {
     const template = ['template', 'tuna', CHART];
     expect(await helmFails(helm, [...template, ...setFlags({ 'credentials.apiKey': 'tuna_ak_x' })])).to.include('edge.address is required');
