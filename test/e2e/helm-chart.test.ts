@@ -122,7 +122,7 @@ describe('charts/tuna (helm template)', function () {
 
   it('passes the edge address, connections, secret refresh, health address and log format, and sets the leader election identity', () => {
     const c = podSpec(defaults).containers[0]!;
-    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
+    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
     expect(c.env.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).to.deep.equal([
       ['POD_NAMESPACE', 'metadata.namespace'],
       ['POD_NAME', 'metadata.name'],
