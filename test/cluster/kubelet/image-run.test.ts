@@ -15,7 +15,7 @@ const out = { uid: process.getuid(), gid: process.getgid(), groups: process.getg
   path: process.env.PATH, nodeEnv: process.env.NODE_ENV, own: process.env.OWN, host: process.env.KUBERNETES_SERVICE_HOST,
   port: process.env.KUBERNETES_SERVICE_PORT, config: fs.readFileSync('/etc/probe/config/greeting', 'utf8'),
   secret: fs.readFileSync('/etc/probe/secret/password', 'utf8'), hasShell: fs.existsSync('/bin/sh'),
-  hostsHasPod: fs.readFileSync('/etc/hosts', 'utf8').includes(process.env.HOSTNAME) };
+  hostsHasPod: fs.readFileSync('/etc/hosts', 'utf8').includes(process.env.HOSTNAME), hostname: require('os').hostname() };
 try { fs.writeFileSync('/app/written', 'x'); out.rootWrite = 'ok'; } catch (e) { out.rootWrite = e.code; }
 try { fs.writeFileSync('/tmp/written', 'x'); out.tmpWrite = 'ok'; } catch (e) { out.tmpWrite = e.code; }
 const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
@@ -99,6 +99,7 @@ describe('test kubelet: a pulled image', function () {
       secret: 's3cret',
       hasShell: false,
       hostsHasPod: true,
+      hostname: 'probe',
       rootWrite: 'EROFS',
       tmpWrite: 'ok',
       status: 201,

@@ -34,7 +34,7 @@ export interface ContainerLaunch {
   /** createdDirs collects mount points (and their parents) we created on the host, removed at shutdown. */
   readonly createdDirs: Set<string>;
   /** rootfs is set for a pulled image: its run's directory, user, and the pod's /etc files */
-  readonly rootfs?: { readonly containerDir: string; readonly runAs: RunAs; readonly etcMounts: readonly RootfsMount[] };
+  readonly rootfs?: { readonly containerDir: string; readonly runAs: RunAs; readonly etcMounts: readonly RootfsMount[]; readonly hostname: string };
 }
 
 /** resolveArgv returns the program and arguments, following the image entrypoint/cmd rules. */
@@ -119,17 +119,21 @@ function startImageProcess(launch: ContainerLaunch, image: PulledImage, argv: st
     runAs: launch.rootfs.runAs,
     workingDir: launch.container.workingDir ?? (image.config.workingDir || '/'),
     hostPath: HOST_PATH,
+    hostname: launch.rootfs.hostname,
   });
-  return spawnInNetns(launch, script, [...params, ...argv], launch.rootfs.containerDir);
+  return spawnInNetns(launch, script, [...params, ...argv], launch.rootfs.containerDir, true);
 }
 
 /** spawnInNetns runs `sh -c script name args…` in the pod's network namespace (and a new mount namespace). */
-function spawnInNetns(launch: ContainerLaunch, script: string, args: readonly string[], cwd: string): ChildProcess {
+function spawnInNetns(launch: ContainerLaunch, script: string, args: readonly string[], cwd: string, hasOwnUts = false): ChildProcess {
   const env: Record<string, string> = { PATH: HOST_PATH, ...Object.fromEntries(launch.env) };
   const log = openSync(launch.logFile, 'a');
   try {
     // ip and sh by absolute path: the PATH in `env` is the container's (an image's may hold neither)
-    return spawn(hostTool('ip'), ['netns', 'exec', launch.netns, hostTool('sh'), '-c', script, launch.container.name, ...args], {
+    const inNetns = [hostTool('ip'), 'netns', 'exec', launch.netns, hostTool('sh'), '-c', script, launch.container.name, ...args];
+    // a pulled image's container also gets a UTS namespace of its own, for the pod's hostname
+    const [file = '', ...rest] = hasOwnUts ? [hostTool('unshare'), '--uts', ...inNetns] : inNetns;
+    return spawn(file, rest, {
       cwd,
       env,
       detached: true, // its own process group, so stopping the container reaches its children

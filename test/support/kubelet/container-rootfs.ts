@@ -105,6 +105,8 @@ export interface RootfsLaunch {
   readonly workingDir: string;
   /** hostPath is the PATH the script's own tools (mount, unshare) are found on */
   readonly hostPath: string;
+  /** hostname is the pod's (spec.hostname, else its name), set in the container's own UTS namespace */
+  readonly hostname: string;
 }
 
 /** DEVICES are the device nodes a container's /dev holds (bound from the host's). */
@@ -131,6 +133,7 @@ export function rootfsScript(launch: RootfsLaunch): { script: string; params: st
   const lines = [`ctr_path="$PATH"; PATH=${launch.hostPath}; export PATH`];
   const step = (line: string) => lines.push(`${line} || exit 126`);
   const overlay = `lowerdir=${launch.image.rootfs},upperdir=${path.join(launch.containerDir, 'upper')},workdir=${path.join(launch.containerDir, 'work')}`;
+  step(`hostname ${p(launch.hostname)}`);
   step(`mount -t overlay overlay -o ${p(overlay)} ${p(root)}`);
   step(`mkdir -p ${p(inRoot('/proc'))} ${p(inRoot('/dev'))} ${p(inRoot('/etc'))} ${p(inRoot(launch.workingDir))}`);
   step(`mount -t proc -o nosuid,nodev,noexec proc ${p(inRoot('/proc'))}`);

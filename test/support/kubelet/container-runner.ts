@@ -5,11 +5,11 @@ import path from 'node:path';
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { writeFileSync } from 'node:fs';
 import { buildContainerEnv, kubernetesServiceEnv, type ObjectReader, type ServiceAddress } from './container-env.js';
-import { signalContainer, startContainerProcess, type ContainerLaunch } from './container-process.js';
+import { HOST_PATH, signalContainer, startContainerProcess, type ContainerLaunch } from './container-process.js';
 import { resolveRunAs } from './container-rootfs.js';
 import { isLoopbackRegistry, referenceAtDigest, type ImagePuller, type PulledImage } from './image-puller.js';
 import { resolveImage, type ImageProgram, type ImageTableOptions } from './image-table.js';
-import { probeOnce } from './readiness-probe.js';
+import { probeOnce, type ProbeRoot } from './readiness-probe.js';
 
 /** ContainerContext is what a container needs from its pod. */
 export interface ContainerContext {
@@ -48,6 +48,7 @@ export class ContainerRunner {
   private isProbing = false;
   private pullFailures = 0;
   private imageId = '';
+  private probeRoot: ProbeRoot | undefined;
 
   constructor(readonly spec: V1Container, private readonly context: ContainerContext) {}
 
@@ -85,6 +86,11 @@ export class ContainerRunner {
       });
       this.child = child;
       this.probeFailures = 0;
+      // ip netns exec, sh and unshare each exec the next: the child's pid is the container's process
+      this.probeRoot =
+        program.kind === 'image' && child.pid !== undefined
+          ? { pid: child.pid, ...resolveRunAs(this.context.pod(), this.spec, program.image), path: env.get('PATH') ?? HOST_PATH }
+          : undefined;
       child.once('exit', (code, signal) => this.onExit(code, signal));
       child.once('error', (error) => this.onExit(127, null, error.message));
       this.setState({ running: { startedAt: new Date() } });
@@ -139,6 +145,7 @@ export class ContainerRunner {
     return {
       containerDir,
       runAs,
+      hostname: name,
       etcMounts: [
         { source: hosts, target: '/etc/hosts', readOnly: false },
         { source: '/etc/resolv.conf', target: '/etc/resolv.conf', readOnly: true },
@@ -186,7 +193,7 @@ export class ContainerRunner {
       if (probe) {
         const since = (Date.now() - (this.state.running.startedAt?.getTime() ?? 0)) / 1000;
         if (since < (probe.initialDelaySeconds ?? 0)) return;
-        const success = await probeOnce(probe, this.spec, this.context.podIp, this.context.netns);
+        const success = await probeOnce(probe, this.spec, this.context.podIp, this.context.netns, this.probeRoot);
         this.probeFailures = success ? 0 : this.probeFailures + 1;
         ok = success || (this.ready && this.probeFailures < (probe.failureThreshold ?? 3));
       } else {
