@@ -7,7 +7,10 @@
 // bounded request loop sees no failure; `helm uninstall` stops the pods, and its post-delete Job
 // releases the release's reservations and revokes its tunnel keys at the edge.
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AppsV1Api, ApiextensionsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
@@ -30,6 +33,7 @@ const SELECTOR = 'app.kubernetes.io/instance=tuna,app.kubernetes.io/component=op
 interface Answer {
   status: number;
   pod: string;
+  body: string;
 }
 
 /** get sends one GET to address:port with a Host header; echo-basic answers with its pod's name. */
@@ -46,11 +50,11 @@ function get(address: string, port: number, host: string, path: string): Promise
         } catch {
           // not an echo answer (an edge error page)
         }
-        resolve({ status: res.statusCode ?? 0, pod });
+        resolve({ status: res.statusCode ?? 0, pod, body });
       });
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, pod: '' }));
+    req.on('error', () => resolve({ status: 0, pod: '', body: '' }));
     req.end();
   });
 }
@@ -73,6 +77,7 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
   let client: ControlClient;
   let apiKey: string;
   let installedAt = 0;
+  let work = '';
   const figures: string[] = [];
 
   const helmFlags = (tag: string) => [
@@ -96,6 +101,7 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
   before(async () => {
     config = clusterConfig();
     core = config.makeApiClient(CoreV1Api);
+    work = mkdtempSync(path.join(tmpdir(), 'tuna-helm-install-'));
     helm = await ensureHelm();
     const crane = await ensureCrane();
     image = await pushTunaImage(`helm-${process.pid}`);
@@ -121,10 +127,10 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
       await appsApi.createNamespacedDeployment({ namespace: apps, body: echoDeployment(name, { app: name }, 1) });
       await core.createNamespacedService({ namespace: apps, body: { metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
     }
-    const path = (p: string, service: string) => ({ path: p, pathType: 'Prefix', backend: { service: { name: service, port: { name: 'http' } } } });
+    const rule = (p: string, service: string) => ({ path: p, pathType: 'Prefix', backend: { service: { name: service, port: { name: 'http' } } } });
     await config.makeApiClient(NetworkingV1Api).createNamespacedIngress({
       namespace: apps,
-      body: { metadata: { name: 'site' }, spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [path('/api', 'api'), path('/', 'web')] } }] } },
+      body: { metadata: { name: 'site' }, spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [rule('/api', 'api'), rule('/', 'web')] } }] } },
     });
     const custom = config.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
@@ -154,6 +160,7 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
     await config?.makeApiClient(CustomObjectsApi).deleteClusterCustomObject({ group: GW, version: 'v1', plural: 'gatewayclasses', name: gatewayClass }).catch(() => undefined);
     await edge?.edge.close();
     await store?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
   });
 
   it(`publishes the Ingress through the edge: /api and / answer from their own Deployments`, async () => {
@@ -205,6 +212,31 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
     expect(web.pod).to.match(/^web-/);
   });
 
+  it("publishes podinfo's own chart (from its Go module) with ingress.enabled, className tuna and a host, its image built from that module", async () => {
+    const registry = image.repository.split('/')[0] ?? '';
+    const built = await runScript('hack/podinfo.sh', 900_000, ['--push', `${registry}/stefanprodan/podinfo:6.9.2`]);
+    const chart = /^TUNA_PODINFO_CHART=(.+)$/m.exec(built)?.[1] ?? '';
+    const podinfoHost = `podinfo-${process.pid}.${BASE_DOMAIN}`;
+    // the chart's own values but the Ingress (and where its image is: the cluster's registry)
+    const values = {
+      image: { repository: `${registry}/stefanprodan/podinfo`, tag: '6.9.2' },
+      ingress: { enabled: true, className: 'tuna', hosts: [{ host: podinfoHost, paths: [{ path: '/', pathType: 'ImplementationSpecific' }] }] },
+    };
+    const file = path.join(work, 'podinfo-values.json');
+    writeFileSync(file, JSON.stringify(values));
+    await runHelm(helm, ['install', 'podinfo', chart, '--namespace', apps, '--values', file]);
+    const info = await waitFor('podinfo /api/info through the edge', 300_000, async () => {
+      const answer = await get('127.0.0.1', edge.httpPort, podinfoHost, '/api/info');
+      return answer.status === 200 ? answer : undefined;
+    }, 500);
+    expect(JSON.parse(info.body)).to.include({ version: '6.9.2' });
+    expect((JSON.parse(info.body) as { hostname: string }).hostname).to.match(/^podinfo-/);
+    const home = await get('127.0.0.1', edge.httpPort, podinfoHost, '/');
+    expect(home.status).to.equal(200);
+    expect(home.body).to.include('podinfo');
+    figures.push(`podinfo: ${/podinfo: pushed .*/.exec(built)?.[0] ?? 'pushed'}`);
+  });
+
   it('upgrades to a new image tag, replacing both pods, with no failed request in a running loop', async () => {
     const before = new Set((await operatorPods()).map((p) => p.metadata?.name));
     let isRolledOut = false;
@@ -221,9 +253,9 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
     let sent = 0;
     // bounded: at most 3000 requests, ending two seconds' worth after the rollout
     for (let after = 0; sent < 3000 && after < 20 && failedRollout === undefined; sent++) {
-      const path = sent % 2 === 0 ? '/' : '/api/loop';
-      const answer = await get('127.0.0.1', edge.httpPort, host, path);
-      if (answer.status !== 200) failures.push(`${path} → ${answer.status}`);
+      const target = sent % 2 === 0 ? '/' : '/api/loop';
+      const answer = await get('127.0.0.1', edge.httpPort, host, target);
+      if (answer.status !== 200) failures.push(`${target} → ${answer.status}`);
       if (isRolledOut) after++;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
