@@ -3,7 +3,8 @@
 // the cluster's loopback registry. Two operator pods in a namespace that enforces the `restricted`
 // Pod Security level, one leading; through a store-mode edge (its tunnel listener on the pods'
 // bridge, its public fronts on loopback) they publish an Ingress `/api` + `/` to two Deployments and
-// a Gateway with two HTTPRoutes; `helm upgrade` to a new image tag replaces both pods while a
+// a Gateway with two HTTPRoutes, and podinfo's own chart (from its Go module, its image built from
+// that module's source) with nothing but an Ingress of class tuna; `helm upgrade` to a new image tag replaces both pods while a
 // bounded request loop sees no failure; `helm uninstall` stops the pods, and its post-delete Job
 // releases the release's reservations and revokes its tunnel keys at the edge.
 import { expect } from 'chai';
