@@ -6,7 +6,9 @@
 #   operator | edge   one image, whose command is `tuna operator` or `tuna edge` (default operator)
 #   all               both (they share every layer; only their config differs)
 #   --push REF        push to a registry: the full reference for one image; for `all`, REPO[:TAG]
-#                     gives REPO/operator:TAG and REPO/edge:TAG. A loopback registry is plain HTTP.
+#                     gives REPO/operator:TAG and REPO/edge:TAG. A loopback registry is plain HTTP:
+#                     the test cluster's is $TUNA_REGISTRY (127.0.0.1:15000, hack/cluster/env.sh),
+#                     from which its kubelet pulls, e.g. --push 127.0.0.1:15000/tuna/operator:dev
 #   --tar FILE        write an OCI image layout as a tar file (both images for `all`, each named
 #                     tuna/<component>:<version> in index.json); once untarred,
 #                     `crane push --index DIR REF` pushes it

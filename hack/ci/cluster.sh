@@ -26,6 +26,7 @@ kind="warm (cached)"
 [[ -x "$TUNA_K8S_DIR/bin/kube-apiserver" && -x "$TUNA_ETCD_DIR/bin/etcd" && -x "$TUNA_ECHO_DIR/bin/echo-basic" ]] || kind="cold"
 t0=$(date +%s)
 hack/cluster/build.sh >/dev/null
+hack/podinfo.sh >/dev/null   # podinfo and podcli from their Go module (test/cluster/helm-install.test.ts)
 echo "cluster tier: $kind build of Kubernetes v$TUNA_K8S_VERSION, etcd v$TUNA_ETCD_VERSION, echo-basic v$TUNA_GATEWAY_API_VERSION: $(( $(date +%s) - t0 ))s"
 
 # Warm start: binaries cached, nothing running, until the node is Ready and pods can be created.

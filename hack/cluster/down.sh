@@ -25,6 +25,7 @@ stop() {
 stop kubelet
 stop kube-controller-manager & stop kube-apiserver & wait
 stop etcd
+stop registry
 
 # A kubelet that was killed cannot clean up: remove what it would have (its names are its own).
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep '^tuna-kubelet-'); do

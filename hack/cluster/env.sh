@@ -11,6 +11,13 @@ TUNA_APISERVER_PORT="${TUNA_APISERVER_PORT:-16443}"
 TUNA_KUBELET_PORT="${TUNA_KUBELET_PORT:-10250}"
 TUNA_NODE_NAME="${TUNA_NODE_NAME:-tuna-node}"
 TUNA_SERVICE_CIDR="${TUNA_SERVICE_CIDR:-198.19.0.0/16}"
+# The `kubernetes` Service's ClusterIP (the first address of the range): pods reach the apiserver
+# there through the kubelet's relay (KUBERNETES_SERVICE_HOST/PORT, in the apiserver's certificate).
+TUNA_KUBERNETES_SERVICE_IP="${TUNA_KUBERNETES_SERVICE_IP:-198.19.0.1}"
+# The cluster's image registry (crane registry serve, plain HTTP on loopback): hack/image.sh
+# pushes there, the kubelet pulls from there. Its blobs live in the state directory.
+TUNA_REGISTRY_PORT="${TUNA_REGISTRY_PORT:-15000}"
+TUNA_REGISTRY="127.0.0.1:$TUNA_REGISTRY_PORT"
 TUNA_APISERVER_URL="https://127.0.0.1:$TUNA_APISERVER_PORT"
 # The processes up.sh starts (each has run/NAME.pid and logs/NAME.log).
-TUNA_COMPONENTS=(etcd kube-apiserver kube-controller-manager kubelet)
+TUNA_COMPONENTS=(registry etcd kube-apiserver kube-controller-manager kubelet)

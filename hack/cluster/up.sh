@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # up.sh: starts the test cluster (etcd, kube-apiserver, kube-controller-manager, our kubelet) on
-# 127.0.0.1, building the binaries first if they are not cached. Idempotent: a running, ready cluster
-# is left alone. Prints `export KUBECONFIG=... TUNA_CLUSTER_STARTED=0|1` on stdout; progress goes to stderr.
+# 127.0.0.1, with an image registry (crane registry serve) on 127.0.0.1:$TUNA_REGISTRY_PORT, building
+# the binaries first if they are not cached. Idempotent: a running, ready cluster is left alone.
+# Prints `export KUBECONFIG=... TUNA_REGISTRY=127.0.0.1:PORT TUNA_CLUSTER_STARTED=0|1` on stdout;
+# progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source hack/cluster/env.sh
@@ -39,9 +41,11 @@ start() {
   echo $! >"$run_dir/$name.pid"
 }
 
-if [[ -f "$run_dir/kubelet.pid" ]] && kill -0 "$(cat "$run_dir/kubelet.pid")" 2>/dev/null && api_get /readyz >/dev/null 2>&1; then
+# is_alive NAME: the component's process is running.
+is_alive() { [[ -f "$run_dir/$1.pid" ]] && kill -0 "$(cat "$run_dir/$1.pid")" 2>/dev/null; }
+if is_alive kubelet && is_alive registry && api_get /readyz >/dev/null 2>&1; then
   log "already running"
-  echo "export KUBECONFIG=$TUNA_CLUSTER_DIR/admin.kubeconfig TUNA_CLUSTER_STARTED=0"
+  echo "export KUBECONFIG=$TUNA_CLUSTER_DIR/admin.kubeconfig TUNA_REGISTRY=$TUNA_REGISTRY TUNA_CLUSTER_STARTED=0"
   exit 0
 fi
 hack/cluster/down.sh >/dev/null 2>&1 || true   # a half-started or crashed cluster: clean first
@@ -58,6 +62,7 @@ trap on_exit EXIT
 build_started=$(date +%s)
 hack/cluster/build.sh >/dev/null
 TUNA_K8S_BIN="$TUNA_K8S_DIR/bin" TUNA_ETCD_BIN="$TUNA_ETCD_DIR/bin" TUNA_ECHO_BIN="$TUNA_ECHO_DIR/bin"
+eval "$(hack/crane.sh)"   # TUNA_CRANE_BIN: the registry, and the kubelet's image pulls
 log "binaries ready ($(( $(date +%s) - build_started ))s; cached under $TUNA_CACHE)"
 started_ms=$(( $(date +%s%N) / 1000000 ))   # warm start time counts from here
 
@@ -68,6 +73,10 @@ for name in admin controller-manager kubelet binder; do
   hack/cluster/kubeconfig.sh "$TUNA_CLUSTER_DIR" "$TUNA_APISERVER_URL" "$name"
 done
 d="$TUNA_CLUSTER_DIR"
+
+# The image registry: plain HTTP on loopback (crane treats 127.0.0.1 registries as insecure).
+mkdir -p "$d/registry"
+start registry "$TUNA_CRANE_BIN" registry serve --address "$TUNA_REGISTRY" --disk "$d/registry"
 
 # --unsafe-no-fsync: a throwaway test store; fsync on every write only slows tests down.
 start etcd "$TUNA_ETCD_BIN/etcd" --name tuna --data-dir "$d/etcd" --unsafe-no-fsync \
@@ -96,16 +105,19 @@ start kube-apiserver "$TUNA_K8S_BIN/kube-apiserver" \
 # the TypeScript loader start in the seconds the apiserver needs anyway.
 start kubelet env TUNA_CLUSTER_DIR="$d" TUNA_ECHO_BIN="$TUNA_ECHO_BIN" TUNA_NODE_NAME="$TUNA_NODE_NAME" \
   TUNA_KUBELET_PORT="$TUNA_KUBELET_PORT" TUNA_K8S_VERSION="$TUNA_K8S_VERSION" \
+  TUNA_CRANE_BIN="$TUNA_CRANE_BIN" TUNA_REGISTRY="$TUNA_REGISTRY" \
+  TUNA_KUBERNETES_SERVICE="$TUNA_KUBERNETES_SERVICE_IP:443" TUNA_APISERVER="127.0.0.1:$TUNA_APISERVER_PORT" \
   hack/node24.sh node --import tsx "$PWD/test/support/kubelet/main.ts"
 
 wait_for "apiserver /readyz" 90 api_get /readyz
+wait_for "registry on $TUNA_REGISTRY" 30 curl -sf --max-time 2 "http://$TUNA_REGISTRY/v2/"
 log "apiserver ready ($(elapsed)s)"
 
 start kube-controller-manager "$TUNA_K8S_BIN/kube-controller-manager" \
   --kubeconfig "$d/controller-manager.kubeconfig" \
   --authentication-kubeconfig "$d/controller-manager.kubeconfig" --authorization-kubeconfig "$d/controller-manager.kubeconfig" \
   --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false \
-  --controllers deployment-controller,replicaset-controller,endpointslice-controller,endpoints-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
+  --controllers deployment-controller,replicaset-controller,job-controller,endpointslice-controller,endpoints-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller \
   --use-service-account-credentials=true \
   --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
   --service-cluster-ip-range "$TUNA_SERVICE_CIDR" --profiling=false --v=1
@@ -120,4 +132,4 @@ wait_for "default ServiceAccount" 60 api_get /api/v1/namespaces/default/servicea
 wait_for "kube-root-ca.crt" 60 api_get /api/v1/namespaces/default/configmaps/kube-root-ca.crt
 is_ready=1
 log "cluster ready: warm start $(elapsed)s (Kubernetes v$TUNA_K8S_VERSION, etcd v$TUNA_ETCD_VERSION)"
-echo "export KUBECONFIG=$d/admin.kubeconfig TUNA_CLUSTER_STARTED=1"
+echo "export KUBECONFIG=$d/admin.kubeconfig TUNA_REGISTRY=$TUNA_REGISTRY TUNA_CLUSTER_STARTED=1"

@@ -77,8 +77,13 @@ ${controlFlagsHelp}`;
 
 /** releaseHelp is `tuna release --help`. */
 export const releaseHelp = `Usage: tuna release <domain|tcp|address> <ID|VALUE>
+       tuna release --cluster-id ID [--settle SECONDS]
 
 Release a reservation of this account, by its id or its value (a hostname, a port, an IP
 address). Every tunnel key bound to it is revoked with it and its tunnels are closed.
+
+With --cluster-id, release every reservation and revoke every tunnel key the operator of that
+cluster made (label tuna.dev/cluster=ID), in passes until none appears for --settle seconds
+(default 10): what the chart's uninstall hook runs while the operator pods stop.
 
 ${controlFlagsHelp}`;

@@ -15,6 +15,7 @@ export const mochaHooks = {
     const kubeconfig = /KUBECONFIG=(\S+)/.exec(out)?.[1];
     if (!kubeconfig) throw new Error(`hack/cluster/up.sh printed no KUBECONFIG: ${out}`);
     process.env.KUBECONFIG = kubeconfig;
+    process.env.TUNA_REGISTRY = /TUNA_REGISTRY=(\S+)/.exec(out)?.[1] ?? '';
     didStart = /TUNA_CLUSTER_STARTED=1/.test(out);
   },
   async afterAll(this: Context): Promise<void> {

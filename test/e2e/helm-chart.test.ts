@@ -122,7 +122,7 @@ describe('charts/tuna (helm template)', function () {
 
   it('passes the edge address, connections, secret refresh, health address and log format, and sets the leader election identity', () => {
     const c = podSpec(defaults).containers[0]!;
-    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
+    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
     expect(c.env.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).to.deep.equal([
       ['POD_NAMESPACE', 'metadata.namespace'],
       ['POD_NAME', 'metadata.name'],
@@ -171,6 +171,24 @@ describe('charts/tuna (helm template)', function () {
     expect(pod.volumes.find((v) => v.name === 'edge-ca')?.configMap?.name).to.equal(configMap.metadata.name);
     expect(pod.containers[0]!.args).to.include.members(['--ca=/etc/tuna/edge-ca/ca.crt', '--cluster-id=prod-eu', '--base-domain=tuna.example', '--health-addr=:9090']);
     expect(pod.containers[0]!.ports[0]!.containerPort).to.equal(9090);
+  });
+
+  it('renders the uninstall hook only with a cluster id: a post-delete Job running tuna release --cluster-id with copies of the key and CA', async () => {
+    expect(defaults.filter((o) => o.kind === 'Job'), 'no cluster id and no cluster to look up: no hook').to.deep.equal([]);
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const objects = await helmTemplate(helm, { ...REQUIRED, clusterId: 'prod-eu', 'edge.caBundle': pem, 'uninstall.settleSeconds': 5 });
+    const hooks = objects.filter((o) => o.metadata.annotations?.['helm.sh/hook'] !== undefined);
+    expect(hooks.map((o) => `${o.kind}/${o.metadata.name}`)).to.deep.equal(['Secret/tuna-operator-uninstall', 'Job/tuna-operator-uninstall']);
+    for (const hook of hooks) expect(hook.metadata.annotations?.['helm.sh/hook']).to.equal('post-delete');
+    const secret = hooks[0] as KubeObject & { data: Record<string, string> };
+    expect(Buffer.from(secret.data.apiKey!, 'base64').toString()).to.equal('tuna_ak_test');
+    expect(Buffer.from(secret.data['ca.crt']!, 'base64').toString()).to.equal(pem);
+    const pod = (hooks[1]!.spec as { template: { spec: PodSpec & { automountServiceAccountToken: boolean } } }).template.spec;
+    expect(pod.automountServiceAccountToken).to.equal(false);
+    expect(pod.securityContext).to.deep.include({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.containers[0]!.args).to.deep.equal(['release', '--cluster-id=prod-eu', '--edge=edge.example.com:7443', '--api-key-file=/var/run/tuna/credentials/apiKey', '--ca=/etc/tuna/edge-ca/ca.crt', '--settle=5']);
+    const off = await helmTemplate(helm, { ...REQUIRED, clusterId: 'prod-eu', 'uninstall.releaseAtEdge': false });
+    expect(off.filter((o) => o.kind === 'Job')).to.deep.equal([]);
   });
 
   it('refuses a missing edge address or API key, and a wrong value, naming it', async () => {

@@ -34,7 +34,7 @@ import type { OperatorSettings, SyncResult } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, ListenAddressString, SecondsString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, ListenAddressString, PositiveIntString, SecondsString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -51,9 +51,10 @@ const options = {
   'keys-namespace': { type: 'string' },
   'secret-refresh': { type: 'string' },
   'health-addr': { type: 'string' },
+  'key-connections': { type: 'string' },
 } as const;
 
-const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString, 'health-addr': ListenAddressString });
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString, 'health-addr': ListenAddressString, 'key-connections': PositiveIntString });
 
 /**
  * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
@@ -64,7 +65,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const parsed = parseFlags(args, options, 'operator');
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr']), 'operator');
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr', 'key-connections']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
@@ -121,7 +122,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   scope.register(SECRET_READER, { useValue: secrets });
   scope.register(CERTIFICATES, { useValue: certificates });
   scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
-  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null }) });
+  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null, ...(flags['key-connections'] !== undefined ? { maxConnections: flags['key-connections'] } : {}) }) });
   if (flags['no-status'] !== true) {
     scope.register(STATUS_WRITER, { useValue: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
     scope.register(EVENT_RECORDER, { useValue: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });

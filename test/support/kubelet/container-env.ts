@@ -99,3 +99,28 @@ async function resolveEnvValue(
   // resourceFieldRef: we enforce no limits; report the declared value or nothing.
   return '';
 }
+
+/** ServiceAddress is a Service's ClusterIP and port. */
+export interface ServiceAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * kubernetesServiceEnv is what the kubelet gives every container for the `kubernetes` Service of
+ * `default` (the in-cluster config of client libraries reads KUBERNETES_SERVICE_HOST/PORT).
+ */
+export function kubernetesServiceEnv(service: ServiceAddress): [string, string][] {
+  const { host, port } = service;
+  const prefix = `KUBERNETES_PORT_${port}_TCP`;
+  return [
+    ['KUBERNETES_SERVICE_HOST', host],
+    ['KUBERNETES_SERVICE_PORT', String(port)],
+    ['KUBERNETES_SERVICE_PORT_HTTPS', String(port)],
+    ['KUBERNETES_PORT', `tcp://${host}:${port}`],
+    [prefix, `tcp://${host}:${port}`],
+    [`${prefix}_PROTO`, 'tcp'],
+    [`${prefix}_PORT`, String(port)],
+    [`${prefix}_ADDR`, host],
+  ];
+}

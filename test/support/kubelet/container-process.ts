@@ -9,6 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1Container } from '@kubernetes/client-node';
 import { expandVariables } from './container-env.js';
+import { imageArgv, rootfsScript, type RootfsMount, type RunAs } from './container-rootfs.js';
+import type { PulledImage } from './image-puller.js';
 import type { ImageProgram } from './image-table.js';
 
 /** HOST_PATH is the PATH a container gets unless it sets its own. */
@@ -31,6 +33,8 @@ export interface ContainerLaunch {
   readonly workingDir: string;
   /** createdDirs collects mount points (and their parents) we created on the host, removed at shutdown. */
   readonly createdDirs: Set<string>;
+  /** rootfs is set for a pulled image: its run's directory, user, and the pod's /etc files */
+  readonly rootfs?: { readonly containerDir: string; readonly runAs: RunAs; readonly etcMounts: readonly RootfsMount[]; readonly hostname: string };
 }
 
 /** resolveArgv returns the program and arguments, following the image entrypoint/cmd rules. */
@@ -38,6 +42,7 @@ export function resolveArgv(container: V1Container, program: ImageProgram, env: 
   const expand = (list: string[] | undefined) => (list ?? []).map((item) => expandVariables(item, env));
   const command = expand(container.command);
   const args = expand(container.args);
+  if (program.kind === 'image') return imageArgv(container, program.image, expand);
   if (program.kind === 'host-command') {
     if (command.length === 0) throw new RunContainerError('image tuna.test/host needs a command');
     return [...command, ...args];
@@ -67,6 +72,7 @@ function ensureMountPoint(target: string, isFile: boolean, created: Set<string>)
 /** startContainerProcess spawns the container; its stdout and stderr append to `logFile`. */
 export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
   const argv = resolveArgv(launch.container, launch.program, launch.env);
+  if (launch.program.kind === 'image') return startImageProcess(launch, launch.program.image, argv);
   const mountArgs: string[] = [];
   for (const mount of launch.container.volumeMounts ?? []) {
     const volumeDir = launch.volumes.get(mount.name);
@@ -93,11 +99,42 @@ export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
   const script = execViaDescriptor
     ? `${steps.join('\n')}\nshift ${mountArgs.length + 1}\nexec /proc/self/fd/9 "$@"`
     : `${steps.join('\n')}\nshift ${mountArgs.length}\nexec "$@"`;
+  return spawnInNetns(launch, script, [...mountArgs, ...argv], launch.workingDir);
+}
+
+/** startImageProcess runs a pulled image's entrypoint in its own root (container-rootfs.ts). */
+function startImageProcess(launch: ContainerLaunch, image: PulledImage, argv: string[]): ChildProcess {
+  if (!launch.rootfs) throw new RunContainerError(`image ${image.reference} has no root filesystem prepared`);
+  const mounts: RootfsMount[] = [...launch.rootfs.etcMounts];
+  for (const mount of launch.container.volumeMounts ?? []) {
+    const volumeDir = launch.volumes.get(mount.name);
+    if (!volumeDir) throw new RunContainerError(`volume ${mount.name} is not defined`);
+    mounts.push({ source: mount.subPath ? path.join(volumeDir, mount.subPath) : volumeDir, target: mount.mountPath, readOnly: mount.readOnly === true });
+  }
+  const { script, params } = rootfsScript({
+    image,
+    containerDir: launch.rootfs.containerDir,
+    mounts,
+    readOnlyRootFilesystem: launch.container.securityContext?.readOnlyRootFilesystem === true,
+    runAs: launch.rootfs.runAs,
+    workingDir: launch.container.workingDir ?? (image.config.workingDir || '/'),
+    hostPath: HOST_PATH,
+    hostname: launch.rootfs.hostname,
+  });
+  return spawnInNetns(launch, script, [...params, ...argv], launch.rootfs.containerDir, true);
+}
+
+/** spawnInNetns runs `sh -c script name args…` in the pod's network namespace (and a new mount namespace). */
+function spawnInNetns(launch: ContainerLaunch, script: string, args: readonly string[], cwd: string, hasOwnUts = false): ChildProcess {
   const env: Record<string, string> = { PATH: HOST_PATH, ...Object.fromEntries(launch.env) };
   const log = openSync(launch.logFile, 'a');
   try {
-    return spawn('ip', ['netns', 'exec', launch.netns, 'sh', '-c', script, launch.container.name, ...mountArgs, ...argv], {
-      cwd: launch.workingDir,
+    // ip and sh by absolute path: the PATH in `env` is the container's (an image's may hold neither)
+    const inNetns = [hostTool('ip'), 'netns', 'exec', launch.netns, hostTool('sh'), '-c', script, launch.container.name, ...args];
+    // a pulled image's container also gets a UTS namespace of its own, for the pod's hostname
+    const [file = '', ...rest] = hasOwnUts ? [hostTool('unshare'), '--uts', ...inNetns] : inNetns;
+    return spawn(file, rest, {
+      cwd,
       env,
       detached: true, // its own process group, so stopping the container reaches its children
       stdio: ['ignore', log, log],
@@ -105,6 +142,12 @@ export function startContainerProcess(launch: ContainerLaunch): ChildProcess {
   } finally {
     closeSync(log);
   }
+}
+
+/** hostTool finds a program of the host on HOST_PATH (falling back to its bare name). */
+function hostTool(name: string): string {
+  for (const dir of HOST_PATH.split(':')) if (existsSync(path.join(dir, name))) return path.join(dir, name);
+  return name;
 }
 
 /** isUnder says whether `file` is `dir` or inside it. */

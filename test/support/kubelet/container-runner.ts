@@ -3,10 +3,13 @@ import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import type { V1Container, V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { buildContainerEnv, type ObjectReader } from './container-env.js';
-import { signalContainer, startContainerProcess } from './container-process.js';
-import { resolveImage, type ImageTableOptions } from './image-table.js';
-import { probeOnce } from './readiness-probe.js';
+import { writeFileSync } from 'node:fs';
+import { buildContainerEnv, kubernetesServiceEnv, type ObjectReader, type ServiceAddress } from './container-env.js';
+import { HOST_PATH, signalContainer, startContainerProcess, type ContainerLaunch } from './container-process.js';
+import { resolveRunAs } from './container-rootfs.js';
+import { isLoopbackRegistry, referenceAtDigest, type ImagePuller, type PulledImage } from './image-puller.js';
+import { resolveImage, type ImageProgram, type ImageTableOptions } from './image-table.js';
+import { probeOnce, type ProbeRoot } from './readiness-probe.js';
 
 /** ContainerContext is what a container needs from its pod. */
 export interface ContainerContext {
@@ -21,7 +24,14 @@ export interface ContainerContext {
   readonly onChange: () => void;
   /** log writes a line to the kubelet's output (stand-in images are announced there). */
   readonly log?: (message: string) => void;
+  /** puller pulls images from loopback registries; without it only the image table runs */
+  readonly puller?: ImagePuller;
+  /** kubernetesService is the `kubernetes` Service every container is told of (in-cluster config) */
+  readonly kubernetesService?: ServiceAddress;
 }
+
+/** PULL_RETRY_MAX_MS bounds the back-off between attempts to pull an image. */
+const PULL_RETRY_MAX_MS = 10_000;
 
 const MAX_BACKOFF_MS = 10_000;
 
@@ -36,6 +46,9 @@ export class ContainerRunner {
   private restartTimer: NodeJS.Timeout | undefined;
   private probeFailures = 0;
   private isProbing = false;
+  private pullFailures = 0;
+  private imageId = '';
+  private probeRoot: ProbeRoot | undefined;
 
   constructor(readonly spec: V1Container, private readonly context: ContainerContext) {}
 
@@ -52,18 +65,14 @@ export class ContainerRunner {
   /** start launches the process, or records why it cannot run (ErrImagePull, config errors). */
   async start(): Promise<void> {
     if (this.stopping) return;
-    const program = resolveImage(this.spec.image ?? '', this.context.images);
-    if (!program) {
-      this.setState({ waiting: { reason: 'ErrImagePull', message: `image "${this.spec.image}" is not in this kubelet's image table` } });
-      return;
-    }
-    if (program.kind === 'binary' && program.standIn && this.restartCount === 0 && !this.state.terminated) {
-      const pod = this.context.pod().metadata;
-      this.context.log?.(`pod ${pod?.namespace}/${pod?.name} container ${this.spec.name}: image ${this.spec.image} is a STAND-IN: ${program.standIn}`);
-    }
+    const program = await this.findProgram();
+    if (!program || this.stopping) return;
     try {
-      const env = await buildContainerEnv(this.context.pod(), this.spec, this.context.podIp, this.context.reader);
+      const own = await buildContainerEnv(this.context.pod(), this.spec, this.context.podIp, this.context.reader);
       if (this.stopping) return;
+      const service = this.context.kubernetesService ? kubernetesServiceEnv(this.context.kubernetesService) : [];
+      // the image's ENV, then the Service variables, then the container's own (later wins)
+      const env = new Map([...(program.kind === 'image' ? program.image.config.env : []), ...service, ...own]);
       const child = startContainerProcess({
         netns: this.context.netns,
         container: this.spec,
@@ -73,9 +82,15 @@ export class ContainerRunner {
         logFile: this.logFile,
         workingDir: this.spec.workingDir ?? this.context.podDir,
         createdDirs: this.context.createdDirs,
+        ...(program.kind === 'image' ? { rootfs: this.prepareRootfs(program.image) } : {}),
       });
       this.child = child;
       this.probeFailures = 0;
+      // ip netns exec, sh and unshare each exec the next: the child's pid is the container's process
+      this.probeRoot =
+        program.kind === 'image' && child.pid !== undefined
+          ? { pid: child.pid, ...resolveRunAs(this.context.pod(), this.spec, program.image), path: env.get('PATH') ?? HOST_PATH }
+          : undefined;
       child.once('exit', (code, signal) => this.onExit(code, signal));
       child.once('error', (error) => this.onExit(127, null, error.message));
       this.setState({ running: { startedAt: new Date() } });
@@ -84,6 +99,58 @@ export class ContainerRunner {
       this.setState({ waiting: { reason, message: (error as Error).message } });
       this.scheduleRestart();
     }
+  }
+
+  /**
+   * findProgram resolves the image: the table first (upstream images this machine cannot pull,
+   * announced in the kubelet's output), else a pull from a loopback registry; undefined when it
+   * cannot run (the state says why, and a failed pull is retried with back-off).
+   */
+  private async findProgram(): Promise<ImageProgram | undefined> {
+    const image = this.spec.image ?? '';
+    const isFirstStart = this.restartCount === 0 && !this.state.terminated;
+    const pod = this.context.pod().metadata;
+    const where = `pod ${pod?.namespace}/${pod?.name} container ${this.spec.name}`;
+    const mapped = resolveImage(image, this.context.images);
+    if (mapped) {
+      this.imageId = `tuna.test/image-table/${image}`;
+      if (isFirstStart) this.context.log?.(`${where}: image ${image} ${describeTableEntry(mapped)}`);
+      return mapped;
+    }
+    if (!this.context.puller || !isLoopbackRegistry(image)) {
+      this.setState({ waiting: { reason: 'ErrImagePull', message: `image "${image}" is neither on a loopback registry (the only ones this kubelet pulls from) nor in its image table` } });
+      return undefined;
+    }
+    try {
+      const pulled = await this.context.puller.pull(image);
+      this.pullFailures = 0;
+      this.imageId = referenceAtDigest(image, pulled.digest);
+      if (isFirstStart) this.context.log?.(`${where}: image ${image} pulled (${pulled.digest}), running its entrypoint in its own root filesystem`);
+      return { kind: 'image', image: pulled };
+    } catch (error) {
+      this.setState({ waiting: { reason: 'ErrImagePull', message: (error as Error).message } });
+      const delay = Math.min(PULL_RETRY_MAX_MS, 1000 * 2 ** this.pullFailures++);
+      this.restartTimer = setTimeout(() => void this.start(), delay);
+      return undefined;
+    }
+  }
+
+  /** prepareRootfs is a pulled image's run: a fresh writable layer, the user, /etc/hosts and resolv.conf. */
+  private prepareRootfs(image: PulledImage): NonNullable<ContainerLaunch['rootfs']> {
+    const runAs = resolveRunAs(this.context.pod(), this.spec, image);
+    const containerDir = path.join(this.context.podDir, 'containers', `${this.spec.name}-${this.restartCount}`);
+    const hosts = path.join(this.context.podDir, 'etc-hosts');
+    const name = this.context.pod().spec?.hostname ?? this.context.pod().metadata?.name ?? '';
+    writeFileSync(hosts, `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n${this.context.podIp}\t${name}\n`);
+    return {
+      containerDir,
+      runAs,
+      hostname: name,
+      etcMounts: [
+        { source: hosts, target: '/etc/hosts', readOnly: false },
+        { source: '/etc/resolv.conf', target: '/etc/resolv.conf', readOnly: true },
+      ],
+    };
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null, message?: string): void {
@@ -126,7 +193,7 @@ export class ContainerRunner {
       if (probe) {
         const since = (Date.now() - (this.state.running.startedAt?.getTime() ?? 0)) / 1000;
         if (since < (probe.initialDelaySeconds ?? 0)) return;
-        const success = await probeOnce(probe, this.spec, this.context.podIp, this.context.netns);
+        const success = await probeOnce(probe, this.spec, this.context.podIp, this.context.netns, this.probeRoot);
         this.probeFailures = success ? 0 : this.probeFailures + 1;
         ok = success || (this.ready && this.probeFailures < (probe.failureThreshold ?? 3));
       } else {
@@ -166,7 +233,7 @@ export class ContainerRunner {
     return {
       name: this.spec.name,
       image: this.spec.image ?? '',
-      imageID: `tuna.test/image-table/${this.spec.image ?? ''}`,
+      imageID: this.imageId,
       containerID: `tuna://${this.context.pod().metadata?.uid ?? ''}/${this.spec.name}/${this.restartCount}`,
       ready: running && this.ready,
       started: running,
@@ -180,6 +247,13 @@ export class ContainerRunner {
     this.state = state;
     this.context.onChange();
   }
+}
+
+/** describeTableEntry says, for the kubelet's output, what runs in place of an upstream image. */
+function describeTableEntry(program: ImageProgram): string {
+  if (program.kind === 'binary' && program.standIn) return `is a STAND-IN: ${program.standIn}`;
+  if (program.kind === 'binary') return `is not pulled (an upstream image; tests reach only loopback): the image table runs ${program.path}, built from the same source`;
+  return 'is not pulled: the image table runs the container\'s command from the host';
 }
 
 /** isPortOpen says whether a TCP connection to host:port succeeds within a second. */

@@ -1,15 +1,20 @@
-// image-table.ts — maps a container image to a program on this machine (we have no image runtime).
+// image-table.ts — maps an upstream container image this machine cannot pull (tests reach only
+// loopback) to a program on this machine; images on a loopback registry are pulled and run instead
+// (image-puller.ts, container-rootfs.ts).
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { PulledImage } from './image-puller.js';
 
 /**
- * ImageProgram says how to run a mapped image: its entrypoint, or the container's own command.
+ * ImageProgram says how to run an image: a mapped program, the container's own command from the
+ * host, or a pulled image's root filesystem and entrypoint.
  * `standIn`, when set, says the program is ours and not the image's software (the kubelet logs it).
  */
 export type ImageProgram =
   | { readonly kind: 'binary'; readonly path: string; readonly name: string; readonly prefixArgs?: readonly string[]; readonly standIn?: string }
-  | { readonly kind: 'host-command' };
+  | { readonly kind: 'host-command' }
+  | { readonly kind: 'image'; readonly image: PulledImage };
 
 /** dnsStandIn is the coredns image's program: our TypeScript DNS server, run by this Node with tsx. */
 function dnsStandIn(): ImageProgram {

@@ -17,6 +17,9 @@ import { postNodeStatus, registerNode, renewLease, type NodeIdentity } from './n
 import { ensureBridge, IpAllocator, listOurNetns, NETNS_PREFIX, removeBridge, removePodNetwork, VETH_PREFIX } from './pod-network.js';
 import { PodRunner } from './pod-runner.js';
 import { ApiObjectReader } from './api-object-reader.js';
+import { startApiserverRelay, type ApiserverRelay } from './apiserver-relay.js';
+import type { ServiceAddress } from './container-env.js';
+import type { ImagePuller } from './image-puller.js';
 
 /** KubeletOptions configure one test kubelet. */
 export interface KubeletOptions {
@@ -29,6 +32,10 @@ export interface KubeletOptions {
   readonly stateDir: string;
   readonly logServer: Omit<LogServerOptions, 'port'>;
   readonly log: (message: string) => void;
+  /** puller pulls images from loopback registries; without it only the image table runs */
+  readonly puller?: ImagePuller;
+  /** apiserverRelay makes the `kubernetes` Service (service) reach the apiserver (on loopback) from pods */
+  readonly apiserverRelay?: { readonly service: ServiceAddress; readonly apiserver: ServiceAddress };
 }
 
 const HEARTBEAT_MS = 10_000;
@@ -47,6 +54,7 @@ export class Kubelet {
   private informer: (Informer<V1Pod> & ObjectCache<V1Pod>) | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private server: Server | undefined;
+  private relay: ApiserverRelay | undefined;
   private isShuttingDown = false;
 
   constructor(private readonly options: KubeletOptions) {
@@ -59,6 +67,8 @@ export class Kubelet {
     const { identity } = this.options;
     await this.sweepLeftovers();
     await ensureBridge();
+    const relay = this.options.apiserverRelay;
+    if (relay) this.relay = await startApiserverRelay(relay.service, relay.apiserver);
     this.server = await startLogServer({ ...this.options.logServer, port: identity.kubeletPort }, (ns, pod, container) =>
       this.findRunner(ns, pod)?.findLogFile(container),
     );
@@ -143,6 +153,8 @@ export class Kubelet {
         ips: this.ips,
         createdDirs: this.createdDirs,
         log: this.options.log,
+        ...(this.options.puller ? { puller: this.options.puller } : {}),
+        ...(this.options.apiserverRelay ? { kubernetesService: this.options.apiserverRelay.service } : {}),
       },
       () => this.scheduleStatusSync(uid),
     );
@@ -208,6 +220,7 @@ export class Kubelet {
     await Promise.all([...this.runners.values()].map((runner) => runner.stop(2)));
     this.runners.clear();
     await this.sweepLeftovers();
+    await this.relay?.close();
     await removeBridge();
     // Deepest first; rmdir only removes empty directories, so nothing of the host's is ever lost.
     for (const entry of [...this.createdDirs].sort((a, b) => b.length - a.length)) {

@@ -1,10 +1,14 @@
 // main.ts — runs the test kubelet (started by hack/cluster/up.sh; stopped by SIGTERM from down.sh).
 //
 // Environment: TUNA_CLUSTER_DIR (state and PKI, written by up.sh), TUNA_ECHO_BIN (echo-basic's
-// directory), TUNA_NODE_NAME, TUNA_KUBELET_PORT, TUNA_K8S_VERSION.
+// directory), TUNA_NODE_NAME, TUNA_KUBELET_PORT, TUNA_K8S_VERSION; TUNA_CRANE_BIN (pulls from
+// loopback registries; unset: the image table only), TUNA_KUBERNETES_SERVICE and TUNA_APISERVER
+// (HOST:PORT each: the `kubernetes` Service pods reach, relayed to the apiserver; unset: none).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { parseServiceAddress } from './apiserver-relay.js';
+import { ImagePuller } from './image-puller.js';
 import { Kubelet } from './kubelet.js';
 
 /** requireEnv reads a variable the kubelet cannot run without. */
@@ -40,6 +44,15 @@ const kubelet = new Kubelet({
     clientCa: readFileSync(path.join(dir, 'ca.crt')),
   },
   log,
+  ...(process.env.TUNA_CRANE_BIN ? { puller: new ImagePuller(process.env.TUNA_CRANE_BIN, path.join(dir, 'images')) } : {}),
+  ...(process.env.TUNA_KUBERNETES_SERVICE && process.env.TUNA_APISERVER
+    ? {
+        apiserverRelay: {
+          service: parseServiceAddress(process.env.TUNA_KUBERNETES_SERVICE, 'TUNA_KUBERNETES_SERVICE'),
+          apiserver: parseServiceAddress(process.env.TUNA_APISERVER, 'TUNA_APISERVER'),
+        },
+      }
+    : {}),
 });
 
 let isStopping = false;

@@ -2,7 +2,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1ContainerState, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { ServiceAddress } from './container-env.js';
 import { ContainerRunner } from './container-runner.js';
+import type { ImagePuller } from './image-puller.js';
 import type { ImageTableOptions } from './image-table.js';
 import { createPodNetwork, removePodNetwork, type IpAllocator, type PodNetwork } from './pod-network.js';
 import { writePodVolumes, type VolumeReader } from './pod-volumes.js';
@@ -15,6 +17,10 @@ export interface PodRunnerDeps {
   readonly ips: IpAllocator;
   readonly createdDirs: Set<string>;
   readonly log: (message: string) => void;
+  /** puller pulls images from loopback registries (image-puller.ts) */
+  readonly puller?: ImagePuller;
+  /** kubernetesService is the apiserver's Service address every container is told of */
+  readonly kubernetesService?: ServiceAddress;
 }
 
 const PROBE_INTERVAL_MS = 1000;
@@ -97,6 +103,8 @@ export class PodRunner {
       createdDirs: this.deps.createdDirs,
       onChange: this.onChange,
       log: this.deps.log,
+      ...(this.deps.puller ? { puller: this.deps.puller } : {}),
+      ...(this.deps.kubernetesService ? { kubernetesService: this.deps.kubernetesService } : {}),
     };
     this.containers = (this.pod.spec?.containers ?? []).map((spec) => new ContainerRunner(spec, context));
     await Promise.all(this.containers.map((c) => c.start()));

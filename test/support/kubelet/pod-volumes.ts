@@ -4,7 +4,7 @@
 // gets is a projected one) are written once at pod start; emptyDir is a directory; hostPath is the
 // host path itself. They are bind-mounted at the container's mountPath inside the container's own
 // mount namespace (see container-process.ts).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1KeyToPath, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { MissingReferenceError, resolveFieldRef, type ObjectReader } from './container-env.js';
@@ -14,7 +14,21 @@ export interface VolumeReader extends ObjectReader {
   requestToken(pod: V1Pod, audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
 
-type Files = Map<string, { data: string; mode?: number | undefined }>;
+type Files = Map<string, { data: string; mode?: number | undefined; owner?: { uid: number; gid: number } | undefined }>;
+
+/**
+ * tokenFileAccess is the kubelet's rule for a projected service-account token: with fsGroup, group
+ * fsGroup and mode 0640; else, when every container runs as one runAsUser, that user and mode 0600;
+ * else the volume's mode (0644 by default), so a non-root process can always read its own token.
+ */
+export function tokenFileAccess(pod: V1Pod, defaultMode: number | undefined): { mode: number; owner?: { uid: number; gid: number } } {
+  const context = pod.spec?.securityContext;
+  if (context?.fsGroup !== undefined) return { mode: 0o640, owner: { uid: 0, gid: context.fsGroup } };
+  const users = (pod.spec?.containers ?? []).map((c) => c.securityContext?.runAsUser ?? context?.runAsUser);
+  const [first] = users;
+  if (first !== undefined && users.every((u) => u === first)) return { mode: 0o600, owner: { uid: first, gid: context?.runAsGroup ?? 0 } };
+  return { mode: defaultMode ?? 0o644 };
+}
 
 /** writePodVolumes writes every volume of the pod under `podDir/volumes` and maps name → host path. */
 export async function writePodVolumes(
@@ -31,6 +45,8 @@ export async function writePodVolumes(
     }
     const dir = path.join(podDir, 'volumes', volume.name);
     await mkdir(dir, { recursive: true });
+    // an emptyDir is writable by any user, as the kubelet makes it (a non-root container writes there)
+    if (volume.emptyDir) await chmod(dir, 0o777);
     const files = await collectVolumeFiles(pod, volume, podIp, reader);
     for (const [relative, file] of files) {
       const target = path.join(dir, relative);
@@ -38,6 +54,7 @@ export async function writePodVolumes(
       await mkdir(path.dirname(target), { recursive: true });
       const defaultMode = volume.secret?.defaultMode ?? volume.configMap?.defaultMode ?? volume.projected?.defaultMode ?? volume.downwardAPI?.defaultMode;
       await writeFile(target, file.data, { mode: file.mode ?? defaultMode ?? 0o644 });
+      if (file.owner) await chown(target, file.owner.uid, file.owner.gid);
     }
     paths.set(volume.name, dir);
   }
@@ -87,7 +104,7 @@ async function collectVolumeFiles(pod: V1Pod, volume: V1Volume, podIp: string, r
     }
     if (source.serviceAccountToken) {
       const token = await reader.requestToken(pod, source.serviceAccountToken.audience, source.serviceAccountToken.expirationSeconds ?? 3600);
-      files.set(source.serviceAccountToken.path, { data: token, mode: 0o600 });
+      files.set(source.serviceAccountToken.path, { data: token, ...tokenFileAccess(pod, volume.projected?.defaultMode) });
     }
   }
   return files;

@@ -5,6 +5,14 @@ import net from 'node:net';
 import type { V1Container, V1Probe } from '@kubernetes/client-node';
 import { HOST_PATH } from './container-process.js';
 
+/** ProbeRoot is where an exec probe of a pulled image's container runs: its process, user and PATH. */
+export interface ProbeRoot {
+  readonly pid: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly path: string;
+}
+
 /** resolveProbePort turns a probe's port (number or container port name) into a number. */
 export function resolveProbePort(container: V1Container, port: number | string | undefined): number | undefined {
   if (typeof port === 'number') return port;
@@ -15,15 +23,20 @@ export function resolveProbePort(container: V1Container, port: number | string |
 
 /**
  * probeOnce says whether the probe succeeds now. Network probes go to the pod's own IP, inside
- * 198.18.0.0/15; exec probes run inside the pod's network namespace. Bounded by timeoutSeconds.
+ * 198.18.0.0/15; exec probes run inside the pod's network namespace (and a pulled image's root).
+ * Bounded by timeoutSeconds.
  */
-export function probeOnce(probe: V1Probe, container: V1Container, podIp: string, netns: string): Promise<boolean> {
+export function probeOnce(probe: V1Probe, container: V1Container, podIp: string, netns: string, inRoot?: ProbeRoot): Promise<boolean> {
   const timeoutMs = Math.max(1, probe.timeoutSeconds ?? 1) * 1000;
   if (probe.exec?.command?.length) {
+    const command = probe.exec.command;
+    // A pulled image's container: the command runs in its root, namespaces and user (nsenter -r -w
+    // chroots to the process's root and cwd before it looks the command up on PATH).
+    const [file, args, env] = inRoot
+      ? ['nsenter', ['-t', String(inRoot.pid), '-m', '-n', '-r', '-w', '-S', String(inRoot.uid), '-G', String(inRoot.gid), '--', ...command], { PATH: inRoot.path }]
+      : ['ip', ['netns', 'exec', netns, ...command], { PATH: HOST_PATH }];
     return new Promise((resolve) => {
-      execFile('ip', ['netns', 'exec', netns, ...(probe.exec?.command ?? [])], { timeout: timeoutMs, env: { PATH: HOST_PATH } }, (error) =>
-        resolve(!error),
-      );
+      execFile(file, args, { timeout: timeoutMs, env }, (error) => resolve(!error));
     });
   }
   if (probe.tcpSocket) {
