@@ -29,4 +29,9 @@ export interface TunnelManagerOptions {
    * false (default): one connection per binding (version 1, what edges before version 2 accept).
    */
   sharedConnections?: boolean;
+  /**
+   * how many bindings one shared connection carries before the next binding opens another one to
+   * the same edge (default 5,000, half of what an edge admits on one connection: docs/protocol.md §9)
+   */
+  bindingsPerConnection?: number;
 }

@@ -69,6 +69,11 @@ export class SharedConnection extends EventEmitter {
     return this.#bindings.size;
   }
 
+  /** serves says whether the binding is attached or attaching here. */
+  serves(bindingId: string): boolean {
+    return this.#bindings.has(bindingId);
+  }
+
   /** attach asks the edge to serve a binding on this connection with its key; connect() on the result waits for the answer. */
   attach(bindingId: string, key: string): BindingAttachment {
     if (!this.#started) {

@@ -20,11 +20,22 @@ export interface SharedPoolDeps {
 // dials per backoff step (their slots still back off on their own).
 const FAILED_DIAL_HOLD_MS = 1000;
 
+/** BINDINGS_PER_CONNECTION is the default number of bindings one shared connection carries before another is opened (the edge admits 10,000). */
+export const BINDINGS_PER_CONNECTION = 5000;
+
+// a bound on the spill-over connections per edge and index (at the default, 5 million bindings)
+const MAX_SPILL = 1000;
+
 interface PoolEntry {
   connection: SharedConnection;
   wasOpen: boolean;
   failedAt?: number;
   failure?: Error;
+}
+
+/** spillId names the `spill`-th connection beside the first of one edge and connection index. */
+function spillId(base: string, spill: number): string {
+  return spill === 0 ? base : `${base}+${spill}`;
 }
 
 /**
@@ -38,6 +49,8 @@ export class SharedConnectionPool {
   readonly #entries = new Map<string, PoolEntry>();
   readonly #all = new Set<SharedConnection>();
   readonly #oneBindingEdges = new Set<string>();
+  /** the highest spill-over index used per edge and connection index */
+  readonly #highestSpill = new Map<string, number>();
 
   constructor(deps: SharedPoolDeps) {
     this.#deps = deps;
@@ -45,7 +58,7 @@ export class SharedConnectionPool {
 
   /** attach starts serving a binding on the `index`-th shared connection to the edge. */
   attach(edge: EdgeEndpoint, index: number, bindingId: string, key: string): BindingAttachment {
-    const id = `${edgeEndpointKey(edge)}#${index}`;
+    const id = this.#slotFor(`${edgeEndpointKey(edge)}#${index}`, bindingId);
     let entry = this.#entries.get(id);
     const now = this.#deps.clock.now();
     const failure = entry?.failure;
@@ -74,6 +87,30 @@ export class SharedConnectionPool {
       });
     }
     return entry.connection.attach(bindingId, key);
+  }
+
+  /**
+   * slotFor picks the connection a binding attaches to: the one that already serves it (a key
+   * rotation stays on its connection), else the first with room (`bindingsPerConnection`), else a
+   * new one beside them, so no connection reaches the edge's per-connection limit.
+   */
+  #slotFor(base: string, bindingId: string): string {
+    const cap = this.#deps.options.bindingsPerConnection ?? BINDINGS_PER_CONNECTION;
+    const highest = this.#highestSpill.get(base) ?? 0;
+    let firstWithRoom: number | undefined;
+    let firstFree: number | undefined;
+    for (let spill = 0; spill <= highest; spill++) {
+      const entry = this.#entries.get(spillId(base, spill));
+      if (entry === undefined || !entry.connection.isUsable) {
+        firstFree ??= spill;
+        continue;
+      }
+      if (entry.connection.serves(bindingId)) return spillId(base, spill);
+      if (firstWithRoom === undefined && (entry.failure !== undefined || entry.connection.bindingCount < cap)) firstWithRoom = spill;
+    }
+    const chosen = firstWithRoom ?? firstFree ?? Math.min(highest + 1, MAX_SPILL - 1);
+    if (chosen > highest) this.#highestSpill.set(base, chosen);
+    return spillId(base, chosen);
   }
 
   /** isOneBindingEdge says the edge refused the shared upgrade as malformed (it speaks version 1 only): bindings connect to it one per connection. */

@@ -208,6 +208,16 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     for (const i of [0, 1, 2]) expect(t.edge.registry.count().get(idOf(i))).to.equal(2);
   });
 
+  it('opens another connection beside a full one (bindingsPerConnection), so no connection reaches the edge limit', async () => {
+    manager.destroy();
+    manager = newTestManager(new TestStreamHandler(), keys, { sharedConnections: true, bindingsPerConnection: 40, backoff: { baseMs: 100, maxMs: 400 } });
+    manager.apply(specs(indexes));
+    await waitUntil(() => attached() === N, 20_000);
+    expect(manager.sharedConnectionCount).to.equal(3);
+    expect(edgeSockets(t.edge).size).to.equal(3);
+    for (const i of [0, 50, 99]) expect(await bindingOf(t.httpPort, hostOf(i))).to.equal(idOf(i));
+  });
+
   it('drains the shared connection on close, finishing a request in flight', async () => {
     manager.apply(specs([0]));
     await waitUntil(() => attached() === 1);
