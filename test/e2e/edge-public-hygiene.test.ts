@@ -32,6 +32,7 @@ function closedWithin(socket: Socket, boundMs: number): Promise<{ closed: boolea
   let bytes = 0;
   socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
   socket.resume();
+  if (socket.closed) return Promise.resolve({ closed: true, bytes });
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve({ closed: false, bytes }), boundMs);
     socket.once('close', () => {
@@ -93,6 +94,41 @@ describe('edge: public connection hygiene (first byte, headers, half-close, limi
     console.log(`      descriptors: baseline ${baseline}, peak ${peak}, after ${after}`);
     expect(peak).to.be.greaterThan(baseline + total);
     expect(after).to.be.at.most(baseline + 5);
+  });
+
+  it('opens and abandons 20,000 connections in waves past the global limit: the excess refused at accept, every one closed, descriptors back to baseline, the edge still serving', async function () {
+    this.timeout(180_000);
+    // first-byte and header deadlines far away: what closes these is the client's FIN, or the limit
+    await start({ maxConnections: 1500, maxConnectionsPerAddress: 2000, firstByteTimeoutMs: 120_000, headersTimeoutMs: 120_000 });
+    const baseline = openDescriptors();
+    const waves = 10;
+    const perWave = 2000;
+    let peak = baseline;
+    let maxOpen = 0;
+    for (let w = 0; w < waves; w++) {
+      const wave: Socket[] = [];
+      for (let i = 0; i < perWave; i += 200) wave.push(...(await Promise.all(Array.from({ length: 200 }, () => dial(t.httpPort)))));
+      peak = Math.max(peak, openDescriptors());
+      maxOpen = Math.max(maxOpen, t.edge.metrics.publicConnectionsOpen);
+      // abandon them as the attacker of finding 2 did: nothing, part of the h2 preface or part of a header, then a FIN
+      const closed = wave.map((socket) => closedWithin(socket, 60_000));
+      for (const [i, socket] of wave.entries()) socket.end(i % 3 === 0 ? '' : i % 3 === 1 ? 'PRI * HTTP/2.0\r\n' : 'GET / HTTP/1.1\r\nHost: app.test\r\n');
+      const results = await Promise.all(closed);
+      expect(results.filter((r) => !r.closed), `wave ${w}: connections the edge never closed`).to.have.length(0);
+    }
+    let after = openDescriptors();
+    for (let i = 0; i < 200 && after > baseline + 5; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      after = openDescriptors();
+    }
+    const refused = t.edge.metrics.publicRefused('connection-limit');
+    console.log(`      ${waves * perWave} connections: descriptors baseline ${baseline}, peak ${peak}, after ${after}; refused at accept ${refused}, most open ${maxOpen}`);
+    expect(after).to.be.at.most(baseline + 5);
+    // the rest of each wave waits in the kernel's accept backlog until slots free (then FIN, closed)
+    expect(maxOpen, 'the edge holds at most maxConnections').to.equal(1500);
+    expect(refused, 'the flood past maxConnections is refused at accept').to.be.greaterThan(0);
+    expect(t.edge.metrics.publicConnectionsOpen).to.equal(0);
+    expect(await get(t.httpPort, '127.0.0.6')).to.equal(200);
   });
 
   it('closes a silent connection after the first-byte timeout, and counts it', async () => {
