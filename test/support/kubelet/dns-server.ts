@@ -108,22 +108,15 @@ export async function startDnsServers(
     if (!plan || plan.logQueries || (plan.logErrors && !summary.includes('NOERROR'))) log(`${client.transport} ${client.address}:${client.port} ${summary}`);
   };
   for (const wanted of [...new Set(plans.map((plan) => plan.port))]) {
-    const udp = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });
-    await new Promise<void>((resolve, reject) => {
-      udp.once('error', reject);
-      udp.bind(listenPort(wanted), host, () => resolve());
-    });
-    const port = udp.address().port;
     const planPort = wanted;
-    udp.on('error', (error) => log(`udp :${port}: ${error.message}`));
-    udp.on('message', (message, rinfo) => {
+    const onMessage = (udp: dgram.Socket, message: Buffer, rinfo: dgram.RemoteInfo): void => {
       const client: DnsClient = { address: unmapped(rinfo.address), port: rinfo.port, transport: 'udp' };
       const answer = answerQuery(plans, planPort, message, client);
       if (!answer) return;
       note(answer.plan, client, answer.summary);
       udp.send(answer.message, rinfo.port, rinfo.address);
-    });
-    const tcp = net.createServer((socket) => {
+    };
+    const onConnection = (socket: net.Socket): void => {
       const client: DnsClient = { address: unmapped(socket.remoteAddress ?? ''), port: socket.remotePort ?? 0, transport: 'tcp' };
       let pending = Buffer.alloc(0);
       socket.setTimeout(10_000, () => socket.destroy());
@@ -142,11 +135,9 @@ export async function startDnsServers(
           socket.write(Buffer.concat([prefix, answer.message]));
         }
       });
-    });
-    await new Promise<void>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(port, host, () => resolve());
-    });
+    };
+    const { udp, tcp, port } = await bindUdpAndTcp(host, listenPort(wanted), onMessage, onConnection);
+    udp.on('error', (error) => log(`udp :${port}: ${error.message}`));
     ports.push(port);
     closers.push(
       () => new Promise<void>((resolve) => udp.close(() => resolve())),
@@ -154,4 +145,38 @@ export async function startDnsServers(
     );
   }
   return { ports, close: async () => void (await Promise.all(closers.map((close) => close()))) };
+}
+
+/**
+ * bindUdpAndTcp listens on one port number for both UDP and TCP. Asked for a free port (0), it
+ * takes the one UDP got; when another process holds that number on TCP it starts again with a
+ * new pair (bounded), so parallel test files taking ports do not make it fail.
+ */
+async function bindUdpAndTcp(
+  host: string,
+  wanted: number,
+  onMessage: (udp: dgram.Socket, message: Buffer, rinfo: dgram.RemoteInfo) => void,
+  onConnection: (socket: net.Socket) => void,
+): Promise<{ udp: dgram.Socket; tcp: net.Server; port: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const udp = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });
+    await new Promise<void>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.bind(wanted, host, () => resolve());
+    });
+    const port = udp.address().port;
+    const tcp = net.createServer(onConnection);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, host, () => resolve());
+      });
+    } catch (error) {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      if (wanted !== 0 || attempt >= 20 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      continue;
+    }
+    udp.on('message', (message, rinfo) => onMessage(udp, message, rinfo));
+    return { udp, tcp, port };
+  }
 }
