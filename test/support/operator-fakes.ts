@@ -38,3 +38,14 @@ export class ListedObjects implements ObjectSource {
     return [];
   }
 }
+
+/** ChangingObjects is a listed cache whose test fires the change callback by hand. */
+export class ChangingObjects extends ListedObjects {
+  #listeners: (() => void)[] = [];
+  override onChange(callback: () => void): void {
+    this.#listeners.push(callback);
+  }
+  change(): void {
+    for (const l of this.#listeners) l();
+  }
+}

@@ -15,7 +15,7 @@ import type { SyncResult, WatchedKind } from '../../src/operator/index.js';
 import { FakeClock } from '../support/tunnel-fake-clock.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
 import { fakeKubeConfig } from '../support/fake-kubeconfig.js';
-import { ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
+import { ChangingObjects, ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
 
 const BASE = 'tuna.example.com';
 
@@ -27,17 +27,6 @@ const service = (name: string): KubernetesObject =>
     metadata: { name, namespace: 'default', uid: `uid-${name}` },
     spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
   }) as KubernetesObject;
-
-/** ChangingObjects is a listed cache whose test fires the change callback by hand. */
-class ChangingObjects extends ListedObjects {
-  #listeners: (() => void)[] = [];
-  override onChange(callback: () => void): void {
-    this.#listeners.push(callback);
-  }
-  change(): void {
-    for (const l of this.#listeners) l();
-  }
-}
 
 /** KeysThatFailToPersist are in-memory keys whose persist fails while `isFailing`. */
 class KeysThatFailToPersist extends TunnelKeys {

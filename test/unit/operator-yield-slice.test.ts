@@ -10,7 +10,7 @@ import { EdgeReconciler, Operator, TunnelKeys } from '../../src/operator/index.j
 import type { SyncResult } from '../../src/operator/index.js';
 import type { Clock, ClockTimer } from '../../src/tunnel/index.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
-import { ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
+import { ChangingObjects, RecordingTunnels } from '../support/operator-fakes.js';
 
 const service = (name: string): KubernetesObject =>
   ({
@@ -19,17 +19,6 @@ const service = (name: string): KubernetesObject =>
     metadata: { name, namespace: 'default', uid: `uid-${name}` },
     spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
   }) as KubernetesObject;
-
-/** ChangingObjects is a listed cache whose test fires the change callback by hand. */
-class ChangingObjects extends ListedObjects {
-  #listeners: (() => void)[] = [];
-  override onChange(callback: () => void): void {
-    this.#listeners.push(callback);
-  }
-  change(): void {
-    for (const l of this.#listeners) l();
-  }
-}
 
 /** StepClock is a clock the test moves by hand; its timers are real (none fires in this test's span). */
 class StepClock implements Clock {
