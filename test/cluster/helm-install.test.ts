@@ -99,6 +99,63 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
   const operatorPods = async (): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector: SELECTOR })).items.filter((p) => !p.metadata?.deletionTimestamp);
   const isReady = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 
+  /**
+   * watchRollout records, while a rollout runs, every change of the binding's tunnels at the edge
+   * (by the pod they come from), of the operator pods (ready, terminating) and the pods' logs, so a
+   * failed request can be told apart: no tunnel at all, a tunnel that ended with streams in flight,
+   * or a pod that was not serving yet.
+   */
+  const watchRollout = () => {
+    const started = Date.now();
+    const lines: string[] = [];
+    const note = (line: string) => lines.push(`${((Date.now() - started) / 1000).toFixed(2).padStart(7)} ${line}`);
+    const podByIp = new Map<string, string>();
+    const logs = new Map<string, string>();
+    let lastTunnels = '';
+    let lastPods = '';
+    const tunnels = setInterval(() => {
+      const mine = edge.edge.registry.all().filter((t) => t.bindingId === `binding/host/${host}`);
+      const summary = mine
+        .map((t) => `${podByIp.get(t.socket.remoteAddress ?? '') ?? t.socket.remoteAddress} ${t.connectionId}${t.isAvailable ? '' : ` draining (${t.activeStreams} streams)`}`)
+        .sort()
+        .join('; ');
+      if (summary !== lastTunnels) note(`tunnels: ${summary || 'none'}`);
+      lastTunnels = summary;
+    }, 20);
+    let isPolling = false;
+    const pods = setInterval(() => {
+      if (isPolling) return;
+      isPolling = true;
+      void (async () => {
+        const list = (await core.listNamespacedPod({ namespace, labelSelector: SELECTOR })).items;
+        for (const p of list) if (p.status?.podIP !== undefined) podByIp.set(p.status.podIP, p.metadata?.name ?? '');
+        const summary = list
+          .map((p) => `${p.metadata?.name} ${isReady(p) ? 'ready' : 'not-ready'}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`)
+          .sort()
+          .join('; ');
+        if (summary !== lastPods) note(`pods: ${summary}`);
+        lastPods = summary;
+        for (const p of list) {
+          const name = p.metadata?.name ?? '';
+          const text = await core.readNamespacedPodLog({ name, namespace }).catch(() => undefined);
+          if (typeof text === 'string' && text.length >= (logs.get(name)?.length ?? 0)) logs.set(name, text);
+        }
+      })()
+        .catch(() => undefined)
+        .finally(() => (isPolling = false));
+    }, 250);
+    return {
+      note,
+      stop: async () => {
+        clearInterval(tunnels);
+        clearInterval(pods);
+        await waitFor('the pod poll to end', 10_000, async () => (isPolling ? undefined : true), 50).catch(() => undefined);
+        const tail = [...logs].map(([name, text]) => `--- ${name}\n${text.split('\n').slice(-60).join('\n')}`);
+        return [...lines, ...tail].join('\n');
+      },
+    };
+  };
+
   before(async () => {
     config = clusterConfig();
     core = config.makeApiClient(CoreV1Api);
@@ -251,16 +308,22 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
       isRolledOut = true;
     }).catch((error: unknown) => (failedRollout = error));
     const failures: string[] = [];
+    const watch = watchRollout();
     let sent = 0;
     // bounded: at most 3000 requests, ending two seconds' worth after the rollout
     for (let after = 0; sent < 3000 && after < 20 && failedRollout === undefined; sent++) {
       const target = sent % 2 === 0 ? '/' : '/api/loop';
       const answer = await get('127.0.0.1', edge.httpPort, host, target);
-      if (answer.status !== 200) failures.push(`${target} → ${answer.status}`);
+      if (answer.status !== 200) {
+        failures.push(`${target} → ${answer.status}`);
+        watch.note(`request ${target} → ${answer.status} ${answer.body.trim()}`);
+      }
       if (isRolledOut) after++;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await upgrade;
+    const story = await watch.stop();
+    if (failures.length > 0 || process.env.TUNA_ROLLOUT_STORY !== undefined) console.log(`      what the rollout looked like (tunnels of ${host} at the edge, by pod; pods; failed requests):\n${story}`);
     if (failedRollout !== undefined) throw failedRollout;
     figures.push(`helm upgrade: ${sent} requests during the rollout, ${failures.length} failed`);
     expect(isRolledOut, 'the rollout finished within the loop').to.equal(true);
