@@ -132,10 +132,27 @@ export function openTunnelStream(ctx: FrontContext, tunnel: EdgeTunnel, headers:
   return { upstream, limiter };
 }
 
+/** IDEMPOTENT_METHODS may be sent again automatically (RFC 9110 §9.2.2). */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
 /**
- * mayRetryElsewhere is true for a stream the agent refused unprocessed (a GOAWAY race, RFC 9113
- * §8.7): a bodyless request on its first attempt is then safe to send once more on another tunnel.
+ * mayRetryElsewhere says whether a stream that ended with no response may be sent once more on
+ * another tunnel of its binding. Only a bodyless request on its first attempt (the edge keeps no
+ * copy of a body), and only when nothing can have been half done: the agent refused the stream
+ * unprocessed (REFUSED_STREAM, a GOAWAY race, RFC 9113 §8.7), or the request is idempotent
+ * (RFC 9110 §9.2.2) and its tunnel went away under it — the replica serving it stopped or its
+ * connection broke, as in a rolling upgrade.
  */
-export function mayRetryElsewhere(upstream: ClientHttp2Stream, isBodyless: boolean, attempt: number): boolean {
-  return isBodyless && attempt === 0 && upstream.rstCode === h2constants.NGHTTP2_REFUSED_STREAM;
+export function mayRetryElsewhere(upstream: ClientHttp2Stream, tunnel: EdgeTunnel, method: string, isBodyless: boolean, attempt: number): boolean {
+  if (!isBodyless || attempt !== 0) return false;
+  if (upstream.rstCode === h2constants.NGHTTP2_REFUSED_STREAM) return true;
+  return !tunnel.isAvailable && IDEMPOTENT_METHODS.has(method);
+}
+
+/**
+ * retryTunnel is the tunnel a retried request goes to: another one of the binding that is up now,
+ * or the first to connect within `tunnelWaitMs` (the replica that replaces a stopping one).
+ */
+export async function retryTunnel(ctx: FrontContext, bindingId: string, failed: EdgeTunnel): Promise<EdgeTunnel | undefined> {
+  return ctx.registry.pick(bindingId, failed) ?? (await ctx.registry.waitFor(bindingId, ctx.limits.tunnelWaitMs));
 }

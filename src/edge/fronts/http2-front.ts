@@ -2,7 +2,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http2HostProblem } from './host-header.js';
 import { cancelUpstream } from './tunnel-cancels.js';
@@ -70,11 +70,12 @@ function send(
     ctx.metrics.streamsActive--;
     if (hasResponse) return;
     if (limiter?.isExceeded === true) return replyHttp2(ctx, stream, REPLY.tooLarge);
-    if (mayRetryElsewhere(upstream, isBodyless, attempt)) {
-      const next = ctx.registry.pick(bindingId, tunnel);
-      if (next !== undefined) return send(ctx, next, stream, headers, isBodyless, bindingId, 1);
-    }
-    replyHttp2(ctx, stream, REPLY.tunnelFailed);
+    if (!mayRetryElsewhere(upstream, tunnel, String(headers[':method']), isBodyless, attempt)) return replyHttp2(ctx, stream, REPLY.tunnelFailed);
+    void retryTunnel(ctx, bindingId, tunnel).then((next) => {
+      if (stream.destroyed || stream.closed) return;
+      if (next === undefined) return replyHttp2(ctx, stream, REPLY.tunnelFailed);
+      send(ctx, next, stream, headers, isBodyless, bindingId, 1);
+    });
   });
   stream.once('close', () => cancelUpstream(tunnel, upstream));
   if (isBodyless) return;
