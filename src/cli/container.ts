@@ -91,11 +91,10 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
   const noLog = (): void => undefined;
   return {
     container: c,
-    createTunnelManager: (handler, keys, overrides) => {
+    createTunnelManager: (handler, keys) => {
       const scope = c.createChildContainer();
       scope.register(TUNNEL_STREAM_HANDLER, { useValue: handler });
       scope.register(TUNNEL_KEY_SOURCE, { useValue: keys });
-      if (overrides !== undefined) scope.register(TUNNEL_MANAGER_OPTIONS, { useValue: { ...c.resolve(TUNNEL_MANAGER_OPTIONS), ...overrides } });
       return scope.resolve(TunnelManager);
     },
     createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),

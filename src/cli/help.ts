@@ -96,9 +96,6 @@ Options:
                      /metrics (Prometheus) over HTTP on A: HOST:PORT or :PORT (default: off)
   --key-connections N the connection cap of each tunnel key it mints: every replica's
                      connections, plus a surge pod's in a rolling upgrade (default 4)
-  --shared-connections carry every binding on one connection per edge node (protocol
-                     version 2); off by default in the operator until rolling upgrades
-                     with it lose no request
 ${logFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE

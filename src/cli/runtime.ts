@@ -13,7 +13,7 @@ export interface CliRuntime {
   /** container is the composition root's container; a command registers the parts of what it runs in a child of it */
   readonly container: DependencyContainer;
   /** createTunnelManager builds a tunnel manager feeding `handler`, with keys from `keys` (the operator) */
-  createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource, options?: { sharedConnections?: boolean }): TunnelManager;
+  createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource): TunnelManager;
   /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors; `observer` sees every HTTP exchange (the request inspector) */
   createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */

@@ -52,10 +52,9 @@ const options = {
   'secret-refresh': { type: 'string' },
   'health-addr': { type: 'string' },
   'key-connections': { type: 'string' },
-  'shared-connections': { type: 'boolean' },
 } as const;
 
-const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString, 'health-addr': ListenAddressString, 'key-connections': PositiveIntString, 'shared-connections': t.boolean });
+const OperatorFlags = t.partial({ kubeconfig: t.string, 'cluster-id': t.string, 'base-domain': HostnameString, 'no-status': t.boolean, 'keys-namespace': t.string, 'secret-refresh': SecondsString, 'health-addr': ListenAddressString, 'key-connections': PositiveIntString });
 
 /**
  * operatorCommand is `tuna operator`: watch the cluster (KUBECONFIG, or the pod's service account
@@ -66,7 +65,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const parsed = parseFlags(args, options, 'operator');
   if (parsed.values.help === true) return (io.out(commandHelp.operator!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr', 'key-connections', 'shared-connections']), 'operator');
+  const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr', 'key-connections']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
@@ -100,9 +99,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const certificates = new AcceptedCertificates();
   const secrets = new SecretReader(new CoreSecretGetter(kube), { refreshMs: (flags['secret-refresh'] ?? 30) * 1000, onProblem: (line) => log.warn(line) });
   const dataPlane = new DataPlane({ endpoints, certificates, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
-  // Protocol version 2 (every binding on one connection) is opt-in for the operator: with it, a
-  // rolling upgrade of the chart saw 2 failed requests in 78 (test/cluster/helm-install.test.ts).
-  const manager = runtime.createTunnelManager(dataPlane, keys, { sharedConnections: flags['shared-connections'] === true });
+  const manager = runtime.createTunnelManager(dataPlane, keys);
   manager.on('tunnel-error', (bindingId: string, err: Error) => report(`tunnel for ${bindingId}`, err, { bindingId }));
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
   const elector =
