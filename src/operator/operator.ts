@@ -203,7 +203,7 @@ export class Operator {
       this.#keySignature = signature;
     }
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
-    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses) : state.statuses;
+    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
