@@ -72,9 +72,9 @@ export interface OperatorOptions {
   /** random in [0, 1) for the jitter (tests) */
   random?: () => number;
   /**
-   * while a custom domain waits for its DNS verification, sync again after this long (default
-   * 60 s), so that a domain verified at the edge (`tuna reserve verify`) is served without a change
-   * in the cluster
+   * while a custom domain waits for its DNS verification, or a TCP port for a free port of the
+   * edge's pool, sync again after this long (default 60 s), so that a domain verified at the edge
+   * (`tuna reserve verify`) or a port released there is served without a change in the cluster
    */
   recheckMs?: number;
   /**
@@ -212,7 +212,8 @@ export class Operator {
     if (isWriter && isComplete && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
     if (isWriter && isComplete && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
-    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified')) this.#scheduleRecheck();
+    // only the edge knows when a domain is verified, or when a port of its pool is free again
+    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned')) this.#scheduleRecheck();
     return result;
   }
 
