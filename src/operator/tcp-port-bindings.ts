@@ -12,9 +12,9 @@ import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
  * from the graph's id: the key records it (`edgeBindingId`), so the tunnel names the edge's id and
  * the handshake is accepted (docs/protocol.md "Binding ids").
  *
- * Which port: the one the binding asks for (the Service port, a TCPPort's) when it lies in the
- * edge's pool and no other binding of this cluster holds it, else any port of the pool; the edge
- * decides, and the status says what it assigned. An edge without a pool, or one whose pool is
+ * Which port: the one the binding asks for (the Service port) when it lies in the edge's pool and
+ * no other binding of this cluster holds it, else any port of the pool; the edge decides, and the
+ * status says what it assigned. A Tunnel's TCPPort port is exact: that port or held back. An edge without a pool, or one whose pool is
  * exhausted, holds the binding back (`PortNotAssigned`, with the edge's answer).
  */
 
@@ -95,7 +95,11 @@ function heldForTunnel(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding): Reser
   return held !== undefined && held.labels[deps.bindingLabel] === undefined ? held : undefined;
 }
 
-/** reserveTcpPort asks the edge for the port the binding asks for where it may get it, else for any port of its pool. */
+/**
+ * reserveTcpPort asks the edge for the port the binding asks for where it may get it, else for any
+ * port of its pool. A Tunnel's TCPPort names its port exactly (docs/crds.md): it gets that one or is
+ * held back, never another.
+ */
 async function reserveTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding, labels: Record<string, string>): Promise<{ reservation: Reservation } | { pending: TcpPortPending }> {
   const asked = b.port ?? 0;
   const pool = deps.portPool;
@@ -103,6 +107,11 @@ async function reserveTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding,
   const isInPool = pool === undefined || (pool !== null && asked >= pool.first && asked <= pool.last);
   // a port this cluster holds for another binding (or a TCPPort) is taken: asking for it would adopt it
   const isAskable = asked > 0 && isInPool && edge.tcpPortAt(asked) === undefined && !deps.asking.has(asked);
+  const isExact = asked > 0 && b.source.kind === 'Tunnel';
+  if (isExact && !isAskable) {
+    const why = isInPool ? 'another binding of this cluster holds it' : `it is outside the edge's TCP port pool${pool ? ` ${pool.first}-${pool.last}` : ''}`;
+    return { pending: { bindingId: b.id, reason: 'PortNotAssigned', message: `${what} is not served: ${why}` } };
+  }
   let refusal = '';
   if (isAskable) {
     deps.asking.add(asked);
@@ -111,6 +120,7 @@ async function reserveTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding,
       edge.addReservation(reservation);
       return { reservation };
     } catch (err) {
+      if (isExact) return { pending: { bindingId: b.id, reason: 'PortNotAssigned', message: `${what} is not served: the edge refused it: ${(err as Error).message}` } };
       refusal = `; the edge refused port ${asked}: ${(err as Error).message}`;
     } finally {
       deps.asking.delete(asked);

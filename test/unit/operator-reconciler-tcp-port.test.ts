@@ -182,6 +182,21 @@ describe('operator: tcp-port bindings in the edge reconciler', () => {
     const other = await new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c' }).reconcile(graphOf(tunnel, service));
     expect(other.ports?.get(service.id)?.port).to.not.equal(21002);
   });
+
+  it('gives a tcp Tunnel the exact port its TCPPort names, or holds it back: never another port of the pool', async () => {
+    const control = new TcpEdgeControl();
+    const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', portPool: control.pool! });
+    const inPool = tcpBinding(21001, 'ssh', 'Tunnel', 'tuna.dev');
+    const outside = tcpBinding(2222, 'git', 'Tunnel', 'tuna.dev');
+    const report = await reconciler.reconcile(graphOf(inPool, outside));
+    expect(report.ports?.get(inPool.id)?.port).to.equal(21001);
+    expect(report.pending).to.deep.equal([{ bindingId: outside.id, reason: 'PortNotAssigned', message: "TCP port 2222 is not served: it is outside the edge's TCP port pool 21000-21002" }]);
+    // with the pool not known, the edge's refusal is the reason, and no pool port is taken instead
+    const unknown = new TcpEdgeControl();
+    const refused = await new EdgeReconciler(unknown, new TunnelKeys(), { clusterId: 'c' }).reconcile(graphOf(outside));
+    expect(refused.pending).to.deep.equal([{ bindingId: outside.id, reason: 'PortNotAssigned', message: 'TCP port 2222 is not served: the edge refused it: port: port 2222 is outside the TCP port pool 21000-21002' }]);
+    expect(tcpReservations(unknown)).to.deep.equal([]);
+  });
 });
 
 describe('operator: statuses of served tcp-port bindings', () => {
