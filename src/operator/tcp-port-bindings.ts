@@ -14,8 +14,9 @@ import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
  *
  * Which port: the one the binding asks for (the Service port) when it lies in the edge's pool and
  * no other binding of this cluster holds it, else any port of the pool; the edge decides, and the
- * status says what it assigned. A Tunnel's TCPPort port is exact: that port or held back. An edge without a pool, or one whose pool is
- * exhausted, holds the binding back (`PortNotAssigned`, with the edge's answer).
+ * status says what it assigned. A Tunnel's TCPPort port is exact: that port or held back. An
+ * edge without a pool, or one whose pool is exhausted, holds the binding back (`PortNotAssigned`,
+ * with the edge's answer).
  */
 
 /** TcpPortAddress is where the edge serves a ready tcp-port binding: its host (when it names one) and the port it assigned. */
