@@ -203,7 +203,7 @@ const ListenerCodec = t.union([t.readonly(t.type({ port: t.number })), t.null]);
  * need not be told twice (the operator's base domain, the pools it may reserve from).
  */
 export const EdgeInfoCodec = t.readonly(
-  t.type({
+  t.intersection([t.type({
     /** the tuna version the edge runs */
     version: t.string,
     /** `<name>.<baseDomain>` is a subdomain reservation, served under the edge's wildcard certificate */
@@ -218,6 +218,12 @@ export const EdgeInfoCodec = t.readonly(
     /** the scheme of a reserved hostname's public URL: https when the edge has an HTTPS listener */
     scheme: t.union([t.literal('https'), t.literal('http'), t.null]),
   }),
+  // optional: edges before it did not send it
+  t.partial({
+    /** the host the edge's tcp-port listeners bind (`0.0.0.0`: every address; then only DNS can name the edge) */
+    tcpHost: t.string,
+  }),
+  ]),
   'EdgeInfo',
 );
 /** EdgeInfo is what `GET /v1/edge` tells about the edge. */

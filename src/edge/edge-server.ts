@@ -69,6 +69,11 @@ export interface EdgeAddresses {
   bindings: Map<string, AddressInfo[]>;
 }
 
+/** tcpHostOf is the host tcp-port listeners bind: the HTTP listener's (GET /v1/edge reports it as `tcpHost`). */
+function tcpHostOf(config: EdgeConfigFile): string {
+  return config.listen.http?.host ?? '0.0.0.0';
+}
+
 /** bindingsFromConfig converts the config file's bindings to directory entries. */
 export function bindingsFromConfig(config: EdgeConfigFile): EdgeBinding[] {
   return (config.bindings ?? []).map((b) => {
@@ -157,7 +162,7 @@ export class EdgeServer {
     this.#bindingListeners = new BindingListeners({
       directory: this.directory,
       front: this.#front,
-      tcpHost: config.listen.http?.host ?? '0.0.0.0',
+      tcpHost: tcpHostOf(config),
       metrics: this.metrics,
       log: this.#log,
       retryMs: options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS,
@@ -335,7 +340,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
   if (config.store === undefined && options.store === undefined) return listenOrDestroy(new EdgeServer({ ...options, config }));
   // GET /v1/edge reports the bound public ports, known only once the edge below listens.
   const started: { edge?: EdgeServer } = {};
-  const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port });
+  const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port, tcpHost: tcpHostOf(config) });
   const ownPorts = () => started.edge?.ownPorts() ?? [];
   const mode = await openStoreMode(config, {
     ...(options.store !== undefined ? { store: options.store } : {}),

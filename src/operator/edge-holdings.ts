@@ -6,7 +6,7 @@ export type EdgeControl = Pick<ControlClient, 'listReservations' | 'listTunnelKe
 /**
  * EdgeHoldings is what the edge holds for this cluster (its reservations and live tunnel keys), as
  * last listed and then kept up to date by the reconciler's own calls, with maps to find a domain
- * by hostname and an address by the binding label. It lets a sync with nothing to change make no
+ * by hostname and an address or a TCP port by the binding label. It lets a sync with nothing to change make no
  * control-API call at all (issue 15: 24 calls per idle minute at 1,000 hosts), and replaces the
  * linear searches per binding that made a sync N².
  */
@@ -15,6 +15,9 @@ export class EdgeHoldings {
   readonly liveKeys = new Map<string, TunnelKey>();
   readonly #domains = new Map<string, Reservation>();
   readonly #addresses = new Map<string, Reservation[]>();
+  /** tcp-port reservations by the binding label, and by port */
+  readonly #tcpPorts = new Map<string, Reservation>();
+  readonly #ports = new Map<string, Reservation>();
   /** reservation id → the ids of its live keys */
   readonly #keysOf = new Map<string, Set<string>>();
   readonly #bindingLabel: string;
@@ -44,6 +47,16 @@ export class EdgeHoldings {
     return this.#addresses.get(bindingId)?.find((r) => requested === undefined || r.value === requested);
   }
 
+  /** tcpPort is the tcp-port reservation labelled with a binding id. */
+  tcpPort(bindingId: string): Reservation | undefined {
+    return this.#tcpPorts.get(bindingId);
+  }
+
+  /** tcpPortAt is this cluster's tcp-port reservation of a port, whoever it was made for. */
+  tcpPortAt(port: number): Reservation | undefined {
+    return this.#ports.get(String(port));
+  }
+
   /** hasUnverifiedDomain tells whether a custom domain waits for verification: only the edge can say when it is verified. */
   hasUnverifiedDomain(): boolean {
     for (const r of this.#domains.values()) if (r.domainType === 'custom' && !r.verified) return true;
@@ -55,6 +68,8 @@ export class EdgeHoldings {
     if (r.kind === 'domain') this.#domains.set(r.value, r);
     const bindingId = r.labels[this.#bindingLabel];
     if (r.kind === 'address' && bindingId !== undefined) this.#addresses.set(bindingId, [...(this.#addresses.get(bindingId) ?? []), r]);
+    if (r.kind === 'tcp-port') this.#ports.set(r.value, r);
+    if (r.kind === 'tcp-port' && bindingId !== undefined) this.#tcpPorts.set(bindingId, r);
   }
 
   /** released forgets a reservation and the keys bound to it (the edge revokes them with it). */
@@ -63,7 +78,9 @@ export class EdgeHoldings {
     if (r === undefined) return;
     this.reservations.delete(id);
     if (r.kind === 'domain' && this.#domains.get(r.value)?.id === id) this.#domains.delete(r.value);
+    if (r.kind === 'tcp-port' && this.#ports.get(r.value)?.id === id) this.#ports.delete(r.value);
     const bindingId = r.labels[this.#bindingLabel];
+    if (r.kind === 'tcp-port' && bindingId !== undefined && this.#tcpPorts.get(bindingId)?.id === id) this.#tcpPorts.delete(bindingId);
     if (bindingId !== undefined) {
       const left = (this.#addresses.get(bindingId) ?? []).filter((x) => x.id !== id);
       if (left.length > 0) this.#addresses.set(bindingId, left);

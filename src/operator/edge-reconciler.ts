@@ -1,15 +1,18 @@
 import { edgeBindingId } from '../control-api/index.js';
-import type { Reservation } from '../control-api/index.js';
+import type { PortPool, Reservation, TunnelProtocol } from '../control-api/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
 import { inAddressPool } from './address-pool.js';
 import { runBounded } from './bounded.js';
 import { EdgeHoldings } from './edge-holdings.js';
 import type { EdgeControl } from './edge-holdings.js';
+import { holdTcpPort } from './tcp-port-bindings.js';
+import type { TcpPortAddress, TcpPortDeps } from './tcp-port-bindings.js';
 import type { TunnelKeys } from './tunnel-keys.js';
 
 export { TunnelKeys } from './tunnel-keys.js';
 export type { HeldKey } from './tunnel-keys.js';
 export type { EdgeControl } from './edge-holdings.js';
+export type { TcpPortAddress } from './tcp-port-bindings.js';
 
 /** TxtRecord is the DNS record that proves a custom domain is the account's. */
 export interface TxtRecord {
@@ -20,7 +23,7 @@ export interface TxtRecord {
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
-  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned' | 'AddressNotUsable';
+  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned' | 'AddressNotUsable' | 'PortNotAssigned';
   /** a sentence for the user: what is not served and what to do */
   message: string;
   /** DomainNotVerified: the record to create */
@@ -35,18 +38,14 @@ export function challengeRecordName(hostname: string): string {
   return `_tuna-challenge.${hostname}`;
 }
 
-/** unsupportedMessage says what is not served, and that the reconciler does not reserve such bindings yet. */
-function unsupportedMessage(b: RouteGraph['bindings'][number]): string {
-  if (b.kind === 'tcp-port') return `TCP port ${b.port ?? 0} is not served: the operator does not reserve TCP ports at the edge yet`;
-  return `${b.hostnames.join(', ') || 'a host binding without hostname'} is not served: the operator does not reserve wildcard or multi-host bindings at the edge yet`;
-}
-
 /** ReconcileReport is what one reconcile found and did. */
 export interface ReconcileReport {
   /** bindings with a reservation and a live key: their tunnels can open */
   ready: Set<string>;
   /** the address the edge assigned to each ready address binding (graph binding id → IP) */
   addresses: Map<string, string>;
+  /** where the edge serves each ready tcp-port binding (graph binding id → host and assigned port) */
+  ports?: Map<string, TcpPortAddress>;
   pending: PendingBinding[];
   reserved: number;
   minted: number;
@@ -102,6 +101,10 @@ export interface EdgeReconcilerOptions {
    * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
    */
   addressPool?: string | null;
+  /** the edge's TCP port pool (`GET /v1/edge`): null: none; absent: not known, the edge decides */
+  portPool?: PortPool | null;
+  /** the host the edge's tcp-port listeners bind (`GET /v1/edge` `tcpHost`): the address a Service's status names */
+  tcpHost?: string;
   /** control-API calls in flight at once (default 8) */
   concurrency?: number;
   /**
@@ -133,7 +136,7 @@ export function ownerOf(labels: Readonly<Record<string, string>>): OwnerKind | u
 }
 
 /** Work is one binding a reconcile looks at, with what it wants. */
-type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'address'; binding: Binding };
+type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'address' | 'tcp-port'; binding: Binding };
 
 /**
  * EdgeReconciler makes the edge hold what the route graph needs, with the operator's
@@ -152,8 +155,8 @@ type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'addr
  * It handles host bindings (Ingress, HTTPRoute and GRPCRoute hostnames, Service hostnames) and
  * dedicated addresses (a Gateway's): an address reservation from the edge's pool, labelled with
  * the graph's binding id (`tuna.dev/binding`), and a key of its own that records the edge's binding
- * id (`binding/address/<ip>`), which the tunnel and the data plane use. TCP ports and wildcard
- * hosts are reported pending.
+ * id (`binding/address/<ip>`), which the tunnel and the data plane use; and TCP ports the same way
+ * (tcp-port-bindings.ts: `binding/tcp-port/<port>`, a `tcp` key). Wildcard hosts are reported pending.
  *
  * At scale (issue 15): what the edge holds is cached (EdgeHoldings) and listed again only after
  * `resyncMs`, on `refresh`, after a failed call, or while a custom domain waits for verification;
@@ -167,6 +170,7 @@ export class EdgeReconciler {
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
   readonly #addressPool: string | null | undefined;
+  readonly #tcpPorts: Omit<TcpPortDeps, 'holdKey'>;
   readonly #concurrency: number;
   readonly #resyncMs: number;
   readonly #now: () => number;
@@ -182,6 +186,7 @@ export class EdgeReconciler {
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
     this.#addressPool = options.addressPool;
+    this.#tcpPorts = { client, portPool: options.portPool, bindingLabel: BINDING_LABEL, tcpHost: options.tcpHost, asking: new Set(), ownerLabels: (b) => this.#ownerLabels(b), forgetKey: (id) => this.#keys.delete(id) };
     this.#concurrency = options.concurrency ?? 8;
     this.#resyncMs = options.resyncMs ?? 600_000;
     this.#now = options.now ?? Date.now;
@@ -192,18 +197,19 @@ export class EdgeReconciler {
    * `knowsOwnerGone` (default: always) vouches that the graph is complete for the owner's kind.
    */
   async reconcile(graph: RouteGraph, knowsOwnerGone: KnowsOwnerGone = () => true, options: ReconcileOptions = {}): Promise<ReconcileReport> {
-    const report: ReconcileReport = { ready: new Set(), addresses: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
+    const report: ReconcileReport = { ready: new Set(), addresses: new Map(), ports: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
     const wanted = new Set<string>();
     const fresh: Work[] = [];
     const known: Work[] = [];
     for (const b of graph.bindings) {
       const host = b.kind === 'host' && b.hostnames.length === 1 ? b.hostnames[0] : undefined;
-      if (b.kind !== 'address' && (host === undefined || host.startsWith('*.'))) {
-        report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message: unsupportedMessage(b) });
+      if (b.kind === 'host' && (host === undefined || host.startsWith('*.'))) {
+        const message = `${b.hostnames.join(', ') || 'a host binding without hostname'} is not served: the operator does not reserve wildcard or multi-host bindings at the edge yet`;
+        report.pending.push({ bindingId: b.id, reason: 'UnsupportedBinding', message });
         continue;
       }
       wanted.add(b.id);
-      (this.#seen.has(b.id) ? known : fresh).push(b.kind === 'address' ? { kind: 'address', binding: b } : { kind: 'host', binding: b, hostname: host as string });
+      (this.#seen.has(b.id) ? known : fresh).push(b.kind === 'host' ? { kind: 'host', binding: b, hostname: host as string } : { kind: b.kind, binding: b });
     }
     this.#seen = new Set(graph.bindings.map((b) => b.id));
     try {
@@ -212,6 +218,7 @@ export class EdgeReconciler {
       let started = 0;
       const work = (w: Work): Promise<void> => {
         started++;
+        if (w.kind === 'tcp-port') return this.#holdTcpPort(edge, w.binding, wantedReservations, report);
         return w.kind === 'host' ? this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report) : this.#holdAddress(edge, w.binding, wantedReservations, report);
       };
       // one round always runs, so a reconcile yielding to a stream of changes still makes progress
@@ -317,6 +324,12 @@ export class EdgeReconciler {
     report.addresses.set(b.id, reservation.value);
   }
 
+  /** holdTcpPort makes a tcp-port binding hold a port of the edge and a `tcp` key (tcp-port-bindings.ts). */
+  #holdTcpPort(edge: EdgeHoldings, b: Binding, wantedReservations: Set<string>, report: ReconcileReport): Promise<void> {
+    const holdKey = (id: string, r: Reservation, labels: Record<string, string>, protocol: TunnelProtocol) => this.#holdKey(edge, id, r, labels, report, protocol);
+    return holdTcpPort({ ...this.#tcpPorts, holdKey }, edge, b, wantedReservations, report);
+  }
+
   /** unusable says why the addresses a binding asks for cannot be asked of the edge (undefined: they can). */
   #unusable(requested: readonly string[]): string | undefined {
     if (requested.length > 1) return `spec.addresses asks for ${requested.length} addresses (${requested.join(', ')}): the edge gives a Gateway one address`;
@@ -336,13 +349,13 @@ export class EdgeReconciler {
    * holdKey makes sure the binding holds a live key of its reservation (minting one when not) that
    * records the edge's binding id where it differs from the graph's, and marks the binding ready.
    */
-  async #holdKey(edge: EdgeHoldings, bindingId: string, reservation: Reservation, labels: Record<string, string>, report: ReconcileReport): Promise<void> {
+  async #holdKey(edge: EdgeHoldings, bindingId: string, reservation: Reservation, labels: Record<string, string>, report: ReconcileReport, protocol: TunnelProtocol = 'http'): Promise<void> {
     const edgeId = edgeBindingId(reservation);
     const recorded = edgeId === bindingId ? {} : { edgeBindingId: edgeId };
     const held = this.#keys.get(bindingId);
     const isLive = held !== undefined && edge.liveKeys.get(held.keyId)?.reservationId === reservation.id;
     if (!isLive) {
-      const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol: 'http', maxConnections: this.#maxConnections, labels });
+      const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol, maxConnections: this.#maxConnections, labels });
       edge.addKey(minted.tunnelKey);
       this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token, ...recorded });
       report.minted++;
@@ -378,7 +391,8 @@ export class EdgeReconciler {
     });
     const release: string[] = [];
     for (const r of edge.reservations.values()) {
-      if (r.kind === 'tcp-port' || wantedReservations.has(r.id)) continue;
+      // a tcp-port reservation made for no binding is a TCPPort's, not let go here
+      if ((r.kind === 'tcp-port' && r.labels[BINDING_LABEL] === undefined) || wantedReservations.has(r.id)) continue;
       if (!isGone(r.labels)) report.kept++;
       else release.push(r.id);
     }

@@ -16,11 +16,13 @@
  *   unverified custom domain `Reserved=Unknown` and `status.verification`, the TXT record to create.
  *
  * Every object concerned gets one Warning event per held-back binding (the recorder dedupes).
- * A Gateway whose address the edge assigned gets it in `status.addresses` (`IPAddress`).
+ * A Gateway whose address the edge assigned gets it in `status.addresses` (`IPAddress`), and a
+ * served TCP port is listed where the edge serves it: the port it assigned, under its tcp-port host
+ * (`ip`) when the edge names one (a Service), or as `port` and `address` (a Tunnel).
  */
 import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
 import { refKey } from '../model/index.js';
-import type { PendingBinding } from './edge-reconciler.js';
+import type { PendingBinding, TcpPortAddress } from './edge-reconciler.js';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const TUNA_GROUP = 'tuna.dev';
@@ -30,6 +32,7 @@ type Json = Record<string, unknown>;
 /** LbEntry is a `status.loadBalancer.ingress` entry (Service entries carry ports, Ingress ones do not). */
 interface LbEntry {
   hostname?: string;
+  ip?: string;
   ports?: { port: number; protocol?: string }[];
 }
 
@@ -44,6 +47,7 @@ export function correctHeldBack(
   graph: RouteGraph,
   pending: readonly PendingBinding[],
   addresses: ReadonlyMap<string, string> = new Map(),
+  ports: ReadonlyMap<string, TcpPortAddress> = new Map(),
 ): ObjectStatus[] {
   const out = statuses.map((s) => structuredClone(s));
   const byKey = new Map(out.map((s) => [refKey(s.ref), s]));
@@ -78,9 +82,54 @@ export function correctHeldBack(
     const owner = byKey.get(refKey(b.source));
     if (b.kind === 'address' && address !== undefined && owner?.status !== undefined) owner.status.addresses = [{ type: 'IPAddress', value: address }];
   }
+  serveTcpPorts(served, graph, byKey, ports);
   for (const [s, held] of notes) markHeldBack(s, held);
   for (const s of out) if (isTunaService(s)) writeServiceCondition(s);
   return out;
+}
+
+/**
+ * serveTcpPorts lists each served TCP port where the edge serves it. A Service's entries first lose
+ * every asked port (all of them before any is added: one binding's assigned port may be another's
+ * asked one), then gain the assigned ports under the edge's host, or under the hostname that listed
+ * the asked port when the edge names no host. A Tunnel gets `port` and `address`.
+ */
+function serveTcpPorts(served: readonly Binding[], graph: RouteGraph, byKey: ReadonlyMap<string, ObjectStatus>, ports: ReadonlyMap<string, TcpPortAddress>): void {
+  const adds: { s: ObjectStatus; entry: LbEntry; port: number }[] = [];
+  for (const b of served) {
+    const at = ports.get(b.id);
+    const s = byKey.get(refKey(b.source));
+    if (b.kind !== 'tcp-port' || at === undefined || s?.status === undefined) continue;
+    if (s.ref.group === TUNA_GROUP && s.ref.kind === 'Tunnel') {
+      s.status.port = at.port;
+      if (at.ip !== undefined || at.hostname !== undefined) s.status.address = at.ip ?? at.hostname;
+      continue;
+    }
+    const asked = b.port ?? 0;
+    const keep = servedPairs(served, graph, refKey(b.source));
+    const lb = s.status.loadBalancer as { ingress?: LbEntry[] } | undefined;
+    // the entry that lists the asked port (an HTTP port of that number on its hostname stays listed)
+    const from = lb?.ingress?.find((e) => e.ports?.some((q) => q.port === asked) === true);
+    if (from === undefined) continue;
+    dropPort(s, asked, keep);
+    const entry: LbEntry = at.ip !== undefined ? { ip: at.ip } : { hostname: at.hostname ?? from.hostname ?? '' };
+    adds.push({ s, entry, port: at.port });
+  }
+  for (const { s, entry, port } of adds) addPort(s, entry, port);
+}
+
+/** addPort lists a TCP port in the Service's entry of that ip or hostname (made when absent); entries and ports stay sorted. */
+function addPort(s: ObjectStatus, where: LbEntry, port: number): void {
+  if (s.status === undefined) return;
+  const lb = (s.status.loadBalancer ?? {}) as { ingress?: LbEntry[] };
+  const ingress = [...(lb.ingress ?? [])];
+  const at = ingress.findIndex((e) => e.ip === where.ip && e.hostname === where.hostname);
+  const entry = at >= 0 ? ingress[at]! : { ...where, ports: [] };
+  const next = { ...entry, ports: [...(entry.ports ?? []).filter((q) => q.port !== port), { port, protocol: 'TCP' }].sort((a, b) => a.port - b.port) };
+  if (at >= 0) ingress[at] = next;
+  else ingress.push(next);
+  const name = (e: LbEntry): string => e.hostname ?? e.ip ?? '';
+  s.status.loadBalancer = { ...lb, ingress: ingress.sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)) };
 }
 
 /** holdBackGateway: Programmed=False AddressNotAssigned, and every programmed listener Pending. */

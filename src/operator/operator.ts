@@ -72,9 +72,9 @@ export interface OperatorOptions {
   /** random in [0, 1) for the jitter (tests) */
   random?: () => number;
   /**
-   * while a custom domain waits for its DNS verification, sync again after this long (default
-   * 60 s), so that a domain verified at the edge (`tuna reserve verify`) is served without a change
-   * in the cluster
+   * while a custom domain waits for its DNS verification, or a TCP port for a free port of the
+   * edge's pool, sync again after this long (default 60 s), so that a domain verified at the edge
+   * (`tuna reserve verify`) or a port released there is served without a change in the cluster
    */
   recheckMs?: number;
   /**
@@ -203,7 +203,7 @@ export class Operator {
       this.#keySignature = signature;
     }
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
-    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses) : state.statuses;
+    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
@@ -212,7 +212,8 @@ export class Operator {
     if (isWriter && isComplete && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
     if (isWriter && isComplete && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
     this.#o.onSynced?.(result);
-    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified')) this.#scheduleRecheck();
+    // only the edge knows when a domain is verified, or when a port of its pool is free again
+    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned')) this.#scheduleRecheck();
     return result;
   }
 

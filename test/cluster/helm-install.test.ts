@@ -10,6 +10,7 @@
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AppsV1Api, ApiextensionsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
@@ -57,6 +58,26 @@ function get(address: string, port: number, host: string, path: string): Promise
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve({ status: 0, pod: '', body: '' }));
     req.end();
+  });
+}
+
+/** TCP_ECHO is a TCP echo server for `node -e` (the tuna image has Node and no shell): it sends back what it reads. */
+const TCP_ECHO = "require('node:net').createServer((s) => s.pipe(s)).listen(7000, () => console.log('tcp echo on 7000'))";
+
+/** tcpEcho sends `text` to address:port and resolves with what came back before the echo closed ('' when it failed). */
+function tcpEcho(address: string, port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port });
+    let got = '';
+    socket.setTimeout(5000, () => socket.destroy());
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(text));
+    socket.on('data', (chunk: string) => {
+      got += chunk;
+      if (got.length >= text.length) socket.end();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(got));
   });
 }
 
@@ -293,6 +314,32 @@ describe('helm install charts/tuna: the operator as pods of the cluster, from it
     expect(home.status).to.equal(200);
     expect(home.body).to.include('podinfo');
     figures.push(`podinfo: ${/podinfo: pushed .*/.exec(built)?.[0] ?? 'pushed'}`);
+  });
+
+  it('publishes a LoadBalancer Service of class tuna on a TCP port of the edge: its echo answers through the address in its status', async () => {
+    const labels = { app: 'tcp-echo' };
+    const container = { name: 'echo', image: image.reference, command: ['/usr/local/bin/node', '-e', TCP_ECHO], ports: [{ name: 'echo', containerPort: 7000 }] };
+    await config.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace: apps,
+      body: { metadata: { name: 'tcp-echo' }, spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container] } } } },
+    });
+    await core.createNamespacedService({
+      namespace: apps,
+      body: { metadata: { name: 'tcp-echo' }, spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', selector: labels, ports: [{ name: 'echo', port: 7000, targetPort: 'echo', protocol: 'TCP' }] } },
+    });
+    const entry = await waitFor('the Service status.loadBalancer', 120_000, async () => {
+      const svc = await core.readNamespacedServiceStatus({ name: 'tcp-echo', namespace: apps });
+      return svc.status?.loadBalancer?.ingress?.[0];
+    });
+    // the edge's tcp-port host and the port it assigned from its pool (not the Service's 7000)
+    expect(entry.ip).to.equal('127.0.0.1');
+    const port = entry.ports?.[0]?.port ?? 0;
+    expect(port).to.be.within(21000, 21999);
+    const text = `echo through ${entry.ip}:${port}\n`;
+    const answer = await waitFor('the echo through the edge', 120_000, async () => ((await tcpEcho(entry.ip ?? '', port, text)) === text ? text : undefined), 500);
+    expect(answer).to.equal(text);
+    const reservations = (await client.listReservations({ 'tuna.dev/cluster': clusterId })).reservations.filter((r) => r.kind === 'tcp-port');
+    expect(reservations.map((r) => r.value)).to.deep.equal([String(port)]);
   });
 
   it('upgrades to a new image tag, replacing both pods, with no failed request in a running loop', async () => {

@@ -1,7 +1,7 @@
 // operator-held-back.test.ts — issue 9 item 2: every status is earned. With a store-mode edge, what
 // the edge reconciler holds back is not advertised: a Gateway without an address (an edge without
 // an address pool) is
-// Programmed=False AddressNotAssigned, a LoadBalancer Service's TCP port is not in
+// Programmed=False AddressNotAssigned, a LoadBalancer Service's TCP port (an edge without a port pool) is not in
 // status.loadBalancer, an unverified custom domain is not in the Ingress status and its Domain shows
 // the TXT record to create; each gets one Warning event.
 import { expect } from 'chai';
@@ -81,7 +81,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
       group: GW, version: 'v1', namespace, plural: 'httproutes',
       body: { apiVersion: `${GW}/v1`, kind: 'HTTPRoute', metadata: { name: 'route' }, spec: { parentRefs: [{ name: 'gw' }], hostnames: [`gw-${process.pid}.${BASE_DOMAIN}`], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] } },
     });
-    // a LoadBalancer Service with an HTTP port (a hostname: served) and a TCP port (held back)
+    // a LoadBalancer Service with an HTTP port (a hostname: served) and a TCP port (held back: the edge has no port pool)
     await core.createNamespacedService({
       namespace,
       body: { metadata: { name: 'db' }, spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'pg', port: 5432 }, { name: 'http', port: 8080, appProtocol: 'http' }] } },
@@ -96,6 +96,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     store = await openSqliteStore(':memory:');
     const noAddressPool = storeEdgeConfig('unused');
     delete noAddressPool.store?.addressPool;
+    delete noAddressPool.store?.portPool;
     edge = await startStoreEdge(store, noAddressPool);
     const seeded = await seedAccount(store);
     accountId = seeded.accountId;
@@ -109,7 +110,8 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
       dataPlane,
       endpoints,
       tunnels: new OperatorTunnels(new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {}), [edge.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: `hb-${process.pid}` }),
+      // what `tuna operator` learns from GET /v1/edge: no port pool
+      reconciler: new EdgeReconciler(client, keys, { clusterId: `hb-${process.pid}`, portPool: null }),
       keyRefOf,
       writer: new StatusWriter(config, { onError: (ref, err) => errors.push(`status ${ref.kind}/${ref.name}: ${String(err)}`) }),
       events: new EventRecorder(config, { onError: (ref, err) => errors.push(`event ${ref.kind}/${ref.name}: ${String(err)}`) }),
@@ -151,9 +153,9 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     });
     expect(svc.status?.loadBalancer?.ingress?.map((i) => [i.hostname, (i.ports ?? []).map((p) => p.port)])).to.deep.equal([[serviceHost, [80, 443]]]);
     const published = svc.status?.conditions?.find((c) => c.type === 'Published');
-    expect(published).to.deep.include({ status: 'True', reason: 'PartiallyPublished', message: 'TCP port 5432 is not served: the operator does not reserve TCP ports at the edge yet' });
+    expect(published).to.deep.include({ status: 'True', reason: 'PartiallyPublished', message: 'TCP port 5432 is not served: the edge has no TCP port pool' });
     const events = await waitFor('the Service’s Warning event', 30_000, async () => ((await warnings('Service', 'db')).length > 0 ? warnings('Service', 'db') : undefined));
-    expect(events.map((e) => [e.reason, e.message])).to.deep.equal([['UnsupportedBinding', published?.message]]);
+    expect(events.map((e) => [e.reason, e.message])).to.deep.equal([['PortNotAssigned', published?.message]]);
   });
 
   it('advertises no unverified custom domain: no Ingress address, the Domain shows the TXT record, both get the record in a Warning event', async () => {

@@ -50,6 +50,7 @@ describe('control API: GET /v1/edge', function () {
       http: { port: bound.http!.port },
       https: { port: bound.https!.port },
       scheme: 'https',
+      tcpHost: '127.0.0.1',
     });
     expect(info.http!.port).to.be.greaterThan(0);
   });
@@ -69,7 +70,7 @@ describe('control API: GET /v1/edge', function () {
       store: { url: 'unused', baseDomain: 'tuna.example', addressPool: '127.77.0.8/29', addressPorts: [{ port: 5432, protocol: 'tcp' }] },
     });
     const { edge: bare } = await new ControlClient({ url: withPorts }, await keyWith(['admin'])).describeEdge();
-    expect(bare).to.deep.include({ addressPool: { range: '127.77.0.8/29', ports: [{ port: 5432, protocol: 'tcp' }] }, http: null, https: null, scheme: null });
+    expect(bare).to.deep.include({ addressPool: { range: '127.77.0.8/29', ports: [{ port: 5432, protocol: 'tcp' }] }, http: null, https: null, scheme: null, tcpHost: '0.0.0.0' });
   });
 
   it('answers any valid API key of any scope, and 401 to a wrong key or a tunnel key', async () => {

@@ -85,14 +85,12 @@ describe('operator: edge reconciler against a store-mode edge', () => {
     const reconciler = new EdgeReconciler(client, keys, { clusterId: 'east' });
     const custom = hostBinding('shop.customer.example').binding;
     const wildcard = hostBinding(`*.${BASE_DOMAIN}`).binding;
-    const port: Binding = { id: 'binding/tcp-port/default/db/5432', kind: 'tcp-port', hostnames: [], port: 0, source: custom.source };
-    const report = await reconciler.reconcile(graphOf(custom, wildcard, port));
+    const report = await reconciler.reconcile(graphOf(custom, wildcard));
     expect(report.ready.size).to.equal(0);
     expect(new Map(report.pending.map((p) => [p.bindingId, p.reason]))).to.deep.equal(
       new Map([
         [custom.id, 'DomainNotVerified'],
         [wildcard.id, 'UnsupportedBinding'],
-        [port.id, 'UnsupportedBinding'],
       ]),
     );
     const [reservation] = (await client.listReservations(cluster)).reservations.filter((r) => r.value === 'shop.customer.example');

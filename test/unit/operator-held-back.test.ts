@@ -75,23 +75,23 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     ]);
     const lbBefore = find(state, 'Service', 'db').status?.loadBalancer;
     expect(JSON.stringify(lbBefore), 'the translator lists the TCP port').to.include('5432');
-    const message = 'TCP port 5432 is not served: the operator does not reserve TCP ports at the edge yet';
-    const pending: PendingBinding[] = [{ bindingId: 'binding/tcp-port/shop/db/5432', reason: 'UnsupportedBinding', message }];
+    const message = 'TCP port 5432 is not served: the edge has no TCP port pool';
+    const pending: PendingBinding[] = [{ bindingId: 'binding/tcp-port/shop/db/5432', reason: 'PortNotAssigned', message }];
 
     const svc = find(correctHeldBack(state.statuses, state.graph, pending), 'Service', 'db');
     expect(svc.status?.loadBalancer).to.deep.equal({ ingress: [{ hostname: 'db-shop.tuna.example', ports: [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }] }] });
     expect(conditionOf(svc.status?.conditions, 'Published')).to.deep.include({ status: 'True', reason: 'PartiallyPublished', message });
-    expect(svc.events.filter((e) => e.reason === 'UnsupportedBinding')).to.deep.equal([{ type: 'Warning', reason: 'UnsupportedBinding', message }]);
+    expect(svc.events.filter((e) => e.reason === 'PortNotAssigned')).to.deep.equal([{ type: 'Warning', reason: 'PortNotAssigned', message }]);
   });
 
   it('leaves a Service with only a held-back TCP port no ingress entry, Published=False', () => {
     const state = translateObjects([
       { apiVersion: 'v1', kind: 'Service', metadata: meta('db', 'shop'), spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'pg', port: 5432 }] } },
     ]);
-    const message = 'TCP port 5432 is not served: the operator does not reserve TCP ports at the edge yet';
-    const svc = find(correctHeldBack(state.statuses, state.graph, [{ bindingId: 'binding/tcp-port/shop/db/5432', reason: 'UnsupportedBinding', message }]), 'Service', 'db');
+    const message = 'TCP port 5432 is not served: the edge has no TCP port pool';
+    const svc = find(correctHeldBack(state.statuses, state.graph, [{ bindingId: 'binding/tcp-port/shop/db/5432', reason: 'PortNotAssigned', message }]), 'Service', 'db');
     expect(svc.status?.loadBalancer).to.deep.equal({});
-    expect(conditionOf(svc.status?.conditions, 'Published')).to.deep.include({ status: 'False', reason: 'UnsupportedBinding', message });
+    expect(conditionOf(svc.status?.conditions, 'Published')).to.deep.include({ status: 'False', reason: 'PortNotAssigned', message });
   });
 
   it('gives a served Service its Published=True condition in status.conditions, so a fixed problem does not linger', () => {

@@ -7,6 +7,8 @@ import type { Route } from './routes.js';
 export interface PublicListeners {
   readonly http?: number;
   readonly https?: number;
+  /** the host tcp-port listeners bind */
+  readonly tcpHost?: string;
 }
 
 /** EdgeInfoOptions are what the edge knows about itself for `GET /v1/edge`. */
@@ -23,7 +25,7 @@ export interface EdgeInfoOptions {
 
 /** describeEdge builds the EdgeInfo answer from the edge's settings and its listeners now. */
 export function describeEdge(options: EdgeInfoOptions): EdgeInfo {
-  const { http, https } = options.publicListeners();
+  const { http, https, tcpHost } = options.publicListeners();
   return {
     version: options.version ?? TUNA_VERSION,
     baseDomain: options.baseDomain,
@@ -32,6 +34,7 @@ export function describeEdge(options: EdgeInfoOptions): EdgeInfo {
     http: http === undefined ? null : { port: http },
     https: https === undefined ? null : { port: https },
     scheme: https !== undefined ? 'https' : http !== undefined ? 'http' : null,
+    ...(tcpHost !== undefined ? { tcpHost } : {}),
   };
 }
 
