@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import bcrypt from 'bcryptjs';
 import type { BasicAuthPolicy } from '../../model/index.js';
 
 /** How many verified credentials a checker remembers (each is one SHA-256 digest). */
@@ -58,6 +57,8 @@ export async function verifyPassword(password: string, hash: string): Promise<bo
     const got = createHash('sha1').update(password, 'utf8').digest();
     return want.length === got.length && timingSafeEqual(want, got);
   }
+  // Loaded on first use: an agent without basic auth never loads it (issue 13 counts idle RSS).
+  const { default: bcrypt } = await import('bcryptjs');
   // `$2y$` (PHP, Apache's htpasswd -B) is the same algorithm as `$2b$`; bcryptjs reads the latter.
   return bcrypt.compare(password, hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash);
 }
