@@ -21,7 +21,8 @@ export interface PolicyRequest {
  * redirect, rate limit (429), CORS preflight (204, before authentication: a browser sends a
  * preflight without credentials, Fetch §4.8), basic auth and key auth (401; with both, both
  * must pass), and a declared body length over the maximum (413). It returns the local answer
- * that ends the request, or undefined to go on. Only basic auth can make it asynchronous.
+ * that ends the request, or undefined to go on. Only a bcrypt verification (a credential not
+ * remembered yet) makes it asynchronous.
  */
 export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAnswer | undefined | Promise<LocalAnswer | undefined> {
   const { facts } = req;
@@ -46,7 +47,9 @@ export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAns
   }
   if (p.basicAuth) {
     const checker = p.basicAuth;
-    return checker.check(facts.headers.authorization).then((isGood) => (isGood ? checkAfterBasic(p, facts) : answer(p, facts, 401, 'authentication required\n', { 'www-authenticate': checker.challenge })));
+    const after = (isGood: boolean): LocalAnswer | undefined => (isGood ? checkAfterBasic(p, facts) : answer(p, facts, 401, 'authentication required\n', { 'www-authenticate': checker.challenge }));
+    const verdict = checker.check(facts.headers.authorization);
+    return typeof verdict === 'boolean' ? after(verdict) : verdict.then(after);
   }
   return checkAfterBasic(p, facts);
 }

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash as digestOf, timingSafeEqual } from 'node:crypto';
 import type { KeyAuthPolicy } from '../../model/index.js';
 
 /**
@@ -19,7 +19,7 @@ export class KeyChecker {
   /** isAccepted checks the header's value (one value; a repeated header is refused). */
   isAccepted(value: string | string[] | undefined): boolean {
     if (typeof value !== 'string' || value === '') return false;
-    const digest = createHash('sha256').update(value).digest();
+    const digest = digestOf('sha256', value, 'buffer');
     let isMatch = false;
     for (const d of this.digests) isMatch = timingSafeEqual(d, digest) || isMatch;
     return isMatch;
