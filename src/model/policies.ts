@@ -173,7 +173,7 @@ export function validatePolicies(id: string, p: RoutePolicies): string[] {
   }
   if (p.cors && p.cors.allowOrigins.length === 0) fail('cors.allowOrigins: empty');
   if (p.basicAuth) {
-    if (p.basicAuth.realm === '' || /["\\\0-\x1f\x7f]/.test(p.basicAuth.realm)) fail('basicAuth.realm: empty, or a quote, backslash or control character');
+    if (!isQuotableRealm(p.basicAuth.realm)) fail('basicAuth.realm: empty, or a quote, backslash or control character');
     if (p.basicAuth.users.length === 0) fail('basicAuth.users: empty');
     for (const u of p.basicAuth.users) {
       if (u.name === '' || u.name.includes(':')) fail(`basicAuth.users: invalid user name ${JSON.stringify(u.name)}`);
@@ -197,6 +197,16 @@ export function validatePolicies(id: string, p: RoutePolicies): string[] {
   }
   if (p.timeoutMs !== undefined && !isWhole(p.timeoutMs, 1, 86_400_000)) fail(`timeoutMs: ${p.timeoutMs} is not whole milliseconds from 1 to 86400000`);
   return errors;
+}
+
+/** isQuotableRealm accepts a realm that fits a quoted-string as it is (RFC 9110 §5.6.4): no quote, backslash or control character. */
+function isQuotableRealm(realm: string): boolean {
+  if (realm === '') return false;
+  for (let i = 0; i < realm.length; i++) {
+    const c = realm.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
 }
 
 function isWhole(n: number, min: number, max: number): boolean {

@@ -140,6 +140,8 @@ describe('data plane policies', () => {
       const answer = await check(p, { publicScheme: 'http', facts: facts({ scheme: 'https', headers: { 'x-forwarded-proto': 'https' } }) });
       expect(answer).to.deep.include({ status: 301, headers: { location: 'https://app.test:8443/p?q=1' } });
       expect(await check(p, { publicScheme: 'https', facts: facts({ scheme: 'http' }) })).to.equal(undefined);
+      const v6 = await check(compiled({ httpsRedirect: { statusCode: 308 } }), { publicScheme: 'http', facts: facts({ host: '[2001:db8::1]', path: '/', search: '' }) });
+      expect(v6?.headers.location).to.equal('https://[2001:db8::1]/');
     });
 
     it('answers a CORS preflight before authentication, and puts CORS headers on a 401', async () => {

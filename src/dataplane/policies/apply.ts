@@ -29,8 +29,8 @@ export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAns
   if (p.ipFilter && !p.ipFilter.isAllowed(facts.clientAddress)) return answer(p, facts, 403, 'forbidden: the client address is not allowed\n');
   if (p.httpsRedirect && req.publicScheme === 'http') {
     const { statusCode, port } = p.httpsRedirect;
-    const host = facts.host.includes(':') ? `[${facts.host}]` : facts.host;
-    const location = redirectLocation({ type: 'RequestRedirect', scheme: 'https', statusCode, ...(port === undefined ? {} : { port }) }, { ...facts, host });
+    // facts.host is normalised (normalizeHost): no port, an IPv6 literal keeps its brackets.
+    const location = redirectLocation({ type: 'RequestRedirect', scheme: 'https', statusCode, ...(port === undefined ? {} : { port }) }, facts);
     return answer(p, facts, statusCode, '', { location });
   }
   if (p.limiter) {
