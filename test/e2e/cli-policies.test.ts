@@ -214,6 +214,14 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
     expect(res.body).to.contain('timeout');
   });
 
+  it('lists every policy flag in tuna http --help', async () => {
+    const run = cli(['http', '--help']);
+    expect(await run.exit).to.equal(0);
+    const help = run.out.join('\n');
+    for (const flag of ['--https-redirect', '--rate-limit', '--basic-auth', '--key-auth', '--request-header', '--response-header', '--ip-allow', '--ip-deny', '--max-body', '--cors', '--timeout'])
+      expect(help, flag).to.contain(flag);
+  });
+
   it('refuses bad policy values with a usage error naming the flag', async () => {
     const badHtpasswd = tempFile('htpasswd', 'ann:$apr1$abc$def\nbob\n');
     const cases: [string[], string][] = [

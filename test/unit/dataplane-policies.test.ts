@@ -11,7 +11,9 @@ import { IpFilter } from '../../src/dataplane/policies/ip-filter.js';
 import { KeyChecker } from '../../src/dataplane/policies/key-auth.js';
 import { RateLimiter } from '../../src/dataplane/policies/rate-limiter.js';
 import type { IncomingFacts, LocalAnswer } from '../../src/dataplane/request-plan.js';
-import { hostBinding, route } from '../support/graph-builders.js';
+import { compileRouteTable } from '../../src/dataplane/router.js';
+import { resolveRequest } from '../../src/dataplane/http-handler.js';
+import { graphWith, hostBinding, route } from '../support/graph-builders.js';
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -191,6 +193,16 @@ describe('data plane policies', () => {
 
     it('compiles nothing for a route without policies', () => {
       expect(new PolicyCompiler(fakeClock().now).compile(r1, binding)).to.equal(undefined);
+    });
+
+    it('leaves the routes of a graph without policies with no policies at all (the request path does no policy work)', () => {
+      const compiler = new PolicyCompiler(fakeClock().now);
+      const table = compileRouteTable(graphWith('app.test', [r1, r2]), (r, b) => compiler.compile(r, b));
+      const routes = [...table.vhostsByListener.values()].flat().flatMap((v) => v.routes);
+      expect(routes).to.have.length(2);
+      expect(routes.every((r) => !('policies' in r))).to.equal(true);
+      const routed = resolveRequest(table, { method: 'GET', target: '/a', authority: 'app.test', headers: {} }, { clientAddress: '192.0.2.1', scheme: 'http', entry: { bindingId: binding.id, publicPort: 80, publicProtocol: 'http' } });
+      expect('route' in routed && routed.policies).to.equal(undefined);
     });
 
     it("shares a binding default's limiter between the binding's routes, and keeps it across graphs while the policy is unchanged", () => {
