@@ -7,6 +7,7 @@ import { runScaleBench } from './scale/index.js';
 import { runTranslateBench } from './translate.js';
 import { runTunnelBench } from './tunnel/index.js';
 import { runBindingsBench } from './bindings/index.js';
+import { runPoliciesBench } from './policies.js';
 
 const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
   translate: () => runTranslateBench(),
@@ -14,6 +15,8 @@ const parts: Record<string, (args: readonly string[]) => void | Promise<void>> =
   scale: (args) => runScaleBench(args),
   // not in the default set: it prints its table for docs/tunnel-performance.md, and takes minutes
   bindings: () => runBindingsBench(),
+  // not in the default set: prints the per-request cost of route policies for docs/policies.md
+  policies: () => runPoliciesBench(),
 };
 const defaults = ['translate', 'tunnel'];
 

@@ -12,12 +12,15 @@ one run, rounds rotated, medians. Each variant is a compiled `dist` directory an
 and `tuna http` agent over a TLS tunnel on loopback. Per round and variant: wrk (64 connections,
 /1k) for req/s, with the CPU time edge and agent spent per request (utime + stime of all their
 threads, from /proc); h2load at a fixed rate for p50/p99; optionally one download and one upload.
-Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB).
+Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB),
+AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies), HEADER (one more
+request header every client sends, e.g. an Authorization for a --basic-auth variant).
 Needs wrk, h2load, curl, openssl (hack/bench-tools.sh). Loopback only.
 """
 import os, sys, subprocess, time, hashlib, secrets, tempfile, statistics, random, re, signal, json, shutil
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NODE = subprocess.check_output([os.path.join(ROOT, 'hack', 'node24.sh'), 'which', 'node'], cwd=ROOT).decode().strip()
+AGENT_ARGS=json.loads(os.environ.get('AGENT_ARGS','{}')); EXTRA=['-H',os.environ['HEADER']] if os.environ.get('HEADER') else []
 ROUNDS=int(os.environ.get('ROUNDS','3')); SECS=int(os.environ.get('SECS','4')); DL=int(os.environ.get('DL','268435456')); RATE=int(os.environ.get('RPS','2000'))
 D=tempfile.mkdtemp(prefix='ab-')
 procs=[]
@@ -45,9 +48,9 @@ try:
         open(f'{D}/{name}.yaml','w').write(f'listen:\n  tunnel: {{host: "127.0.0.1", port: {tp}, tls: {{certFile: "{D}/c.pem", keyFile: "{D}/k.pem"}}}}\n  http: {{host: "127.0.0.1", port: {hp}}}\nbindings:\n  - {{id: "binding/host/bench.test", kind: host, hostnames: ["bench.test"], keys: [{{sha256: "{sha}"}}]}}\n')
         e=start([NODE,*flags,f'{dist}/cli/main.js','edge','--config',f'{D}/{name}.yaml'], f'{D}/{name}-edge.log')
         time.sleep(1.5)
-        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem'], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
+        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
         for _ in range(100):
-            r=subprocess.run(['curl','-s','-o','/dev/null','-w','%{http_code}','-H','Host: bench.test',f'http://127.0.0.1:{hp}/1k'],capture_output=True,text=True)
+            r=subprocess.run(['curl','-s','-o','/dev/null','-w','%{http_code}','-H','Host: bench.test',*EXTRA,f'http://127.0.0.1:{hp}/1k'],capture_output=True,text=True)
             if r.stdout=='200': break
             time.sleep(0.2)
         else: raise SystemExit(f'{name} not ready')
@@ -56,7 +59,7 @@ try:
     for r in range(ROUNDS):
         order=variants[r%len(variants):]+variants[:r%len(variants)]
         for v in order:
-            host=[] if v.get('direct') else ['-H','Host: bench.test']
+            host=EXTRA+([] if v.get('direct') else ['-H','Host: bench.test'])
             def cpu(pr):
                 f=open(f'/proc/{pr.pid}/stat').read().rsplit(')',1)[1].split()
                 return (int(f[11])+int(f[12]))*10000/1  # ticks(10ms) -> us
@@ -68,7 +71,7 @@ try:
                 v.setdefault('cpue',[]).append((cpu(v['edge'])-c0[0])/nreq); v.setdefault('cpua',[]).append((cpu(v['agent'])-c0[1])/nreq)
             log=f'{D}/h2.log'
             if os.path.exists(log): os.remove(log)
-            subprocess.run(['h2load','--h1','-c','20','-t','1','--rps',str(RATE/20),'-D',str(SECS+1),'--warm-up-time','1','--log-file',log,*([] if v.get('direct') else ['-H',':authority: bench.test']),f'http://127.0.0.1:{v["hp"]}/1k'],capture_output=True)
+            subprocess.run(['h2load','--h1','-c','20','-t','1','--rps',str(RATE/20),'-D',str(SECS+1),'--warm-up-time','1','--log-file',log,*EXTRA,*([] if v.get('direct') else ['-H',':authority: bench.test']),f'http://127.0.0.1:{v["hp"]}/1k'],capture_output=True)
             ds=sorted(int(l.split('\t')[2])/1000 for l in open(log) if l.count('\t')>=2)
             pct=lambda q: ds[min(len(ds),max(1,-(-int(q*len(ds)*1000)//1000)))-1]
             v['p50'].append(pct(0.5)); v['p99'].append(pct(0.99))

@@ -1,6 +1,7 @@
 import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
 import { inspectFlagsHelp } from './inspect-options.js';
+import { policyFlagsHelp } from './policy-flags.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
 import { edgeKeyHelp } from './commands/edge-key.js';
 
@@ -43,6 +44,7 @@ Options:
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}
+${policyFlagsHelp}
 
 Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
   tcp: `Usage: tuna tcp <port> [--remote-port N] [options]

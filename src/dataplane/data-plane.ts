@@ -19,7 +19,13 @@ import type { ProxyDeps } from './http-proxy.js';
 import { MirrorSender } from './mirror.js';
 import type { ExchangeObserver } from './observer.js';
 import { planRequest } from './request-plan.js';
+import type { ForwardPlan, LocalAnswer } from './request-plan.js';
 import { compileRouteTable, routeStream } from './router.js';
+import type { RoutedRequest } from './http-handler.js';
+import { decoratePlan, gatePolicies, withResponseHeaders } from './policies/apply.js';
+import { limitBody } from './policies/body-limit.js';
+import { PolicyCompiler } from './policies/compile.js';
+import type { CompiledPolicies } from './policies/compile.js';
 import type { EntryPoint, RouteTable } from './router.js';
 import { proxyDecrypted, proxyTcp } from './tcp-proxy.js';
 import { terminateTls } from './tls-terminator.js';
@@ -43,6 +49,8 @@ export interface DataPlaneOptions {
   onError?: (err: unknown, context: TunnelStreamContext) => void;
   /** observer, when given, sees every HTTP exchange (the request inspector); none: no extra work per request */
   observer?: ExchangeObserver;
+  /** clock of the rate-limit policies, in milliseconds (tests inject a fake one); default performance.now */
+  now?: () => number;
 }
 
 /**
@@ -58,6 +66,7 @@ export class DataPlane implements TunnelStreamHandler {
   private readonly contexts: SecureContextCache;
   private readonly onError: (err: unknown, context: TunnelStreamContext) => void;
   private readonly observer: ExchangeObserver | undefined;
+  private readonly policies: PolicyCompiler;
 
   constructor(options: DataPlaneOptions) {
     const random = options.random ?? Math.random;
@@ -69,11 +78,13 @@ export class DataPlane implements TunnelStreamHandler {
     this.contexts = new SecureContextCache(options.certificates ?? new StaticCertificateSource());
     this.onError = options.onError ?? (() => undefined);
     this.observer = options.observer;
+    this.policies = new PolicyCompiler(options.now ?? (() => performance.now()));
   }
 
-  /** update replaces the route graph; streams already routed keep their route. */
+  /** update replaces the route graph; streams already routed keep their route (and their policies' state, where the policy is unchanged). */
   update(graph: RouteGraph): void {
-    this.table = compileRouteTable(graph);
+    this.table = compileRouteTable(graph, (route, binding) => this.policies.compile(route, binding));
+    this.policies.sweep();
   }
 
   /** graph returns the route graph in force. */
@@ -116,6 +127,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.observer?.observe(ds, context);
     const routed = resolveRequest(table, ds, conn);
     if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
+    if (routed.policies !== undefined) return this.serveHttpWithPolicies(routed, routed.policies, ds, conn, context);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
     forwardRequest(this.deps, routed.route, ds, plan).catch((err: unknown) => {
@@ -124,30 +136,64 @@ export class DataPlane implements TunnelStreamHandler {
     });
   }
 
+  /** serveHttpWithPolicies applies a route's policies (src/dataplane/policies), then forwards as serveHttp does. */
+  private serveHttpWithPolicies(routed: RoutedRequest, p: CompiledPolicies, ds: Downstream, conn: ConnectionFacts, context: TunnelStreamContext): void {
+    const proceed = (local: LocalAnswer | undefined): void => {
+      if (local) return sendLocalResponse(ds, local.status, local.body, local.headers);
+      const plan = planRequest(p.route, routed.facts);
+      if (plan.kind === 'local') return void sendLocalResponse(ds, plan.status, plan.body, withResponseHeaders(p, plan).headers);
+      // A declared length was judged already; only a body of unknown length is counted on the way.
+      const isCounted = p.maxBodyBytes !== undefined && ds.hasBody && ds.headers['content-length'] === undefined;
+      const down = isCounted ? limitBody(ds, p.maxBodyBytes) : ds;
+      forwardRequest(this.deps, p.route, down, decoratePlan(p, plan)).catch((err: unknown) => {
+        this.onError(err, context);
+        sendLocalResponse(down, 502, 'proxy error\n');
+      });
+    };
+    gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false }, proceed, (err) => {
+      this.onError(err, context);
+      sendLocalResponse(ds, 500, 'policy error\n');
+    });
+  }
+
+  /** planUpgrade plans a WebSocket handshake, after the route's policies when it has any. */
+  private planUpgrade(routed: RoutedRequest, conn: ConnectionFacts, context: TunnelStreamContext, onLocal: (local: LocalAnswer) => void, onForward: (plan: ForwardPlan) => void): void {
+    const p = routed.policies;
+    const plan = (): void => {
+      const planned = planRequest(p?.route ?? routed.route, routed.facts);
+      if (planned.kind === 'local') return onLocal(p ? withResponseHeaders(p, planned) : planned);
+      onForward(p ? decoratePlan(p, planned) : planned);
+    };
+    if (p === undefined) return plan();
+    gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: true }, (local) => (local ? onLocal(local) : plan()), (err) => {
+      this.onError(err, context);
+      onLocal({ kind: 'local', status: 500, body: 'policy error\n', headers: {} });
+    });
+  }
+
   private serveWebSocket(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, conn: ConnectionFacts, context: TunnelStreamContext): void {
     const ds = downstreamFromHttp2(stream, headers);
     const routed = resolveRequest(table, ds, conn, 'GET');
     if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
-    const plan = planRequest(routed.route, routed.facts);
-    if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
-    try {
-      proxyWebSocket(this.deps, routed.route, ds, stream, plan);
-    } catch (err) {
-      this.onError(err, context);
-      sendLocalResponse(ds, 502, 'proxy error\n');
-    }
+    const onLocal = (local: LocalAnswer): void => sendLocalResponse(ds, local.status, local.body, local.headers);
+    this.planUpgrade(routed, conn, context, onLocal, (plan) => {
+      try {
+        proxyWebSocket(this.deps, routed.route, ds, stream, plan);
+      } catch (err) {
+        this.onError(err, context);
+        sendLocalResponse(ds, 502, 'proxy error\n');
+      }
+    });
   }
 
   /** serveHttp1Upgrade routes a WebSocket Upgrade found inside terminated TLS (others get 501). */
-  private serveHttp1Upgrade(table: RouteTable, req: IncomingMessage, socket: Duplex, head: Buffer, conn: ConnectionFacts): void {
+  private serveHttp1Upgrade(table: RouteTable, req: IncomingMessage, socket: Duplex, head: Buffer, conn: ConnectionFacts, context: TunnelStreamContext): void {
     const local = (status: number, body: string, headers: Record<string, string> = {}): void => writeLocal(socket, { kind: 'local', status, body, headers });
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return local(501, 'only WebSocket upgrades are supported\n');
     const line = { method: req.method ?? '', target: req.url ?? '', authority: req.headers.host ?? '', headers: req.headers };
     const routed = resolveRequest(table, line, conn, 'GET');
     if (!('route' in routed)) return local(routed.status, routed.body, routed.headers);
-    const plan = planRequest(routed.route, routed.facts);
-    if (plan.kind === 'local') return writeLocal(socket, plan);
-    proxyHttp1Upgrade(this.deps, routed.route, plan, req, socket, head);
+    this.planUpgrade(routed, conn, context, (answer) => writeLocal(socket, answer), (plan) => proxyHttp1Upgrade(this.deps, routed.route, plan, req, socket, head));
   }
 
   /**
@@ -184,7 +230,7 @@ export class DataPlane implements TunnelStreamHandler {
           s.respond({ ':status': 501 }, { endStream: true });
         },
         onHttp1Request: (req: IncomingMessage, res: ServerResponse, sni) => this.serveHttp(this.table, downstreamFromHttp1(req, res), connFor(sni), context),
-        onHttp1Upgrade: (req, socket, head, sni) => this.serveHttp1Upgrade(this.table, req, socket, head, connFor(sni)),
+        onHttp1Upgrade: (req, socket, head, sni) => this.serveHttp1Upgrade(this.table, req, socket, head, connFor(sni), context),
       },
       tlsOptions,
     );

@@ -8,6 +8,7 @@ import { routeHttp } from './router.js';
 import type { CompiledVirtualHost, EntryPoint, RouteTable } from './router.js';
 import type { Downstream } from './exchange.js';
 import type { HttpRoute } from '../model/index.js';
+import type { CompiledPolicies } from './policies/compile.js';
 
 // Most requests carry no query: one shared empty set (matchers only read it).
 const noQuery = new URLSearchParams();
@@ -17,6 +18,8 @@ export interface RoutedRequest {
   facts: IncomingFacts;
   route: HttpRoute;
   vhost: CompiledVirtualHost;
+  /** the route's compiled policies; undefined (the common case) when it has none */
+  policies: CompiledPolicies | undefined;
 }
 
 /** RoutingFailure is why a request gets a local error instead of a route. */
@@ -77,7 +80,7 @@ export function resolveRequest(
     headers,
     clientAddress: conn.clientAddress,
   };
-  return { facts, route: result.route, vhost: result.vhost };
+  return { facts, route: result.route, vhost: result.vhost, policies: result.policies };
 }
 
 /** hasForbiddenTargetChar finds whitespace, control characters or a fragment (RFC 9112 §3.2). */

@@ -1,7 +1,8 @@
-import type { Backend, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
+import type { Backend, Binding, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
 import { matchesWildcard, selectByHost, wildcardDepthOf } from './host.js';
 import { compileMatch } from './match.js';
 import type { CompiledMatch, RequestFacts } from './match.js';
+import type { CompiledPolicies } from './policies/compile.js';
 
 /**
  * The router: a pure lookup over one compiled route graph. binding → the listeners of the public
@@ -13,7 +14,12 @@ import type { CompiledMatch, RequestFacts } from './match.js';
 export interface CompiledRoute {
   route: HttpRoute;
   matches: CompiledMatch;
+  /** the route's policies (its own over its binding's defaults); absent when it has none */
+  policies?: CompiledPolicies;
 }
+
+/** PolicyCompile builds the policies in force on a route of a binding (src/dataplane/policies). */
+export type PolicyCompile = (route: HttpRoute, binding: Binding | undefined) => CompiledPolicies | undefined;
 
 /** CompiledVirtualHost is a virtual host with its routes precompiled, in precedence order. */
 export interface CompiledVirtualHost {
@@ -30,15 +36,20 @@ export interface RouteTable {
   readonly streamRoutesByListener: ReadonlyMap<string, StreamRoute[]>;
 }
 
-/** compileRouteTable compiles every match of the graph once. */
-export function compileRouteTable(graph: RouteGraph): RouteTable {
+/** compileRouteTable compiles every match of the graph once, and with `compilePolicies` every route's policies. */
+export function compileRouteTable(graph: RouteGraph, compilePolicies?: PolicyCompile): RouteTable {
   const listeners = new Map(graph.listeners.map((l) => [l.id, l]));
+  const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
   const listenersByBinding = groupBy(graph.listeners, (l) => l.bindingId);
   const vhostsByListener = new Map<string, CompiledVirtualHost[]>();
   for (const vhost of graph.virtualHosts) {
     const listener = listeners.get(vhost.listenerId);
     if (!listener) continue;
-    const routes = vhost.routes.map((route) => ({ route, matches: compileMatch(route.match) }));
+    const binding = bindings.get(listener.bindingId);
+    const routes = vhost.routes.map((route): CompiledRoute => {
+      const policies = compilePolicies?.(route, binding);
+      return policies === undefined ? { route, matches: compileMatch(route.match) } : { route, matches: compileMatch(route.match), policies };
+    });
     const list = vhostsByListener.get(listener.id) ?? [];
     list.push({ vhost, listener, routes });
     vhostsByListener.set(listener.id, list);
@@ -81,7 +92,7 @@ export function selectListeners(table: RouteTable, entry: EntryPoint, protocols:
 
 /** HttpRouteResult is the outcome of routing one HTTP request. */
 export type HttpRouteResult =
-  | { kind: 'route'; vhost: CompiledVirtualHost; route: HttpRoute }
+  | { kind: 'route'; vhost: CompiledVirtualHost; route: HttpRoute; policies: CompiledPolicies | undefined }
   | { kind: 'no-host' }
   | { kind: 'no-route'; vhost: CompiledVirtualHost }
   | { kind: 'misdirected'; sni: string };
@@ -96,7 +107,7 @@ export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, re
   const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
   const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host, (v) => wildcardDepthOf(v.listener));
   if (!vhost) return { kind: 'no-host' };
-  for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route };
+  for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route, policies: r.policies };
   return { kind: 'no-route', vhost };
 }
 

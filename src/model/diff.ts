@@ -51,8 +51,14 @@ export function diff(before: RouteGraph, after: RouteGraph): GraphDiff {
     streamRoutes,
     reservations,
     isEmpty: parts.every(isEmptyDiff),
-    isTunnelChange: !isEmptyDiff(bindings),
+    // A binding's policies are applied by the data plane: changing them reconnects no tunnel.
+    isTunnelChange: !isEmptyDiff(diffById(before.bindings, after.bindings, bindingWithoutPolicies)),
   };
+}
+
+function bindingWithoutPolicies(b: Binding): unknown {
+  const { policies: _policies, ...rest } = b;
+  return rest;
 }
 
 function isEmptyDiff(d: EntityDiff<unknown>): boolean {

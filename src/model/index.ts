@@ -6,3 +6,5 @@ export * from './diff.js';
 export * from './status.js';
 export * from './errors.js';
 export * from './error-line.js';
+export * from './policies.js';
+export * from './ip-address.js';

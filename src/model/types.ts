@@ -1,3 +1,5 @@
+import type { RoutePolicies } from './policies.js';
+
 /**
  * The route graph: one plain-data, serialisable structure that every source (Ingress, Service,
  * Gateway API, tuna.dev CRDs, manifest files) translates into and every consumer (tunnel manager,
@@ -32,6 +34,8 @@ export interface Binding {
   port?: number;
   /** address: the IPs the source asks for (a Gateway's `spec.addresses`); absent: any from the edge's pool */
   addresses?: string[];
+  /** policies every HTTP route of this binding gets unless the route has its own of that kind (policies.ts) */
+  policies?: RoutePolicies;
   source: SourceRef;
 }
 
@@ -225,6 +229,8 @@ export interface HttpRoute {
   backends: Backend[];
   timeouts?: RouteTimeouts;
   retry?: RetryPolicy;
+  /** policies applied by the data plane before a backend is called (policies.ts); absent means none */
+  policies?: RoutePolicies;
 }
 
 /** StreamRoute forwards raw TCP, or TLS chosen by SNI, from a listener to backends. */

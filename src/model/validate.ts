@@ -1,3 +1,4 @@
+import { validatePolicies } from './policies.js';
 import type { Backend, HttpRoute, RouteGraph } from './types.js';
 
 /**
@@ -20,6 +21,7 @@ export function validate(graph: RouteGraph): string[] {
     for (const h of b.hostnames) if (!isValidHostPattern(h)) errors.push(`${b.id}: invalid hostname ${h}`);
     if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
     if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
+    if (b.policies) errors.push(...validatePolicies(b.id, b.policies));
   }
   const listenerPorts = new Map<string, string>();
   for (const l of graph.listeners) {
@@ -71,6 +73,7 @@ function validateRoute(r: HttpRoute): string[] {
   const redirects = r.filters.filter((f) => f.type === 'RequestRedirect' || f.type === 'DirectResponse').length;
   if (redirects === 0 && r.backends.length === 0) errors.push(`${r.id}: no backend and no redirect`);
   errors.push(...validateBackends(r.id, r.backends));
+  if (r.policies) errors.push(...validatePolicies(r.id, r.policies));
   for (const f of r.filters)
     if (f.type === 'RequestMirror' && f.backend.filters !== undefined) errors.push(`${r.id}: mirror backend with filters`);
   return errors;

@@ -7,13 +7,14 @@ import { commandHelp } from '../help.js';
 import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
+import { policyFlagOptions, resolvePolicyFlags } from '../policy-flags.js';
 import { probePort } from '../port-probe.js';
 import { httpTarget } from '../quick-graph.js';
 import type { CliRuntime } from '../runtime.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
 
 const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
 
@@ -59,9 +60,12 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
+  const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
   if (noCheck !== true && !(await probePort(target.host, target.port)))
     log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
+  // The binding's defaults: every request of the published host gets them.
+  if (policies !== undefined) for (const b of quick.graph.bindings) b.policies = policies;
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
   const inspector = await startInspector(inspectOptions, log, 'http');
@@ -72,6 +76,12 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   } finally {
     await inspector?.close();
   }
+}
+
+/** hashPassword hashes a --basic-auth password with bcrypt (cost 10), loaded only when needed. */
+async function hashPassword(password: string): Promise<string> {
+  const { default: bcrypt } = await import('bcryptjs');
+  return bcrypt.hash(password, 10);
 }
 
 /** pick copies the listed keys of a record. */

@@ -1,0 +1,247 @@
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import * as t from 'io-ts';
+import { isHeaderName, isHeaderValue, parseCidr, parseHtpasswd, validatePolicies } from '../model/index.js';
+import type { HeaderModifier, HtpasswdUser, RateLimitPolicy, RoutePolicies } from '../model/index.js';
+import { UsageError } from './errors.js';
+import { decodeFlags } from './flags.js';
+
+/**
+ * The route policies as `tuna http` flags (docs/policies.md), named as Tuna's own agent names
+ * them (`--https-redirect`, `--rate-limit`, `--basic-auth`, `--key-auth`, `--request-header`).
+ * Every value is checked here, and a bad one is a usage error naming its flag.
+ */
+
+/** policyFlagOptions are the policy flags of `tuna http`. */
+export const policyFlagOptions = {
+  'https-redirect': { type: 'boolean' },
+  'rate-limit': { type: 'string' },
+  'basic-auth': { type: 'string', multiple: true },
+  'key-auth': { type: 'string', multiple: true },
+  'request-header': { type: 'string', multiple: true },
+  'response-header': { type: 'string', multiple: true },
+  'ip-allow': { type: 'string', multiple: true },
+  'ip-deny': { type: 'string', multiple: true },
+  'max-body': { type: 'string' },
+  cors: { type: 'string', multiple: true },
+  timeout: { type: 'string' },
+} as const;
+
+/** policyFlagsHelp documents policyFlagOptions for --help. */
+export const policyFlagsHelp = `Policies (applied by this agent before your server is called; see docs/policies.md):
+  --https-redirect   answer plain-HTTP requests with 308 to the same URL on https
+  --rate-limit N/P   at most N requests per P (s, m, h; e.g. 100/m) per client address,
+                     else 429 with Retry-After
+  --basic-auth A     HTTP Basic auth: USER:PASSWORD, or an htpasswd FILE (bcrypt or {SHA}
+                     entries; repeatable)
+  --key-auth H:KEY   require header H to carry KEY (repeatable: any of the keys; one header)
+  --request-header R  change a request header: NAME:VALUE sets, +NAME:VALUE adds, NAME:
+                     removes (repeatable)
+  --response-header R the same for response headers
+  --ip-allow CIDR    only client addresses in these ranges (IPv4 or IPv6; repeatable or
+                     comma-separated); --ip-deny CIDR refuses ranges (deny wins), else 403
+  --max-body SIZE    largest request body (bytes, or with k, m, g: 10m), else 413
+  --cors ORIGINS     allow these origins (* or https://a.example, comma-separated): preflights
+                     answered, CORS headers on responses
+  --timeout T        the whole request's deadline (500ms, 30s, 2m; a number is seconds),
+                     else 504`;
+
+const periods: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600 };
+
+/** RateLimitString decodes `N/PERIOD`: `100/m`, `10/s`, `5/10s`, `1000/hour`. */
+export const RateLimitString = new t.Type<RateLimitPolicy, string, unknown>(
+  'rate-limit',
+  (u): u is RateLimitPolicy => typeof u === 'object' && u !== null && 'requests' in u,
+  (u, c) => {
+    const m = typeof u === 'string' ? /^(\d{1,9})\/(\d{0,5})([a-z]+)$/i.exec(u.trim()) : null;
+    const unit = m ? periods[m[3]!.toLowerCase()] : undefined;
+    if (!m || unit === undefined) return t.failure(u, c, 'must be REQUESTS/PERIOD with a period of s, m or h (e.g. 100/m)');
+    const requests = Number(m[1]);
+    const periodSeconds = (m[2] === '' ? 1 : Number(m[2])) * unit;
+    if (requests < 1) return t.failure(u, c, 'must allow at least 1 request');
+    if (periodSeconds < 1 || periodSeconds > 86400) return t.failure(u, c, 'must have a period from 1 s to 24 h');
+    return t.success({ requests, periodSeconds, burst: requests });
+  },
+  (r) => `${r.requests}/${r.periodSeconds}s`,
+);
+
+const sizeUnits: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** SizeString decodes a byte count: `1048576`, `512k`, `10m`, `1g` (k = 1024). */
+export const SizeString = new t.Type<number, string, unknown>(
+  'size',
+  (u): u is number => typeof u === 'number',
+  (u, c) => {
+    const m = typeof u === 'string' ? /^(\d{1,15})\s*([a-z]*)$/i.exec(u.trim()) : null;
+    const unit = m ? sizeUnits[m[2]!.toLowerCase()] : undefined;
+    if (!m || unit === undefined) return t.failure(u, c, 'must be a size in bytes, or with k, m or g (e.g. 10m)');
+    const bytes = Number(m[1]) * unit;
+    return bytes >= 1 && Number.isSafeInteger(bytes) ? t.success(bytes) : t.failure(u, c, 'must be at least 1 byte');
+  },
+  String,
+);
+
+const durationUnits: Record<string, number> = { ms: 1, '': 1000, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** DurationString decodes `500ms`, `30s`, `2m`, `1h` or a number of seconds, up to 24 h. */
+export const DurationString = new t.Type<number, string, unknown>(
+  'duration',
+  (u): u is number => typeof u === 'number',
+  (u, c) => {
+    const m = typeof u === 'string' ? /^(\d{1,9})(ms|s|m|h)?$/i.exec(u.trim()) : null;
+    if (!m) return t.failure(u, c, 'must be a duration such as 500ms, 30s or 2m');
+    const ms = Number(m[1]) * durationUnits[(m[2] ?? '').toLowerCase()]!;
+    return ms >= 1 && ms <= 86_400_000 ? t.success(ms) : t.failure(u, c, 'must be from 1ms to 24h');
+  },
+  String,
+);
+
+/** CidrString decodes one range or a comma-separated list of ranges (IPv4 or IPv6; a bare address is one host). */
+export const CidrString = new t.Type<string[], string, unknown>(
+  'cidr',
+  (u): u is string[] => Array.isArray(u),
+  (u, c) => {
+    const list = typeof u === 'string' ? u.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+    if (list.length === 0) return t.failure(u, c, 'must be a CIDR range such as 10.0.0.0/8 or 2001:db8::/32');
+    const bad = list.find((r) => parseCidr(r) === undefined);
+    return bad === undefined ? t.success(list) : t.failure(u, c, `is not a CIDR range (${bad}); use ADDRESS/PREFIX, e.g. 10.0.0.0/8 or 2001:db8::/32`);
+  },
+  (l) => l.join(','),
+);
+
+/** HeaderEdit is one --request-header or --response-header. */
+export type HeaderEdit = { op: 'set' | 'add'; name: string; value: string } | { op: 'remove'; name: string };
+
+/** HeaderEditString decodes `NAME:VALUE` (set), `+NAME:VALUE` (add) and `NAME:` (remove, as curl -H reads it). */
+export const HeaderEditString = new t.Type<HeaderEdit, string, unknown>(
+  'header',
+  (u): u is HeaderEdit => typeof u === 'object' && u !== null && 'op' in u,
+  (u, c) => {
+    if (typeof u !== 'string') return t.failure(u, c, 'must be NAME:VALUE, +NAME:VALUE or NAME:');
+    const isAdd = u.startsWith('+');
+    const text = isAdd ? u.slice(1) : u;
+    const colon = text.indexOf(':');
+    const name = colon < 0 ? '' : text.slice(0, colon).trim();
+    const value = colon < 0 ? '' : text.slice(colon + 1).trim();
+    if (!isHeaderName(name)) return t.failure(u, c, 'must be NAME:VALUE (set), +NAME:VALUE (add) or NAME: (remove), NAME a header name');
+    if (!isHeaderValue(value)) return t.failure(u, c, 'must not contain CR, LF or NUL');
+    if (value === '') return isAdd ? t.failure(u, c, 'adds no value (NAME: alone removes a header)') : t.success({ op: 'remove', name });
+    return t.success({ op: isAdd ? 'add' : 'set', name, value });
+  },
+  (e) => (e.op === 'remove' ? `${e.name}:` : `${e.op === 'add' ? '+' : ''}${e.name}:${e.value}`),
+);
+
+/** KeyAuthString decodes `HEADER:KEY`. */
+export const KeyAuthString = new t.Type<{ header: string; key: string }, string, unknown>(
+  'key-auth',
+  (u): u is { header: string; key: string } => typeof u === 'object' && u !== null && 'key' in u,
+  (u, c) => {
+    const colon = typeof u === 'string' ? u.indexOf(':') : -1;
+    const header = typeof u === 'string' && colon > 0 ? u.slice(0, colon).trim() : '';
+    const key = typeof u === 'string' ? u.slice(colon + 1).trim() : '';
+    if (!isHeaderName(header) || key === '' || !isHeaderValue(key)) return t.failure(u, c, 'must be HEADER:KEY, e.g. X-Api-Key:s3cret');
+    return t.success({ header, key });
+  },
+  (k) => `${k.header}:${k.key}`,
+);
+
+/** OriginsString decodes `*` or a comma-separated list of origins (`https://a.example`, `https://*.example`). */
+export const OriginsString = new t.Type<string[], string, unknown>(
+  'origins',
+  (u): u is string[] => Array.isArray(u),
+  (u, c) => {
+    const list = typeof u === 'string' ? u.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+    const isOrigin = (o: string): boolean => o === '*' || /^https?:\/\/(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i.test(o);
+    if (list.length === 0 || !list.every(isOrigin)) return t.failure(u, c, 'must be * or origins such as https://app.example (comma-separated)');
+    return t.success(list);
+  },
+  (l) => l.join(','),
+);
+
+const PolicyFlags = t.partial({
+  'https-redirect': t.boolean,
+  'rate-limit': RateLimitString,
+  'basic-auth': t.array(t.string),
+  'key-auth': t.array(KeyAuthString),
+  'request-header': t.array(HeaderEditString),
+  'response-header': t.array(HeaderEditString),
+  'ip-allow': t.array(CidrString),
+  'ip-deny': t.array(CidrString),
+  'max-body': SizeString,
+  cors: t.array(OriginsString),
+  timeout: DurationString,
+});
+
+/** BasicAuthHasher turns a password given on the command line into an htpasswd hash (bcrypt). */
+export type BasicAuthHasher = (password: string) => Promise<string>;
+
+/**
+ * resolvePolicyFlags reads the policy flags into the policies of the published route; undefined
+ * when none is given. `--basic-auth` reads a file when the value names one, else takes
+ * USER:PASSWORD and hashes the password (bcrypt) so that no password stays in the route graph.
+ */
+export async function resolvePolicyFlags(values: Record<string, unknown>, command: string, hash: BasicAuthHasher): Promise<RoutePolicies | undefined> {
+  const flags = decodeFlags(PolicyFlags, values, command);
+  const p: RoutePolicies = {};
+  const allow = flags['ip-allow']?.flat() ?? [];
+  const deny = flags['ip-deny']?.flat() ?? [];
+  if (allow.length + deny.length > 0) p.ipAccess = { allow, deny };
+  if (flags['https-redirect'] === true) p.httpsRedirect = { statusCode: 308 };
+  if (flags['rate-limit']) p.rateLimit = flags['rate-limit'];
+  if (flags.cors) {
+    const origins = flags.cors.flat();
+    p.cors = { allowOrigins: origins, allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], allowHeaders: ['*'], exposeHeaders: [], allowCredentials: false };
+  }
+  if (flags['basic-auth']) p.basicAuth = { realm: 'tuna', users: await readBasicAuth(flags['basic-auth'], command, hash) };
+  if (flags['key-auth']) {
+    const headers = new Set(flags['key-auth'].map((k) => k.header.toLowerCase()));
+    if (headers.size > 1) throw new UsageError(`tuna ${command}: --key-auth: every key must name the same header (got ${[...headers].join(', ')})`);
+    p.keyAuth = { header: flags['key-auth'][0]!.header, sha256: flags['key-auth'].map((k) => createHash('sha256').update(k.key).digest('hex')) };
+  }
+  if (flags['max-body'] !== undefined) p.maxBodyBytes = flags['max-body'];
+  if (flags['request-header']) p.requestHeaders = toModifier(flags['request-header']);
+  if (flags['response-header']) p.responseHeaders = toModifier(flags['response-header']);
+  if (flags.timeout !== undefined) p.timeoutMs = flags.timeout;
+  if (Object.keys(p).length === 0) return undefined;
+  // The flags were checked one by one; this is the graph's own check, a backstop.
+  const problems = validatePolicies('flags', p);
+  if (problems.length > 0) throw new UsageError(`tuna ${command}: ${problems.join('; ')}`);
+  return p;
+}
+
+function toModifier(edits: HeaderEdit[]): HeaderModifier {
+  const mod: HeaderModifier = { set: [], add: [], remove: [] };
+  for (const e of edits) {
+    if (e.op === 'remove') mod.remove.push(e.name);
+    else mod[e.op].push({ name: e.name, value: e.value });
+  }
+  return mod;
+}
+
+async function readBasicAuth(values: string[], command: string, hash: BasicAuthHasher): Promise<HtpasswdUser[]> {
+  const users: HtpasswdUser[] = [];
+  for (const value of values) {
+    if (await isFile(value)) {
+      const parsed = parseHtpasswd(await readFile(value, 'utf8'));
+      if (parsed.kind === 'invalid') throw new UsageError(`tuna ${command}: --basic-auth ${value}: ${parsed.errors.join('; ')}`);
+      users.push(...parsed.users);
+      continue;
+    }
+    const colon = value.indexOf(':');
+    if (colon <= 0 || colon === value.length - 1)
+      throw new UsageError(`tuna ${command}: --basic-auth ${JSON.stringify(value)} is neither USER:PASSWORD nor an htpasswd file`);
+    users.push({ name: value.slice(0, colon), hash: await hash(value.slice(colon + 1)) });
+  }
+  const names = users.map((u) => u.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new UsageError(`tuna ${command}: --basic-auth: user ${twice} is given twice`);
+  return users;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}

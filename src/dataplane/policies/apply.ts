@@ -1,0 +1,98 @@
+import { decorateSimpleResponse, isPreflight, preflightHeaders } from '../cors.js';
+import { applyHeaderModifier } from '../headers.js';
+import type { HeaderMap } from '../headers.js';
+import { headerValue } from '../match.js';
+import { redirectLocation } from '../redirect.js';
+import type { ForwardPlan, IncomingFacts, LocalAnswer } from '../request-plan.js';
+import { tooLargeBody } from './body-limit.js';
+import type { CompiledPolicies } from './compile.js';
+
+/** PolicyRequest is what the policies look at: the parsed request and what the tunnel metadata says. */
+export interface PolicyRequest {
+  facts: IncomingFacts;
+  /** the scheme the client used at the edge, from the stream's metadata (never X-Forwarded-Proto) */
+  publicScheme: 'http' | 'https';
+  /** true for a WebSocket handshake: no CORS preflight, no body */
+  isUpgrade: boolean;
+}
+
+/**
+ * checkPolicies runs the access policies of a route, in this order: IP allow/deny (403), HTTPS
+ * redirect, rate limit (429), CORS preflight (204, before authentication: a browser sends a
+ * preflight without credentials, Fetch §4.8), basic auth and key auth (401; with both, both
+ * must pass), and a declared body length over the maximum (413). It returns the local answer
+ * that ends the request, or undefined to go on. Only a bcrypt verification (a credential not
+ * remembered yet) makes it asynchronous.
+ */
+export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAnswer | undefined | Promise<LocalAnswer | undefined> {
+  const { facts } = req;
+  if (p.ipFilter && !p.ipFilter.isAllowed(facts.clientAddress)) return answer(p, facts, 403, 'forbidden: the client address is not allowed\n');
+  if (p.httpsRedirect && req.publicScheme === 'http') {
+    const { statusCode, port } = p.httpsRedirect;
+    // facts.host is normalised (normalizeHost): no port, an IPv6 literal keeps its brackets.
+    const location = redirectLocation({ type: 'RequestRedirect', scheme: 'https', statusCode, ...(port === undefined ? {} : { port }) }, facts);
+    return answer(p, facts, statusCode, '', { location });
+  }
+  if (p.limiter) {
+    const decision = p.limiter.take(facts.clientAddress);
+    if (decision.kind === 'limited') return answer(p, facts, 429, 'too many requests\n', { 'retry-after': String(decision.retryAfterSeconds) });
+  }
+  if (p.cors && !req.isUpgrade) {
+    const origin = headerValue(facts.headers, 'origin');
+    if (origin !== undefined && isPreflight(facts.method, facts.headers)) {
+      const requested = headerValue(facts.headers, 'access-control-request-headers');
+      const method = headerValue(facts.headers, 'access-control-request-method');
+      return withResponseHeaders(p, { kind: 'local', status: 204, body: '', headers: preflightHeaders(p.cors, origin, requested, method) });
+    }
+  }
+  if (p.basicAuth) {
+    const checker = p.basicAuth;
+    const after = (isGood: boolean): LocalAnswer | undefined => (isGood ? checkAfterBasic(p, facts) : answer(p, facts, 401, 'authentication required\n', { 'www-authenticate': checker.challenge }));
+    const verdict = checker.check(facts.headers.authorization);
+    return typeof verdict === 'boolean' ? after(verdict) : verdict.then(after);
+  }
+  return checkAfterBasic(p, facts);
+}
+
+function checkAfterBasic(p: CompiledPolicies, facts: IncomingFacts): LocalAnswer | undefined {
+  if (p.keyAuth && !p.keyAuth.isAccepted(facts.headers[p.keyAuth.header])) return answer(p, facts, 401, `missing or wrong key in header ${p.keyAuth.header}\n`);
+  if (p.maxBodyBytes !== undefined) {
+    const length = headerValue(facts.headers, 'content-length');
+    if (length !== undefined && /^\d+$/.test(length) && Number(length) > p.maxBodyBytes) return answer(p, facts, 413, tooLargeBody(p.maxBodyBytes));
+  }
+  return undefined;
+}
+
+/** answer is a local answer carrying the policies' response headers and, for an allowed origin, CORS headers (else a browser hides the status). */
+function answer(p: CompiledPolicies, facts: IncomingFacts, status: number, body: string, headers: HeaderMap = {}): LocalAnswer {
+  if (p.cors) decorateSimpleResponse(p.cors, headerValue(facts.headers, 'origin'), headers);
+  return withResponseHeaders(p, { kind: 'local', status, body, headers });
+}
+
+/** withResponseHeaders applies the response-header policy to a local answer. */
+export function withResponseHeaders(p: CompiledPolicies, local: LocalAnswer): LocalAnswer {
+  if (p.responseHeaders) applyHeaderModifier(local.headers, p.responseHeaders);
+  return local;
+}
+
+/**
+ * decoratePlan adds the shaping policies to a forward plan: request headers (after the route's
+ * own filters, so the policy has the last word), response headers (after the route's), and CORS
+ * on responses (the policy's replaces a route CORS filter's).
+ */
+export function decoratePlan(p: CompiledPolicies, plan: ForwardPlan): ForwardPlan {
+  if (p.requestHeaders) applyHeaderModifier(plan.headers, p.requestHeaders);
+  if (p.responseHeaders) plan.responseModifiers.push(p.responseHeaders);
+  if (p.cors) plan.cors = p.cors;
+  return plan;
+}
+
+/**
+ * gatePolicies runs checkPolicies and calls `then` with its verdict: at once when it was decided
+ * synchronously (no promise on the path of a route without basic auth), else when it settles.
+ */
+export function gatePolicies(p: CompiledPolicies, req: PolicyRequest, then: (local: LocalAnswer | undefined) => void, onError: (err: unknown) => void): void {
+  const verdict = checkPolicies(p, req);
+  if (verdict instanceof Promise) verdict.then(then, onError);
+  else then(verdict);
+}

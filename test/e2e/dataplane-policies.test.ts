@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
+import type { HttpRoute, RouteGraph, RoutePolicies } from '../../src/model/index.js';
+import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
+import { startTunnelHarness } from '../support/backend-harness.js';
+import type { TunnelHarness } from '../support/backend-harness.js';
+import { startHttpBackend } from '../support/backend-servers.js';
+import type { TestBackend } from '../support/backend-servers.js';
+import { readFrames } from '../support/backend-ws.js';
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+const keyAuth: RoutePolicies = { keyAuth: { header: 'x-key', sha256: [sha256('k')] } };
+
+describe('data plane: route policies on tunnel streams', () => {
+  const cleanups: (() => unknown)[] = [];
+  let endpoints: StaticEndpointResolver;
+  let plane: DataPlane;
+  let backend: TestBackend;
+
+  beforeEach(async () => {
+    endpoints = new StaticEndpointResolver();
+    plane = new DataPlane({ endpoints });
+    backend = await startHttpBackend('echo');
+    endpoints.set('default', 'svc', 'http', [{ address: '127.0.0.1', port: backend.port }]);
+    cleanups.push(() => plane.close(), () => backend.close());
+  });
+
+  afterEach(async () => {
+    for (const c of cleanups.reverse()) await c();
+    cleanups.length = 0;
+  });
+
+  async function harness(graph: RouteGraph, clientAddress = '203.0.113.7'): Promise<TunnelHarness> {
+    plane.update(graph);
+    const h = await startTunnelHarness(plane, { clientAddress });
+    cleanups.push(() => h.close());
+    return h;
+  }
+
+  const routeWith = (id: string, path: string, policies?: RoutePolicies): HttpRoute =>
+    httpRoute(id, [serviceBackend('svc')], { match: { path: { type: 'Prefix', value: path } }, extra: policies ? { policies } : {} });
+
+  it("applies a binding's default policies to each route, and a route's own policy of a kind instead", async () => {
+    const graph = hostGraph([{ hostname: 'app.test', routes: [routeWith('plain', '/'), routeWith('open', '/open', { keyAuth: { header: 'x-other', sha256: [sha256('o')] } })] }]);
+    graph.bindings[0]!.policies = keyAuth;
+    const h = await harness(graph);
+    expect((await h.request({ ':path': '/' })).status).to.equal(401);
+    expect((await h.request({ ':path': '/', 'x-key': 'k' })).status).to.equal(200);
+    expect((await h.request({ ':path': '/open', 'x-key': 'k' })).status).to.equal(401);
+    expect((await h.request({ ':path': '/open', 'x-other': 'o' })).status).to.equal(200);
+  });
+
+  it('decides on the client address of the stream metadata, not on X-Forwarded-For', async () => {
+    const graph = hostGraph([{ hostname: 'app.test', routes: [routeWith('r', '/', { ipAccess: { allow: ['203.0.113.0/24'], deny: [] } })] }]);
+    const h = await harness(graph, '198.51.100.20');
+    expect((await h.request({ ':path': '/', 'x-forwarded-for': '203.0.113.7' })).status).to.equal(403);
+    expect(backend.requests).to.have.length(0);
+  });
+
+  it('keeps rate-limit buckets across a graph update that leaves the policy unchanged', async () => {
+    const graph = (extra: string): RouteGraph =>
+      hostGraph([{ hostname: 'app.test', routes: [routeWith('r', '/', { rateLimit: { requests: 1, periodSeconds: 3600, burst: 1 } }), routeWith(extra, `/${extra}`)] }]);
+    const h = await harness(graph('one'));
+    expect((await h.request({ ':path': '/' })).status).to.equal(200);
+    plane.update(graph('two'));
+    const limited = await h.request({ ':path': '/' });
+    expect(limited.status).to.equal(429);
+    expect(Number(limited.headers['retry-after'])).to.be.within(1, 3600);
+  });
+
+  it('answers 413 to an HTTP/2 body without content-length once it passes the maximum', async () => {
+    const h = await harness(hostGraph([{ hostname: 'app.test', routes: [routeWith('r', '/', { maxBodyBytes: 1024 })] }]));
+    const res = await h.request({ ':method': 'POST', ':path': '/' }, Buffer.alloc(64 * 1024, 1));
+    expect(res.status).to.equal(413);
+    expect((await h.request({ ':method': 'POST', ':path': '/' }, Buffer.alloc(1000, 1))).status).to.equal(200);
+  });
+
+  it('does not let a WebSocket handshake past key auth', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    wss.on('connection', (ws) => ws.send('hello'));
+    cleanups.push(() => new Promise((r) => wss.close(() => r(undefined))));
+    endpoints.set('default', 'ws', 'http', [{ address: '127.0.0.1', port: (wss.address() as AddressInfo).port }]);
+    const route = httpRoute('ws', [serviceBackend('ws', { protocol: 'ws' })], { extra: { policies: keyAuth } });
+    const h = await harness(hostGraph([{ hostname: 'app.test', routes: [route] }]));
+    const connect = { ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': '/ws', ':authority': 'app.test', 'sec-websocket-version': '13' };
+    expect((await h.request(connect, '')).status).to.equal(401);
+    const stream = h.client.request({ ...connect, 'x-key': 'k' }, { endStream: false });
+    const status = await new Promise<number>((resolve) => stream.once('response', (hd) => resolve(Number(hd[':status']))));
+    expect(status).to.equal(200);
+    expect(await readFrames(stream).next()).to.equal('hello');
+    stream.close();
+  });
+});
