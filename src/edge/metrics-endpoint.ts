@@ -23,9 +23,12 @@ export function adminKeyAuthorizer(authenticate: (token: string) => Promise<{ sc
   };
 }
 
-/** sendMetrics writes the exposition text. */
-export function sendMetrics(res: ServerResponse, text: string): void {
-  res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text);
+/** sendMetrics writes the exposition text once it is rendered (prom-client renders asynchronously); 500 if rendering failed. */
+export function sendMetrics(res: ServerResponse, text: Promise<string>): void {
+  text.then(
+    (body) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body),
+    (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${err.message}\n`),
+  );
 }
 
 /** sendMetricsUnauthorized answers a `/metrics` request without an admin key. */
@@ -34,7 +37,7 @@ export function sendMetricsUnauthorized(res: ServerResponse): void {
 }
 
 /** createMetricsServer is the `listen.metrics` listener: `GET /metrics` and `GET /healthz`, nothing else. */
-export function createMetricsServer(render: () => string, isClosing: () => boolean): Server {
+export function createMetricsServer(render: () => Promise<string>, isClosing: () => boolean): Server {
   return createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && path === '/metrics') return sendMetrics(res, render());

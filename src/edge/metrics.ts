@@ -1,9 +1,31 @@
+import { performance } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
+/** PublicFront is the public front that answered a request, as the request duration histogram labels it. */
+export type PublicFront = 'http1' | 'http2' | 'websocket';
+
+const FRONTS: readonly PublicFront[] = ['http1', 'http2', 'websocket'];
+
+/** StatusClass is a status code's class, as the request duration histogram labels it. */
+export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'other';
+
+const STATUS_CLASSES: readonly StatusClass[] = ['1xx', '2xx', '3xx', '4xx', '5xx', 'other'];
+
 /**
- * EdgeMetrics counts what the edge does and renders it in the Prometheus text exposition format
- * (version 0.0.4). Counters are plain numbers bumped on the request path: no per-chunk work.
- * Bytes are read from the tunnel sockets' own counters at scrape time.
+ * REQUEST_SECONDS_BUCKETS are the request duration histogram's buckets: a request through the
+ * tunnel on loopback takes 1–25 ms at the median (docs/benchmarks.md); a service may take seconds.
+ */
+export const REQUEST_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * EdgeMetrics counts what the edge does and renders it with prom-client, in the Prometheus text
+ * exposition format (version 0.0.4), from a `Registry` of its own (never prom-client's global one:
+ * several edges run in one test process). Counters are plain numbers bumped on the request path,
+ * read into the prom-client families at scrape time (`collect`): no label hashing per request and
+ * no per-chunk work, and the series come out sorted by label. Bytes are read from the tunnel
+ * sockets' own counters at scrape time. The one family fed on the request path is the request
+ * duration histogram (one `observe` per answered request).
  */
 export class EdgeMetrics {
   readonly #requests = new Map<string, number>();
@@ -25,20 +47,82 @@ export class EdgeMetrics {
   readonly #publicRefused = new Map<string, number>();
   readonly #publicTimeouts = new Map<string, number>();
   readonly #publicGoaways = new Map<string, number>();
+  /** tunnelListenerOpen is the number of connections open on the tunnel listener now (tunnels, handshakes, control API). */
+  tunnelListenerOpen = 0;
+  readonly #tunnelListenerClosed = new Map<string, number>();
+
+  readonly #prom = new Registry();
+  /** the tunnel registry of the scrape under way (render's argument) */
+  #tunnels: TunnelRegistry | undefined;
+  /** when each public request began (beginRequest), by the object that carries its answer */
+  readonly #startedAt = new WeakMap<object, number>();
+  /** the histogram's series, bound once: an observe then skips prom-client's label checks (about 1 µs a request here) */
+  readonly #requestSeconds: Record<PublicFront, Record<StatusClass, Histogram.Internal<'front' | 'code_class'>>>;
+
+  constructor() {
+    const registers = [this.#prom];
+    const tunnels = (): TunnelRegistry | undefined => this.#tunnels;
+    new Gauge({
+      name: 'tuna_edge_tunnels',
+      help: 'Live tunnel connections by binding.',
+      labelNames: ['binding'],
+      registers,
+      collect: function (this: Gauge<'binding'>) {
+        this.reset();
+        for (const [binding, n] of [...(tunnels()?.count() ?? [])].sort()) this.set({ binding }, n);
+      },
+    });
+    countersBy(registers, 'tuna_edge_tunnel_handshakes_total', 'Tunnel upgrade requests by result.', 'result', this.#handshakes);
+    gaugeOf(registers, 'tuna_edge_streams_active', 'Tunnel streams open now.', () => this.streamsActive);
+    counterOf(registers, 'tuna_edge_streams_total', 'Tunnel streams opened.', () => this.streamsTotal);
+    counterOf(registers, 'tuna_edge_public_connections_total', 'Public connections accepted.', () => this.publicConnections);
+    counterOf(registers, 'tuna_edge_binding_listener_failures_total', 'Binding listeners that failed to bind (retried later).', () => this.bindingListenerFailures);
+    gaugeOf(registers, 'tuna_edge_binding_listeners_failing', 'Binding listeners not bound after the last attempt.', () => this.bindingListenersFailing);
+    gaugeOf(registers, 'tuna_edge_public_connections_open', 'Public connections open now.', () => this.publicConnectionsOpen);
+    countersBy(registers, 'tuna_edge_public_connections_refused_total', 'Public connections closed at accept, by limit.', 'reason', this.#publicRefused);
+    countersBy(registers, 'tuna_edge_public_timeouts_total', 'Public connections closed by a deadline, by phase.', 'phase', this.#publicTimeouts);
+    countersBy(registers, 'tuna_edge_public_http2_goaways_total', 'Public HTTP/2 connections sent away for abuse, by reason.', 'reason', this.#publicGoaways);
+    gaugeOf(registers, 'tuna_edge_tunnel_listener_connections_open', 'Connections open on the tunnel listener now.', () => this.tunnelListenerOpen);
+    countersBy(registers, 'tuna_edge_tunnel_listener_closed_total', 'Tunnel listener connections closed at accept (a limit) or by a deadline (a phase).', 'cause', this.#tunnelListenerClosed);
+    countersBy(registers, 'tuna_edge_requests_total', 'Public HTTP requests answered, by status code.', 'code', this.#requests);
+    countersBy(registers, 'tuna_edge_control_requests_total', 'Control API requests, by method.', 'method', this.#controlRequests);
+    new Counter({
+      name: 'tuna_edge_tunnel_bytes_total',
+      help: 'Bytes on tunnel connections (in: from agents, out: to agents).',
+      labelNames: ['direction'],
+      registers,
+      collect: function (this: Counter<'direction'>) {
+        const bytes = tunnels()?.bytes() ?? { in: 0, out: 0 };
+        this.reset();
+        this.inc({ direction: 'in' }, bytes.in);
+        this.inc({ direction: 'out' }, bytes.out);
+      },
+    });
+    const requestSeconds = new Histogram({
+      name: 'tuna_edge_request_duration_seconds',
+      help: 'Public HTTP requests, from the request head read to the response head sent (the edge’s own answers included), by front and status class.',
+      labelNames: ['front', 'code_class'],
+      buckets: REQUEST_SECONDS_BUCKETS,
+      registers,
+    });
+    // labels() binds a series without creating it: only observed series are rendered
+    const byClass = (front: PublicFront) => Object.fromEntries(STATUS_CLASSES.map((c) => [c, requestSeconds.labels({ front, code_class: c })])) as Record<StatusClass, Histogram.Internal<'front' | 'code_class'>>;
+    this.#requestSeconds = Object.fromEntries(FRONTS.map((front) => [front, byClass(front)])) as Record<PublicFront, Record<StatusClass, Histogram.Internal<'front' | 'code_class'>>>;
+  }
 
   /** countPublicRefusal records a public connection closed at accept, by limit. */
   countPublicRefusal(reason: string): void {
-    this.#publicRefused.set(reason, (this.#publicRefused.get(reason) ?? 0) + 1);
+    bump(this.#publicRefused, reason);
   }
 
   /** countPublicTimeout records a public connection closed by a deadline, by phase. */
   countPublicTimeout(phase: string): void {
-    this.#publicTimeouts.set(phase, (this.#publicTimeouts.get(phase) ?? 0) + 1);
+    bump(this.#publicTimeouts, phase);
   }
 
   /** countPublicGoaway records a public HTTP/2 connection sent away for abuse, by reason. */
   countPublicGoaway(reason: string): void {
-    this.#publicGoaways.set(reason, (this.#publicGoaways.get(reason) ?? 0) + 1);
+    bump(this.#publicGoaways, reason);
   }
 
   /** publicRefused returns the refusals by reason (for tests and render). */
@@ -56,25 +140,9 @@ export class EdgeMetrics {
     return this.#publicGoaways.get(reason) ?? 0;
   }
 
-  #renderPublicHygiene(lines: string[], family: (name: string, type: string, help: string) => void): void {
-    family('tuna_edge_public_connections_open', 'gauge', 'Public connections open now.');
-    lines.push(`tuna_edge_public_connections_open ${this.publicConnectionsOpen}`);
-    family('tuna_edge_public_connections_refused_total', 'counter', 'Public connections closed at accept, by limit.');
-    for (const [reason, n] of [...this.#publicRefused].sort()) lines.push(`tuna_edge_public_connections_refused_total{reason="${reason}"} ${n}`);
-    family('tuna_edge_public_timeouts_total', 'counter', 'Public connections closed by a deadline, by phase.');
-    for (const [phase, n] of [...this.#publicTimeouts].sort()) lines.push(`tuna_edge_public_timeouts_total{phase="${phase}"} ${n}`);
-    family('tuna_edge_public_http2_goaways_total', 'counter', 'Public HTTP/2 connections sent away for abuse, by reason.');
-    for (const [reason, n] of [...this.#publicGoaways].sort()) lines.push(`tuna_edge_public_http2_goaways_total{reason="${reason}"} ${n}`);
-  }
-  // --- end of public connection hygiene ---
-
-  /** tunnelListenerOpen is the number of connections open on the tunnel listener now (tunnels, handshakes, control API). */
-  tunnelListenerOpen = 0;
-  readonly #tunnelListenerClosed = new Map<string, number>();
-
   /** countTunnelListenerClose records a tunnel listener connection closed at accept (a limit) or by a deadline (a phase). */
   countTunnelListenerClose(cause: string): void {
-    this.#tunnelListenerClosed.set(cause, (this.#tunnelListenerClosed.get(cause) ?? 0) + 1);
+    bump(this.#tunnelListenerClosed, cause);
   }
 
   /** tunnelListenerCloses returns the closes of one cause (for tests and render). */
@@ -82,60 +150,85 @@ export class EdgeMetrics {
     return this.#tunnelListenerClosed.get(cause) ?? 0;
   }
 
-  /** countRequest records one answered public HTTP request by status code. */
-  countRequest(status: number): void {
+  /** beginRequest notes when a public request began; `exchange` is what carries its answer (response, stream or socket). */
+  beginRequest(exchange: object): void {
+    this.#startedAt.set(exchange, performance.now());
+  }
+
+  /**
+   * countRequest records one answered public HTTP request by status code and, for an exchange
+   * `beginRequest` saw, its duration by front and status class (once per exchange).
+   */
+  countRequest(status: number, exchange: object, front: PublicFront): void {
     const key = String(status);
     this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+    const startedAt = this.#startedAt.get(exchange);
+    if (startedAt === undefined) return;
+    this.#startedAt.delete(exchange);
+    this.#requestSeconds[front][statusClass(status)].observe((performance.now() - startedAt) / 1000);
   }
 
   /** countControlRequest records one control API request (`/v1`, store mode) by method: what the operator costs the edge (issue 15). */
   countControlRequest(method: string): void {
-    const key = /^[A-Z]{1,10}$/.test(method) ? method : 'OTHER';
-    this.#controlRequests.set(key, (this.#controlRequests.get(key) ?? 0) + 1);
+    bump(this.#controlRequests, /^[A-Z]{1,10}$/.test(method) ? method : 'OTHER');
   }
 
   /** countHandshake records one tunnel upgrade by result (granted, or a refusal reason). */
   countHandshake(result: string): void {
-    this.#handshakes.set(result, (this.#handshakes.get(result) ?? 0) + 1);
+    bump(this.#handshakes, result);
   }
 
-  /** render returns the exposition text. */
-  render(registry: TunnelRegistry): string {
-    const lines: string[] = [];
-    const family = (name: string, type: string, help: string): void => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    };
-    family('tuna_edge_tunnels', 'gauge', 'Live tunnel connections by binding.');
-    for (const [binding, n] of [...registry.count()].sort()) lines.push(`tuna_edge_tunnels{binding="${escapeLabel(binding)}"} ${n}`);
-    family('tuna_edge_tunnel_handshakes_total', 'counter', 'Tunnel upgrade requests by result.');
-    for (const [result, n] of [...this.#handshakes].sort()) lines.push(`tuna_edge_tunnel_handshakes_total{result="${result}"} ${n}`);
-    family('tuna_edge_streams_active', 'gauge', 'Tunnel streams open now.');
-    lines.push(`tuna_edge_streams_active ${this.streamsActive}`);
-    family('tuna_edge_streams_total', 'counter', 'Tunnel streams opened.');
-    lines.push(`tuna_edge_streams_total ${this.streamsTotal}`);
-    family('tuna_edge_public_connections_total', 'counter', 'Public connections accepted.');
-    lines.push(`tuna_edge_public_connections_total ${this.publicConnections}`);
-    family('tuna_edge_binding_listener_failures_total', 'counter', 'Binding listeners that failed to bind (retried later).');
-    lines.push(`tuna_edge_binding_listener_failures_total ${this.bindingListenerFailures}`);
-    family('tuna_edge_binding_listeners_failing', 'gauge', 'Binding listeners not bound after the last attempt.');
-    lines.push(`tuna_edge_binding_listeners_failing ${this.bindingListenersFailing}`);
-    this.#renderPublicHygiene(lines, family);
-    family('tuna_edge_tunnel_listener_connections_open', 'gauge', 'Connections open on the tunnel listener now.');
-    lines.push(`tuna_edge_tunnel_listener_connections_open ${this.tunnelListenerOpen}`);
-    family('tuna_edge_tunnel_listener_closed_total', 'counter', 'Tunnel listener connections closed at accept (a limit) or by a deadline (a phase).');
-    for (const [cause, n] of [...this.#tunnelListenerClosed].sort()) lines.push(`tuna_edge_tunnel_listener_closed_total{cause="${cause}"} ${n}`);
-    family('tuna_edge_requests_total', 'counter', 'Public HTTP requests answered, by status code.');
-    for (const [code, n] of [...this.#requests].sort()) lines.push(`tuna_edge_requests_total{code="${code}"} ${n}`);
-    family('tuna_edge_control_requests_total', 'counter', 'Control API requests, by method.');
-    for (const [method, n] of [...this.#controlRequests].sort()) lines.push(`tuna_edge_control_requests_total{method="${method}"} ${n}`);
-    const bytes = registry.bytes();
-    family('tuna_edge_tunnel_bytes_total', 'counter', 'Bytes on tunnel connections (in: from agents, out: to agents).');
-    lines.push(`tuna_edge_tunnel_bytes_total{direction="in"} ${bytes.in}`);
-    lines.push(`tuna_edge_tunnel_bytes_total{direction="out"} ${bytes.out}`);
-    return lines.join('\n') + '\n';
+  /** render returns the exposition text, with the live tunnels and bytes of `registry`. */
+  render(registry: TunnelRegistry): Promise<string> {
+    this.#tunnels = registry;
+    return this.#prom.metrics();
   }
 }
 
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** statusClass is the status class label of a status code (`2xx`); anything outside 100–599 is `other`. */
+export function statusClass(status: number): StatusClass {
+  return status >= 100 && status <= 599 ? STATUS_CLASSES[Math.floor(status / 100) - 1]! : 'other';
+}
+
+function bump(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
+
+/** counterOf registers an unlabelled counter read from `read` at scrape time. */
+function counterOf(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers,
+    collect: function (this: Counter) {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
+/** gaugeOf registers an unlabelled gauge read from `read` at scrape time. */
+function gaugeOf(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers,
+    collect: function (this: Gauge) {
+      this.set(read());
+    },
+  });
+}
+
+/** countersBy registers a counter with one label whose series are the entries of `counts`, sorted by label value. */
+function countersBy(registers: Registry[], name: string, help: string, label: string, counts: ReadonlyMap<string, number>): void {
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers,
+    collect: function (this: Counter) {
+      this.reset();
+      for (const [value, n] of [...counts].sort()) this.inc({ [label]: value }, n);
+    },
+  });
 }

@@ -16,7 +16,7 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
  * startHealthServer serves, over plain HTTP/1.1 on `host:port` (host absent: every interface):
  * GET /healthz — 200 while the process answers (the liveness probe); GET /readyz — 200 when
  * `health.readiness()` is ready, else 503 with one reason a line (the readiness probe);
- * GET /metrics — the Prometheus exposition. Anything else is 404, a method other than GET or HEAD
+ * GET /metrics — the Prometheus exposition (prom-client's, `health.metrics()`). Anything else is 404, a method other than GET or HEAD
  * 405. Nothing here reads a request body or changes state, so it needs no authentication.
  */
 export async function startHealthServer(health: OperatorHealth, port: number, host?: string): Promise<HealthServer> {
@@ -32,7 +32,13 @@ export async function startHealthServer(health: OperatorHealth, port: number, ho
       return answer(405, `${req.method ?? ''} is not allowed; use GET\n`);
     }
     if (path === '/healthz') return answer(200, 'ok\n');
-    if (path === '/metrics') return answer(200, health.metrics(), METRICS_CONTENT_TYPE);
+    if (path === '/metrics') {
+      health.metrics().then(
+        (text) => answer(200, text, METRICS_CONTENT_TYPE),
+        (err: Error) => answer(500, `metrics failed: ${err.message}\n`),
+      );
+      return;
+    }
     const readiness = health.readiness();
     return readiness.isReady ? answer(200, 'ready\n') : answer(503, `not ready:\n${readiness.reasons.map((r) => `- ${r}\n`).join('')}`);
   });

@@ -1,3 +1,5 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
 /** HealthSources are what the operator's health is read from (each a small view of a real part). */
 export interface HealthSources {
   /** the object cache has listed every watched kind (KubeObjects.hasSynced) */
@@ -6,6 +8,8 @@ export interface HealthSources {
   tunnels(): readonly { bindingId: string; open: number; wanted: number }[];
   /** this replica holds the Lease (always true without leader election) */
   isLeader(): boolean;
+  /** a change has arrived that no sync has taken up yet (Operator.hasPendingChange); absent: never */
+  hasPendingChange?(): boolean;
 }
 
 /** Readiness is the answer of /readyz: ready or not, and why not. */
@@ -15,6 +19,15 @@ export interface Readiness {
   reasons: string[];
 }
 
+/** SyncOutcome is how a sync ended, as the sync duration histogram labels it. */
+export type SyncOutcome = 'success' | 'failure';
+
+/**
+ * SYNC_SECONDS_BUCKETS are the sync duration histogram's buckets: a sync with nothing to do is
+ * milliseconds, a first reconcile of thousands of bindings is seconds (issue 15: 10.9 s).
+ */
+export const SYNC_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
 /**
  * OperatorHealth answers the operator's probes and renders its metrics. Ready means: the cache
  * has synced, a sync has succeeded since start, and every binding the tunnel manager holds has at
@@ -22,32 +35,97 @@ export interface Readiness {
  * traffic (the make-before-break of docs/protocol.md, across pods). A follower is ready on the
  * same terms: it serves tunnels with the leader's keys. A later failed sync does not make a
  * replica unready: it still serves the last graph.
+ *
+ * The metrics live in a prom-client `Registry` of this object's own (never prom-client's global
+ * one: several operators in one test process must not share counters); other parts' registries
+ * (the data plane's request counter, RequestMetrics) are rendered after its own.
  */
 export class OperatorHealth {
   readonly #sources: HealthSources;
   readonly #now: () => number;
+  readonly #registry = new Registry();
+  readonly #exposition: Registry;
   #syncs = 0;
-  #failures = 0;
   #bindings = 0;
   #heldBack = 0;
+  #deferred = 0;
   #lastSyncAt: number | undefined;
+  readonly #syncsTotal: Counter<'result'>;
+  readonly #syncSeconds: Histogram<'result'>;
+  readonly #reconnects: Counter;
+  readonly #tunnelErrors: Counter;
 
-  constructor(sources: HealthSources, now: () => number = Date.now) {
+  constructor(sources: HealthSources, now: () => number = Date.now, parts: readonly Registry[] = []) {
     this.#sources = sources;
     this.#now = now;
+    const registers = [this.#registry];
+    // Gauges read at scrape time (collect) cost nothing between scrapes.
+    const gauge = (name: string, help: string, read: () => number): void => {
+      new Gauge({ name, help, registers, collect: function (this: Gauge) { this.set(read()); } });
+    };
+    gauge('tuna_operator_ready', 'Whether /readyz answers 200 (cache synced, a sync succeeded, every held binding has a connection).', () => (this.readiness().isReady ? 1 : 0));
+    gauge('tuna_operator_leader', 'Whether this replica holds the Lease and writes (1 without leader election).', () => (this.#sources.isLeader() ? 1 : 0));
+    this.#syncsTotal = new Counter({ name: 'tuna_operator_syncs_total', help: 'Syncs of the cluster to the edge, tunnels and statuses, by result.', labelNames: ['result'], registers });
+    for (const result of ['success', 'failure']) this.#syncsTotal.inc({ result }, 0);
+    gauge('tuna_operator_bindings', 'Bindings the last successful sync published.', () => this.#bindings);
+    gauge('tuna_operator_bindings_held_back', 'Bindings the last successful sync held back (no reservation or key yet).', () => this.#heldBack);
+    gauge('tuna_operator_last_sync_timestamp_seconds', 'When the last successful sync ended (Unix time; 0 before the first).', () => (this.#lastSyncAt ?? 0) / 1000);
+    gauge('tuna_operator_tunnel_bindings', 'Bindings the tunnel manager holds connections for.', () => this.#sources.tunnels().length);
+    const sum = (pick: (t: { open: number; wanted: number }) => number): number => this.#sources.tunnels().reduce((n, t) => n + pick(t), 0);
+    const labelled = (name: string, help: string, label: string, read: () => Record<string, number>): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers,
+        collect: function (this: Gauge) {
+          for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
+        },
+      });
+    };
+    labelled('tuna_operator_tunnel_connections', 'Tunnel connections to the edge, open and wanted.', 'state', () => ({ open: sum((t) => t.open), wanted: sum((t) => t.wanted) }));
+    this.#syncSeconds = new Histogram({ name: 'tuna_operator_sync_duration_seconds', help: 'How long each sync took (translate, reconcile the edge, tunnels, statuses), by result.', labelNames: ['result'], buckets: SYNC_SECONDS_BUCKETS, registers });
+    labelled('tuna_operator_queue_depth', 'Work waiting for a sync: changes not taken up yet (0 or 1, changes coalesce), bindings the last sync left to the next.', 'queue', () => ({
+      changes: this.#sources.hasPendingChange?.() === true ? 1 : 0,
+      deferred: this.#deferred,
+    }));
+    labelled('tuna_operator_tunnels', 'Bindings the tunnel manager holds, by whether a connection is open (up) or none (down).', 'state', () => {
+      const up = this.#sources.tunnels().filter((t) => t.open > 0).length;
+      return { up, down: this.#sources.tunnels().length - up };
+    });
+    this.#reconnects = new Counter({ name: 'tuna_operator_tunnel_reconnects_total', help: 'Tunnel connections opened to replace an earlier one of the same slot (lost, or sent away by the edge).', registers });
+    this.#tunnelErrors = new Counter({ name: 'tuna_operator_tunnel_errors_total', help: 'Failed tunnel connection attempts (refused key, edge unreachable, handshake failed).', registers });
+    this.#exposition = parts.length === 0 ? this.#registry : Registry.merge([this.#registry, ...parts]);
   }
 
-  /** recordSync counts a sync that succeeded, with the bindings it published and held back. */
-  recordSync(bindings: number, heldBack: number): void {
+  /** recordSync counts a sync that succeeded, with the bindings it published, held back and left to the next sync. */
+  recordSync(bindings: number, heldBack: number, deferred = 0): void {
     this.#syncs += 1;
+    this.#syncsTotal.inc({ result: 'success' });
     this.#bindings = bindings;
     this.#heldBack = heldBack;
+    this.#deferred = deferred;
     this.#lastSyncAt = this.#now();
   }
 
   /** recordFailure counts a sync that failed (it is retried). */
   recordFailure(): void {
-    this.#failures += 1;
+    this.#syncsTotal.inc({ result: 'failure' });
+  }
+
+  /** observeSync records how long one sync took (Operator's `onSyncEnded`). */
+  observeSync(outcome: SyncOutcome, durationMs: number): void {
+    this.#syncSeconds.observe({ result: outcome }, Math.max(0, durationMs) / 1000);
+  }
+
+  /** countReconnect counts one tunnel connection that replaced an earlier one (TunnelManager 'reconnected'). */
+  countReconnect(): void {
+    this.#reconnects.inc();
+  }
+
+  /** countTunnelError counts one failed tunnel connection attempt (TunnelManager 'tunnel-error'). */
+  countTunnelError(): void {
+    this.#tunnelErrors.inc();
   }
 
   /** readiness says whether /readyz answers 200, and what is missing otherwise. */
@@ -61,27 +139,7 @@ export class OperatorHealth {
   }
 
   /** metrics renders the Prometheus text exposition format (version 0.0.4). */
-  metrics(): string {
-    const tunnels = this.#sources.tunnels();
-    const sum = (pick: (t: { open: number; wanted: number }) => number) => tunnels.reduce((n, t) => n + pick(t), 0);
-    const lines: string[] = [];
-    const metric = (name: string, type: 'gauge' | 'counter', help: string, samples: [string, number][]) => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples.map(([labels, v]) => `${name}${labels} ${v}`));
-    };
-    metric('tuna_operator_ready', 'gauge', 'Whether /readyz answers 200 (cache synced, a sync succeeded, every held binding has a connection).', [['', this.readiness().isReady ? 1 : 0]]);
-    metric('tuna_operator_leader', 'gauge', 'Whether this replica holds the Lease and writes (1 without leader election).', [['', this.#sources.isLeader() ? 1 : 0]]);
-    metric('tuna_operator_syncs_total', 'counter', 'Syncs of the cluster to the edge, tunnels and statuses, by result.', [
-      ['{result="success"}', this.#syncs],
-      ['{result="failure"}', this.#failures],
-    ]);
-    metric('tuna_operator_bindings', 'gauge', 'Bindings the last successful sync published.', [['', this.#bindings]]);
-    metric('tuna_operator_bindings_held_back', 'gauge', 'Bindings the last successful sync held back (no reservation or key yet).', [['', this.#heldBack]]);
-    metric('tuna_operator_last_sync_timestamp_seconds', 'gauge', 'When the last successful sync ended (Unix time; 0 before the first).', [['', (this.#lastSyncAt ?? 0) / 1000]]);
-    metric('tuna_operator_tunnel_bindings', 'gauge', 'Bindings the tunnel manager holds connections for.', [['', tunnels.length]]);
-    metric('tuna_operator_tunnel_connections', 'gauge', 'Tunnel connections to the edge, open and wanted.', [
-      ['{state="open"}', sum((t) => t.open)],
-      ['{state="wanted"}', sum((t) => t.wanted)],
-    ]);
-    return `${lines.join('\n')}\n`;
+  metrics(): Promise<string> {
+    return this.#exposition.metrics();
   }
 }

@@ -19,3 +19,4 @@ export * from './secret-reader.js';
 export * from './accepted-certificates.js';
 export * from './health.js';
 export * from './health-server.js';
+export * from './request-metrics.js';

@@ -61,6 +61,8 @@ export interface OperatorOptions {
   onError?: (err: unknown) => void;
   /** called after each sync */
   onSynced?: (result: SyncResult) => void;
+  /** called after each sync, succeeded or failed, with how long it took on `clock` (the sync duration histogram) */
+  onSyncEnded?: (outcome: 'success' | 'failure', durationMs: number) => void;
   /**
    * the first wait before a failed sync is tried again without a change (default 1 s); each
    * failure in a row doubles it up to `retryMaxMs` (default 60 s), with equal jitter (backoffDelay)
@@ -157,9 +159,26 @@ export class Operator {
 
   /** serialSync queues one sync behind the others; a `preemptible` one yields to a change that arrives meanwhile. */
   #serialSync(preemptible: boolean): Promise<SyncResult> {
-    const next = this.#serial.then(() => this.#syncOnce(preemptible));
+    const next = this.#serial.then(() => this.#timedSync(preemptible));
     this.#serial = next.catch(() => undefined);
     return next;
+  }
+
+  /** hasPendingChange is true while a change has arrived that no sync has taken up yet (the queue depth of /metrics). */
+  get hasPendingChange(): boolean {
+    return this.#hasPendingChange;
+  }
+
+  async #timedSync(preemptible: boolean): Promise<SyncResult> {
+    const from = this.#clock.now();
+    try {
+      const result = await this.#syncOnce(preemptible);
+      this.#o.onSyncEnded?.('success', this.#clock.now() - from);
+      return result;
+    } catch (err) {
+      this.#o.onSyncEnded?.('failure', this.#clock.now() - from);
+      throw err;
+    }
   }
 
   /**

@@ -28,7 +28,10 @@ export interface BindingTunnelStatus {
  * a binding whose key and edges are unchanged keeps its connections untouched; a changed one gets
  * a new set of connections first and the old set drains once the new one is up
  * (make-before-break); a binding no longer wanted drains. Emits 'tunnel-error' (bindingId, err)
- * for every failed attempt, so the CLI can say "refused key" or "edge unreachable" clearly.
+ * for every failed attempt, so the CLI can say "refused key" or "edge unreachable" clearly, 'open'
+ * (bindingId, session) for every connection that opens, and 'reconnected' (bindingId, session) when
+ * one replaces an earlier connection of the same slot (a lost one, or one the edge sent away):
+ * the operator's reconnect counter. A new key's connections (make-before-break) are not reconnects.
  */
 @injectable()
 export class TunnelManager extends EventEmitter {
@@ -77,6 +80,7 @@ export class TunnelManager extends EventEmitter {
       const next = new TunnelGroup(spec, this.#deps);
       next.on('tunnel-error', (err: Error) => this.emit('tunnel-error', spec.bindingId, err));
       next.on('open', (session: TunnelLink) => this.emit('open', spec.bindingId, session));
+      next.on('reconnected', (session: TunnelLink) => this.emit('reconnected', spec.bindingId, session));
       this.#groups.set(spec.bindingId, next);
       next.start();
       if (current !== undefined) this.#retire(current, true, next);

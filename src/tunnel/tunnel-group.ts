@@ -38,6 +38,8 @@ class TunnelSlot {
   #attempt = 0;
   #timer: ClockTimer | undefined;
   #isStopped = false;
+  /** a connection of this slot has been open before: the next one to open is a reconnect */
+  #hasOpened = false;
   readonly #group: TunnelGroup;
   readonly #edge: EdgeEndpoint;
   readonly #index: number;
@@ -88,6 +90,8 @@ class TunnelSlot {
       this.#attempt = 0;
       this.lastError = undefined;
       this.#group.emit('open', session);
+      if (this.#hasOpened) this.#group.emit('reconnected', session);
+      this.#hasOpened = true;
     });
     // the edge draining (GOAWAY) means this connection takes no new streams: open its successor now.
     session.once('draining', () => {
@@ -137,7 +141,8 @@ class TunnelSlot {
 /**
  * TunnelGroup holds the connections of one binding for one (key, edges) identity: `connections`
  * slots per edge. A key or edge change creates a new group next to this one (make-before-break).
- * Emits 'open' (session) and 'tunnel-error' (err, isConnectFailure).
+ * Emits 'open' (session), 'reconnected' (session: an open that replaces an earlier connection of
+ * the same slot, after a loss or an edge's GOAWAY) and 'tunnel-error' (err, isConnectFailure).
  */
 export class TunnelGroup extends EventEmitter {
   readonly identity: string;

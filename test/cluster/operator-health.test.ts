@@ -1,6 +1,7 @@
 // operator-health.test.ts — `tuna operator --health-addr` against the test cluster and an edge on
 // loopback: /healthz answers, /readyz turns 200 once the cache synced and the Ingress's tunnel is
-// up, /metrics counts the binding and its connections, and /readyz turns 503 naming the binding
+// up, /metrics counts the binding and its connections (and, prom-client's families, the syncs timed
+// and a request through the edge by binding and status), and /readyz turns 503 naming the binding
 // once the edge is gone.
 import { expect } from 'chai';
 import { request } from 'node:http';
@@ -8,6 +9,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import { http1 } from '../support/tunnel-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { clusterConfig, deployEchoBehindIngress, waitFor } from './cluster-env.js';
 import { startOperatorProcess, waitUntilWatching } from './operator-process.js';
@@ -74,6 +76,15 @@ describe('tuna operator --health-addr on the test cluster', function () {
     expect(value('tuna_operator_bindings')).to.be.at.least(1);
     expect(value('tuna_operator_tunnel_bindings')).to.be.at.least(1);
     expect(value('tuna_operator_tunnel_connections{state="open"}')).to.be.at.least(1);
+    // issue 11 item 5: the syncs timed, the tunnel up, and a request through the edge counted by binding and status
+    expect(value('tuna_operator_sync_duration_seconds_count{result="success"}')).to.be.at.least(1);
+    expect(value('tuna_operator_tunnels{state="up"}')).to.be.at.least(1);
+    expect((await http1(edge!.httpPort, host, '/')).status).to.equal(200);
+    const counted = await waitFor('the request in /metrics', 10_000, async () => {
+      const line = (await get(port, '/metrics')).body.split('\n').find((l) => l.startsWith(`tuna_operator_requests_total{binding="${bindingId}",code="200"} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    });
+    expect(counted).to.be.at.least(1);
   });
 
   it('turns unready, naming the binding, once its tunnel connections are gone', async () => {

@@ -59,7 +59,7 @@ describe('edge: concurrent tunnel cap of an account\'s tunnels-scoped API keys',
     await reserve(other.accountId, 'c');
     sessions.push(await connectAgent(running.endpoint, host('c'), await tunnelsKey(other.accountId, 'theirs')));
     await waitUntil(() => running.edge.registry.count().get(host('c')) === 1);
-    expect(running.edge.metrics.render(running.edge.registry)).to.include('tuna_edge_tunnel_handshakes_total{result="connection-limit"} 2');
+    expect(await running.edge.metrics.render(running.edge.registry)).to.include('tuna_edge_tunnel_handshakes_total{result="connection-limit"} 2');
   });
 
   it('gives the slot back when a tunnel closes', async () => {

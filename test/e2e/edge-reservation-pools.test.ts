@@ -125,7 +125,7 @@ describe('edge hardening: reservations stay inside the pools and the edge starts
     expect(info.status).to.equal(200);
     expect(running.edge.address().bindings.has(`binding/tcp-port/${httpPort}`)).to.equal(false);
     expect(running.logs.some((l) => l.includes(`binding/tcp-port/${httpPort}`))).to.equal(true);
-    const metrics = running.edge.metrics.render(running.edge.registry);
+    const metrics = await running.edge.metrics.render(running.edge.registry);
     expect(metrics).to.match(/^tuna_edge_binding_listener_failures_total [1-9]/m);
     expect(metrics).to.include('tuna_edge_binding_listeners_failing 1');
   });
@@ -153,7 +153,7 @@ describe('edge hardening: reservations stay inside the pools and the edge starts
     blocker = undefined;
     await api(running.controlPort, 'POST', '/v1/reservations', seeded.reservationsToken, { kind: 'tcp-port' });
     await waitUntil(() => running!.edge.address().bindings.has(`binding/tcp-port/${blockedPort}`));
-    expect(running.edge.metrics.render(running.edge.registry)).to.include('tuna_edge_binding_listeners_failing 0');
+    expect(await running.edge.metrics.render(running.edge.registry)).to.include('tuna_edge_binding_listeners_failing 0');
   });
   it('reports a listener that failed to bind on its reservation (cause, failures, retry), the other reservation listening, and clears it once bound', async () => {
     const seeded = await seedAccount(store);

@@ -93,7 +93,7 @@ describe('edge: tunnel listener hygiene (first byte, TLS handshake and upgrade h
     held.push(socket);
     expect(await closedWithin(socket, 10_000)).to.deep.equal({ closed: true, bytes: 0 });
     expect(edge.edge.metrics.tunnelListenerCloses('first-byte')).to.equal(1);
-    expect(edge.edge.metrics.render(edge.edge.registry)).to.include('tuna_edge_tunnel_listener_closed_total{cause="first-byte"} 1');
+    expect(await edge.edge.metrics.render(edge.edge.registry)).to.include('tuna_edge_tunnel_listener_closed_total{cause="first-byte"} 1');
   });
 
   it('closes a connection whose upgrade request head is not complete by the headers timeout', async () => {

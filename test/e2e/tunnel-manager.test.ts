@@ -47,7 +47,7 @@ describe('tunnel manager against a real edge', () => {
     ]);
     await waitUntil(() => live(A) === 2 && live(B) === 1);
     const sockets = manager.sessions().map((s) => s.socket);
-    const handshakes = t.edge.metrics.render(t.edge.registry).match(/result="granted"} (\d+)/)?.[1];
+    const handshakes = (await t.edge.metrics.render(t.edge.registry)).match(/result="granted"} (\d+)/)?.[1];
     manager.apply([
       { bindingId: B, edges: [{ ...t.endpoint }], keyRef: 'b-v1' },
       { bindingId: A, edges: [{ ...t.endpoint }], connections: 2, keyRef: 'a-v1' },
@@ -55,7 +55,7 @@ describe('tunnel manager against a real edge', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(manager.sessions().map((s) => s.socket)).to.have.members(sockets);
     expect(manager.sessions()).to.have.length(3);
-    expect(t.edge.metrics.render(t.edge.registry).match(/result="granted"} (\d+)/)?.[1]).to.equal(handshakes);
+    expect((await t.edge.metrics.render(t.edge.registry)).match(/result="granted"} (\d+)/)?.[1]).to.equal(handshakes);
     expect(live(A)).to.equal(2);
   });
 

@@ -63,7 +63,7 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     expect(manager.sharedConnectionCount).to.equal(1);
     expect(new Set(t.edge.registry.all().map((x) => x.keyId)).size).to.equal(N);
     for (const i of indexes) expect(await bindingOf(t.httpPort, hostOf(i))).to.equal(idOf(i));
-    expect(t.edge.metrics.render(t.edge.registry)).to.match(/result="granted"} 100\b/);
+    expect(await t.edge.metrics.render(t.edge.registry)).to.match(/result="granted"} 100\b/);
   });
 
   it('refuses an invalid key for one binding naming that binding, while the other 99 attach and serve', async () => {

@@ -45,7 +45,7 @@ describe('OperatorHealth', () => {
     expect(health.readiness().isReady).to.equal(true);
   });
 
-  it('is ready as a follower on the same terms, and stays ready after a later failed sync', () => {
+  it('is ready as a follower on the same terms, and stays ready after a later failed sync', async () => {
     const s = sources();
     s.synced = true;
     s.leader = false;
@@ -53,17 +53,17 @@ describe('OperatorHealth', () => {
     health.recordSync(1, 0);
     health.recordFailure();
     expect(health.readiness().isReady).to.equal(true);
-    expect(health.metrics()).to.include('\ntuna_operator_leader 0\n');
+    expect(await health.metrics()).to.include('\ntuna_operator_leader 0\n');
   });
 
-  it('renders its metrics in the Prometheus text format with HELP and TYPE for each', () => {
+  it('renders its metrics in the Prometheus text format with HELP and TYPE for each', async () => {
     const s = sources();
     s.synced = true;
     s.held = [{ bindingId: 'binding/tcp-port/1', open: 1, wanted: 2 }];
     const health = new OperatorHealth(s, () => 1_700_000_000_500);
     health.recordSync(3, 1);
     health.recordFailure();
-    const text = health.metrics();
+    const text = await health.metrics();
     for (const line of [
       'tuna_operator_ready 1',
       'tuna_operator_leader 1',
@@ -77,8 +77,23 @@ describe('OperatorHealth', () => {
       'tuna_operator_tunnel_connections{state="wanted"} 2',
     ])
       expect(text.split('\n'), line).to.include(line);
-    const names = [...text.matchAll(/^# TYPE (\S+) (gauge|counter)$/gm)].map((m) => m[1]);
-    expect(names).to.have.length(8);
+    const names = [...text.matchAll(/^# TYPE (\S+) (gauge|counter|histogram)$/gm)].map((m) => m[1]);
+    // the 8 families of the hand-written exposition, and those prom-client brought (issue 11 item 5)
+    expect(names).to.have.members([
+      'tuna_operator_ready',
+      'tuna_operator_leader',
+      'tuna_operator_syncs_total',
+      'tuna_operator_bindings',
+      'tuna_operator_bindings_held_back',
+      'tuna_operator_last_sync_timestamp_seconds',
+      'tuna_operator_tunnel_bindings',
+      'tuna_operator_tunnel_connections',
+      'tuna_operator_sync_duration_seconds',
+      'tuna_operator_queue_depth',
+      'tuna_operator_tunnels',
+      'tuna_operator_tunnel_reconnects_total',
+      'tuna_operator_tunnel_errors_total',
+    ]);
     for (const name of names) expect(text).to.match(new RegExp(`^# HELP ${name} \\S`, 'm'));
     expect(text.endsWith('\n')).to.equal(true);
   });

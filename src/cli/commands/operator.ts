@@ -22,6 +22,7 @@ import {
   KubeObjects,
   LeaderElector,
   OperatorHealth,
+  RequestMetrics,
   startHealthServer,
   OperatorTunnels,
   SecretTunnelKeys,
@@ -98,9 +99,15 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   // handed to the data plane only once the translators accepted them.
   const certificates = new AcceptedCertificates();
   const secrets = new SecretReader(new CoreSecretGetter(kube), { refreshMs: (flags['secret-refresh'] ?? 30) * 1000, onProblem: (line) => log.warn(line) });
-  const dataPlane = new DataPlane({ endpoints, certificates, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
+  // /metrics counts the data plane's requests by binding and status (the observer adds one closure per request).
+  const requests = new RequestMetrics();
+  const dataPlane = new DataPlane({ endpoints, certificates, observer: requests, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
-  manager.on('tunnel-error', (bindingId: string, err: Error) => report(`tunnel for ${bindingId}`, err, { bindingId }));
+  manager.on('tunnel-error', (bindingId: string, err: Error) => {
+    health.countTunnelError();
+    report(`tunnel for ${bindingId}`, err, { bindingId });
+  });
+  manager.on('reconnected', () => health.countReconnect());
   // Several replicas in a namespace elect one writer; all of them serve tunnels.
   const elector =
     keys instanceof SecretTunnelKeys && keysNamespace !== undefined
@@ -112,11 +119,17 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   });
   elector?.start();
   let summary = '';
+  // the health's queue depth reads the operator, which is assembled below from the parts registered here
+  let isChangePending = (): boolean => false;
   // The operator's parts, each registered in a child container of the CLI's (src/operator/container.ts).
   const scope = runtime.container.createChildContainer();
   const objects = new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) });
   scope.register(OBJECT_SOURCE, { useValue: objects });
-  const health = new OperatorHealth({ hasSynced: () => objects.hasSynced(), tunnels: () => manager.status(), isLeader: () => elector?.isLeader() ?? true });
+  const health = new OperatorHealth(
+    { hasSynced: () => objects.hasSynced(), tunnels: () => manager.status(), isLeader: () => elector?.isLeader() ?? true, hasPendingChange: () => isChangePending() },
+    Date.now,
+    [requests.registry],
+  );
   scope.register(DATA_PLANE, { useValue: dataPlane });
   scope.register(ENDPOINTS, { useValue: endpoints });
   scope.register(SECRET_READER, { useValue: secrets });
@@ -136,8 +149,9 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
       health.recordFailure();
       report('sync failed (retrying)', err);
     },
+    onSyncEnded: (outcome, durationMs) => health.observeSync(outcome, durationMs),
     onSynced: (result) => {
-      health.recordSync(result.state.graph.bindings.length, result.edge?.pending.length ?? 0);
+      health.recordSync(result.state.graph.bindings.length, result.edge?.pending.length ?? 0, result.edge?.deferred?.length ?? 0);
       const line = describe(result);
       if (line !== summary) log.info(line);
       summary = line;
@@ -145,6 +159,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   };
   scope.register(OPERATOR_SETTINGS, { useValue: settings });
   const operator = operatorFrom(scope);
+  isChangePending = () => operator.hasPendingChange;
   // The probes answer from the start (liveness) and say ready once the first sync is done.
   const healthServer = flags['health-addr'] === undefined ? undefined : await startHealthServer(health, flags['health-addr'].port, flags['health-addr'].host);
   if (healthServer) log.info(`tuna operator: /healthz, /readyz and /metrics on port ${healthServer.address.port}`, { healthPort: healthServer.address.port });

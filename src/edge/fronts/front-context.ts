@@ -91,7 +91,7 @@ export const REPLY = {
 
 /** replyHttp1 sends one of REPLY on an HTTP/1.1 response. */
 export function replyHttp1(ctx: FrontContext, res: ServerResponse, reply: readonly [number, string], close = false): void {
-  ctx.metrics.countRequest(reply[0]);
+  ctx.metrics.countRequest(reply[0], res, 'http1');
   if (res.headersSent) {
     res.destroy();
     return;
@@ -107,7 +107,7 @@ export function replyHttp1(ctx: FrontContext, res: ServerResponse, reply: readon
 
 /** replyHttp2 sends one of REPLY on a public HTTP/2 stream. */
 export function replyHttp2(ctx: FrontContext, stream: ServerHttp2Stream, reply: readonly [number, string]): void {
-  ctx.metrics.countRequest(reply[0]);
+  ctx.metrics.countRequest(reply[0], stream, 'http2');
   if (stream.destroyed) return;
   if (stream.headersSent) {
     stream.close();

@@ -15,6 +15,7 @@ import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './reque
  * are kept when the response is chunked.
  */
 export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  ctx.metrics.beginRequest(res);
   const hostProblem = http1HostProblem(req.rawHeaders);
   if (hostProblem !== undefined) return replyHttp1(ctx, res, hostProblem, true);
   const authority = req.headers.host ?? '';
@@ -95,7 +96,7 @@ function relayResponse(ctx: FrontContext, tunnel: EdgeTunnel, stream: ClientHttp
     replyHttp1(ctx, res, REPLY.tunnelFailed);
     return;
   }
-  ctx.metrics.countRequest(status);
+  ctx.metrics.countRequest(status, res, 'http1');
   stream.on('trailers', (trailers: IncomingHttpHeaders) => res.addTrailers(trailers));
   relay([stream, res], (err) => {
     if (err !== undefined && err !== null && !stream.closed) stream.close(h2c.NGHTTP2_CANCEL);

@@ -24,6 +24,7 @@ function headerListSize(headers: IncomingHttpHeaders): number {
  * clients) over a tunnel stream, with trailers in both the gRPC direction and back.
  */
 export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
+  ctx.metrics.beginRequest(stream);
   stream.on('error', noop);
   const hostProblem = http2HostProblem(headers);
   if (hostProblem !== undefined) return replyHttp2(ctx, stream, hostProblem);
@@ -110,7 +111,7 @@ function relayResponse(
   // the client left while this answer was queued: free the tunnel stream, body and all.
   if (stream.destroyed) return cancelUpstream(tunnel, upstream);
   const status = Number(headers[':status']);
-  ctx.metrics.countRequest(status);
+  ctx.metrics.countRequest(status, stream, 'http2');
   if (isEnded) {
     stream.respond(http2ResponseHeaders(headers), { endStream: true });
     return;

@@ -13,7 +13,7 @@ import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './reque
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 function writeSimpleResponse(ctx: FrontContext, socket: Duplex, reply: readonly [number, string]): void {
-  ctx.metrics.countRequest(reply[0]);
+  ctx.metrics.countRequest(reply[0], socket, 'websocket');
   socket.end(
     `HTTP/1.1 ${reply[0]} ${reply[0] === 404 ? 'Not Found' : 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(reply[1])}\r\nConnection: close\r\n\r\n${reply[1]}`,
@@ -27,6 +27,7 @@ function writeSimpleResponse(ctx: FrontContext, socket: Duplex, reply: readonly 
  * Sec-WebSocket-Accept from the client's key) and then relays frames as opaque bytes.
  */
 export async function forwardWebSocket(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  ctx.metrics.beginRequest(socket);
   socket.on('error', noop);
   // a WebSocket may be quiet for long stretches; the HTTP idle timeout no longer applies.
   (socket as Partial<Socket>).setTimeout?.(0);
@@ -62,7 +63,7 @@ export async function forwardWebSocket(ctx: FrontContext, info: ConnectionInfo, 
   stream.once('response', (response: IncomingHttpHeaders) => {
     hasResponse = true;
     const status = Number(response[':status']);
-    ctx.metrics.countRequest(status === 200 ? 101 : status);
+    ctx.metrics.countRequest(status === 200 ? 101 : status, socket, 'websocket');
     const raw = http1ResponseHead(response);
     let text = '';
     for (let i = 0; i < raw.length; i += 2) text += `${raw[i]}: ${raw[i + 1]}\r\n`;

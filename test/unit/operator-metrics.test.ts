@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
+import type { Downstream } from '../../src/dataplane/index.js';
+import { Operator, OperatorHealth, RequestMetrics } from '../../src/operator/index.js';
+import type { ReconcileReport } from '../../src/operator/index.js';
+import type { Clock, ClockTimer } from '../../src/tunnel/index.js';
+import { ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
+
+/** ManualClock stands still until the test moves it (here: while the reconcile runs). */
+class ManualClock implements Clock {
+  at = 1_000;
+  now(): number {
+    return this.at;
+  }
+  setTimeout(): ClockTimer {
+    return {};
+  }
+  clearTimeout(): void {}
+}
+
+/** lines is the exposition as lines. */
+async function lines(health: OperatorHealth): Promise<string[]> {
+  return (await health.metrics()).split('\n');
+}
+
+/** emptyReport is a reconcile that found nothing to do. */
+function emptyReport(): ReconcileReport {
+  return { ready: new Set(), addresses: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
+}
+
+const noTunnels = { hasSynced: () => true, tunnels: () => [], isLeader: () => true };
+
+describe('operator metrics (prom-client)', () => {
+  it('observes each sync in tuna_operator_sync_duration_seconds, a failed one by result="failure"', async () => {
+    const health = new OperatorHealth(noTunnels);
+    let isFailing = false;
+    const clock = new ManualClock();
+    const operator = new Operator({
+      objects: new ListedObjects(),
+      dataPlane: new DataPlane({ endpoints: new StaticEndpointResolver() }),
+      endpoints: new StaticEndpointResolver(),
+      tunnels: new RecordingTunnels(),
+      reconciler: {
+        reconcile: () => {
+          clock.at += 600;
+          return isFailing ? Promise.reject(new Error('the edge is down')) : Promise.resolve(emptyReport());
+        },
+      },
+      clock,
+      onSyncEnded: (outcome, ms) => health.observeSync(outcome, ms),
+    });
+    await operator.sync();
+    const after = await lines(health);
+    expect(after).to.include('tuna_operator_sync_duration_seconds_count{result="success"} 1');
+    expect(after).to.include('tuna_operator_sync_duration_seconds_sum{result="success"} 0.6');
+    expect(after).to.include('tuna_operator_sync_duration_seconds_bucket{le="0.5",result="success"} 0');
+    expect(after).to.include('tuna_operator_sync_duration_seconds_bucket{le="1",result="success"} 1');
+    isFailing = true;
+    let failed: unknown;
+    await operator.sync().catch((err: unknown) => (failed = err));
+    expect(failed).to.be.instanceOf(Error);
+    expect(await lines(health)).to.include('tuna_operator_sync_duration_seconds_count{result="failure"} 1');
+  });
+
+  it('shows the work queue: a change not taken up yet and the bindings the last sync deferred', async () => {
+    let isPending = true;
+    const health = new OperatorHealth({ ...noTunnels, hasPendingChange: () => isPending });
+    health.recordSync(5, 0, 3);
+    expect(await lines(health)).to.include.members(['tuna_operator_queue_depth{queue="changes"} 1', 'tuna_operator_queue_depth{queue="deferred"} 3']);
+    isPending = false;
+    health.recordSync(5, 0);
+    expect(await lines(health)).to.include.members(['tuna_operator_queue_depth{queue="changes"} 0', 'tuna_operator_queue_depth{queue="deferred"} 0']);
+  });
+
+  it('counts bindings up and down, reconnects and failed attempts', async () => {
+    const held = [
+      { bindingId: 'binding/host/a.test', open: 2, wanted: 2 },
+      { bindingId: 'binding/host/b.test', open: 0, wanted: 2 },
+      { bindingId: 'binding/host/c.test', open: 1, wanted: 2 },
+    ];
+    const health = new OperatorHealth({ ...noTunnels, tunnels: () => held });
+    expect(await lines(health)).to.include.members(['tuna_operator_tunnels{state="up"} 2', 'tuna_operator_tunnels{state="down"} 1', 'tuna_operator_tunnel_reconnects_total 0']);
+    health.countReconnect();
+    health.countTunnelError();
+    health.countTunnelError();
+    expect(await lines(health)).to.include.members(['tuna_operator_tunnel_reconnects_total 1', 'tuna_operator_tunnel_errors_total 2']);
+  });
+
+  it('keeps each operator’s counters its own (no global registry), and renders the parts it is given after its own', async () => {
+    const requests = new RequestMetrics();
+    const one = new OperatorHealth(noTunnels, Date.now, [requests.registry]);
+    const two = new OperatorHealth(noTunnels);
+    one.recordSync(1, 0);
+    one.countReconnect();
+    expect(await lines(two)).to.include.members(['tuna_operator_syncs_total{result="success"} 0', 'tuna_operator_tunnel_reconnects_total 0']);
+    const text = await one.metrics();
+    expect(text).to.match(/^# HELP tuna_operator_ready /);
+    expect(text.indexOf('# TYPE tuna_operator_requests_total counter')).to.be.greaterThan(text.indexOf('# TYPE tuna_operator_ready gauge'));
+  });
+});
+
+/** FakeExchange is the part of a Downstream the request counter touches. */
+function fakeExchange(): { ds: Downstream; close: () => void } {
+  const closers: (() => void)[] = [];
+  const ds = { respond: () => undefined, onClose: (cb: () => void) => closers.push(cb) } as unknown as Downstream;
+  return { ds, close: () => closers.forEach((c) => c()) };
+}
+
+describe('RequestMetrics', () => {
+  const context = { bindingId: 'binding/host/a.test', publicPort: 80, publicProtocol: 'http' as const, clientAddress: '127.0.0.1', requestId: 'r1' };
+
+  it('counts an exchange at its end by binding and the status it was answered with, none when it had no answer', async () => {
+    const metrics = new RequestMetrics();
+    for (const status of [200, 200, 404]) {
+      const x = fakeExchange();
+      metrics.observe(x.ds, context);
+      x.ds.respond(status, {});
+      x.close();
+    }
+    const left = fakeExchange();
+    metrics.observe(left.ds, { ...context, bindingId: 'binding/host/b.test' });
+    left.close();
+    const text = (await metrics.registry.metrics()).split('\n');
+    expect(text).to.include.members([
+      'tuna_operator_requests_total{binding="binding/host/a.test",code="200"} 2',
+      'tuna_operator_requests_total{binding="binding/host/a.test",code="404"} 1',
+      'tuna_operator_requests_total{binding="binding/host/b.test",code="none"} 1',
+    ]);
+  });
+});
