@@ -19,3 +19,6 @@ export * from './secret-reader.js';
 export * from './accepted-certificates.js';
 export * from './health.js';
 export * from './health-server.js';
+export * from './crd-reservations.js';
+export * from './crd-reservation-status.js';
+export * from './finalizers.js';
