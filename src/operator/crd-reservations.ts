@@ -202,7 +202,8 @@ export class CrdReservations {
     const value = existing.value;
     if (existing.kind === 'domain' && existing.domainType === 'custom' && !existing.verified) {
       const verification = { name: challengeName(value), value: existing.verificationToken ?? '' };
-      const message = `the edge holds ${value} for the account, not verified yet: create the DNS TXT record ${verification.name} with the value ${verification.value}, then run tuna reserve verify ${value}`;
+      // the sentence EdgeReconciler gives a host binding on it, so the Domain gets one Warning event, not two
+      const message = `${value} is not served yet: the edge serves a custom domain once it is verified. Create the DNS TXT record ${verification.name} with the value ${verification.value}, then run tuna reserve verify ${value}`;
       return { held: { id: r.id, source: r.source, state: 'unverified', reason: CRD_RESERVATION_REASONS.notVerified, message, value, verification }, edgeId: existing.id };
     }
     const message = existing.kind === 'domain' ? `the edge holds ${value} for the account` : `the edge holds TCP port ${value} for the account`;

@@ -19,7 +19,7 @@ import { WATCHED_KINDS } from './kube-objects.js';
 export const RESERVATION_FINALIZER = 'tuna.dev/reservation';
 
 const FINALIZED_KINDS = new Set(['Domain', 'TCPPort', 'Tunnel']);
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** DeletingObject is a tuna.dev object being deleted, with what the reconciler must do for it. */
 export interface DeletingObject extends ReleasingObject {
@@ -64,6 +64,12 @@ export function splitDeleting(objects: readonly KubernetesObject[]): { live: Kub
   return { live, deleting };
 }
 
+/** addOps appends the finalizer (creating the list when the object has none). */
+function addOps(finalizers: readonly string[] | undefined): object[] {
+  if (finalizers === undefined || finalizers.length === 0) return [{ op: 'add', path: '/metadata/finalizers', value: [RESERVATION_FINALIZER] }];
+  return [{ op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER }];
+}
+
 /** FinalizerReport counts what one `apply` did. */
 export interface FinalizerReport {
   added: number;
@@ -87,9 +93,9 @@ export interface FinalizersOptions {
 /**
  * Finalizers adds `tuna.dev/reservation` to every live Domain, TCPPort and Tunnel, and removes it
  * from a deleted one once the reconciler reports its reservation released or retained. Each patch
- * is a JSON merge patch of `metadata.finalizers` carrying the resourceVersion it read, so another
- * controller's finalizer added meanwhile is never lost (the apiserver answers 409 and the next sync
- * reads again).
+ * is a JSON patch of `metadata.finalizers` alone: an append (`/-`), or a removal at the index read,
+ * guarded by a `test` of that entry, so another controller's finalizer added meanwhile is never
+ * lost and a status written in the same sync (a new resourceVersion) does not make it conflict.
  */
 export class Finalizers {
   readonly #custom: CustomObjectsApi;
@@ -113,23 +119,25 @@ export class Finalizers {
   /** apply adds the finalizer to `live` objects lacking it and removes it from the `deleting` ones `crd` reports finalized. */
   async apply(live: readonly KubernetesObject[], deleting: readonly DeletingObject[], crd: CrdReport): Promise<FinalizerReport> {
     const report: FinalizerReport = { added: 0, removed: 0, failed: 0 };
-    const jobs: { o: KubernetesObject; ref: ObjectRef; finalizers: string[]; retained?: string }[] = [];
+    const jobs: { o: KubernetesObject; ref: ObjectRef; ops: object[]; retained?: string }[] = [];
     for (const o of live) {
       const finalizers = o.metadata?.finalizers ?? [];
-      if (isFinalized(o) && !finalizers.includes(RESERVATION_FINALIZER)) jobs.push({ o, ref: refOf(o), finalizers: [...finalizers, RESERVATION_FINALIZER] });
+      if (isFinalized(o) && !finalizers.includes(RESERVATION_FINALIZER)) jobs.push({ o, ref: refOf(o), ops: addOps(o.metadata?.finalizers) });
     }
     for (const d of deleting) {
       const finalizers = d.object.metadata?.finalizers ?? [];
       const key = refKey(d.ref);
       if (!finalizers.includes(RESERVATION_FINALIZER) || !crd.finalized.has(key)) continue;
       const retained = crd.retained.get(key);
-      jobs.push({ o: d.object, ref: d.ref, finalizers: finalizers.filter((f) => f !== RESERVATION_FINALIZER), ...(retained !== undefined ? { retained } : {}) });
+      const at = finalizers.indexOf(RESERVATION_FINALIZER);
+      const ops = [{ op: 'test', path: `/metadata/finalizers/${at}`, value: RESERVATION_FINALIZER }, { op: 'remove', path: `/metadata/finalizers/${at}` }];
+      jobs.push({ o: d.object, ref: d.ref, ops, ...(retained !== undefined ? { retained } : {}) });
     }
     await runBounded(jobs, this.#concurrency, async (job) => {
-      const isAdding = job.finalizers.includes(RESERVATION_FINALIZER);
+      const isAdding = job.o.metadata?.deletionTimestamp === undefined;
       try {
         if (job.retained !== undefined) await this.#event(job.o, job.ref, 'ReservationRetained', job.retained);
-        await this.#patch(job.o, job.ref, job.finalizers);
+        await this.#patch(job.o, job.ref, job.ops);
         if (isAdding) report.added++;
         else report.removed++;
       } catch (err) {
@@ -140,15 +148,14 @@ export class Finalizers {
     return report;
   }
 
-  /** patch sets `metadata.finalizers`, only if the object is still at the resourceVersion read. */
-  async #patch(o: KubernetesObject, ref: ObjectRef, finalizers: string[]): Promise<void> {
+  /** patch applies a JSON patch of `metadata.finalizers`. */
+  async #patch(o: KubernetesObject, ref: ObjectRef, body: object[]): Promise<void> {
     const kind = WATCHED_KINDS.find((k) => k.group === 'tuna.dev' && k.kind === ref.kind);
     if (kind === undefined) throw new Error(`no watched kind ${ref.kind}.tuna.dev`);
     const [group, version] = (o.apiVersion ?? kind.apiVersion).split('/') as [string, string];
-    const body = { metadata: { finalizers: finalizers.length > 0 ? finalizers : null, resourceVersion: o.metadata?.resourceVersion } };
     await this.#custom.patchNamespacedCustomObject(
       { group, version, namespace: ref.namespace ?? 'default', plural: kind.plural, name: ref.name, body, fieldManager: this.#fieldManager },
-      mergePatch,
+      jsonPatch,
     );
   }
 

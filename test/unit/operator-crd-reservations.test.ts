@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { translateObjects } from '../../src/agent/index.js';
 import type { Condition, ObjectStatus, RouteGraph } from '../../src/model/index.js';
-import { EdgeReconciler, OWNER_LABEL, RECLAIM_LABEL, RETAINED_LABEL, TunnelKeys, correctReservationStatuses, splitDeleting } from '../../src/operator/index.js';
+import { EdgeReconciler, OWNER_LABEL, RECLAIM_LABEL, RETAINED_LABEL, TunnelKeys, correctHeldBack, correctReservationStatuses, splitDeleting } from '../../src/operator/index.js';
 import type { KnowsOwnerGone, ReconcileReport } from '../../src/operator/index.js';
 import { FakeReservingEdge } from '../support/fake-reserving-edge.js';
 
@@ -18,9 +18,9 @@ const CLUSTER = { 'tuna.dev/cluster': 'c1' };
 const created = '2026-01-01T00:00:00Z';
 
 const domain = (name: string, spec: Record<string, unknown>, extra: Record<string, unknown> = {}): KubernetesObject =>
-  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: { name, namespace: 'shop', uid: `uid-${name}`, creationTimestamp: created, generation: 1, ...extra }, spec }) as KubernetesObject;
+  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: { name, namespace: 'shop', uid: `uid-${name}`, creationTimestamp: created, generation: 1, ...extra }, spec }) as unknown as KubernetesObject;
 const tcpPort = (name: string, spec: Record<string, unknown>, extra: Record<string, unknown> = {}): KubernetesObject =>
-  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'TCPPort', metadata: { name, namespace: 'shop', uid: `uid-${name}`, creationTimestamp: created, generation: 1, ...extra }, spec }) as KubernetesObject;
+  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'TCPPort', metadata: { name, namespace: 'shop', uid: `uid-${name}`, creationTimestamp: created, generation: 1, ...extra }, spec }) as unknown as KubernetesObject;
 
 /** sync translates the objects as the operator does (objects being deleted left out) and reconciles once. */
 async function sync(reconciler: EdgeReconciler, objects: KubernetesObject[], knowsOwnerGone?: KnowsOwnerGone): Promise<{ report: ReconcileReport; statuses: ObjectStatus[]; graph: RouteGraph }> {
@@ -84,6 +84,16 @@ describe('operator: the tuna.dev CRDs’ reservations at the edge', () => {
     expect(conditionOf(statuses, 'brand', 'Ready')).to.include({ status: 'False', reason: 'DomainNotVerified' });
     expect(bodyOf(statuses, 'brand')['verification']).to.deep.equal({ type: 'TXT', name: '_tuna-challenge.shop.example.org', value: token });
     expect(statuses.find((s) => s.ref.name === 'brand')?.events.map((e) => e.reason)).to.deep.equal(['DomainNotVerified']);
+  });
+
+  it('gives a custom Domain that a Tunnel publishes one DomainNotVerified event, not one from each correction', async () => {
+    const edge = new FakeReservingEdge(BASE);
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 80 }] } } as KubernetesObject;
+    const tunnel = { apiVersion: 'tuna.dev/v1alpha1', kind: 'Tunnel', metadata: { name: 'web', namespace: 'shop', creationTimestamp: created }, spec: { protocol: 'http', domainRef: { name: 'brand' }, service: { name: 'web', port: 'http' } } };
+    const { report, statuses, graph } = await sync(reconcilerOf(edge), [domain('brand', { customDomain: 'shop.example.org' }), service, tunnel as unknown as KubernetesObject]);
+    const corrected = correctHeldBack(statuses, graph, report.pending, report.addresses);
+    expect(corrected.find((s) => s.ref.kind === 'Domain')?.events.map((e) => e.reason)).to.deep.equal(['DomainNotVerified']);
+    expect(edge.reservations.size).to.equal(1);
   });
 
   it('reserves again what was released out of band, and holds it back as AlreadyReserved when another account took it meanwhile', async () => {

@@ -19,7 +19,7 @@ import { ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
 const BASE = 'tuna.example.com';
 const meta = (name: string, extra: Record<string, unknown> = {}) => ({ name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z', ...extra });
 const domain = (name: string, extra: Record<string, unknown> = {}, reclaimPolicy = 'Delete'): KubernetesObject =>
-  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: meta(name, extra), spec: { subdomain: name, reclaimPolicy } }) as KubernetesObject;
+  ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: meta(name, extra), spec: { subdomain: name, reclaimPolicy } }) as unknown as KubernetesObject;
 
 /** RecordingFinalizers records what the operator asks of the finalizer writer. */
 class RecordingFinalizers {
@@ -83,13 +83,13 @@ describe('operator: the finalizer tuna.dev/reservation', () => {
     await operator.stop();
   });
 
-  it('patches metadata.finalizers with the resourceVersion read, keeping other finalizers, and records ReservationRetained before removing its own', async () => {
-    const requests: { method: string; url: string; body: Record<string, unknown> }[] = [];
+  it('patches metadata.finalizers alone (append, or a guarded removal at the index read), keeping other finalizers, and records ReservationRetained before removing its own', async () => {
+    const requests: { method: string; url: string; type: string; body: unknown }[] = [];
     server = createServer((req, res) => {
       let data = '';
       req.on('data', (c: Buffer) => (data += c.toString()));
       req.on('end', () => {
-        requests.push({ method: req.method ?? '', url: req.url ?? '', body: JSON.parse(data || '{}') as Record<string, unknown> });
+        requests.push({ method: req.method ?? '', url: req.url ?? '', type: req.headers['content-type'] ?? '', body: JSON.parse(data || '{}') as unknown });
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', metadata: {} }));
       });
@@ -102,17 +102,25 @@ describe('operator: the finalizer tuna.dev/reservation', () => {
     crd.finalized.add('tuna.dev/Domain/shop/kept');
     crd.retained.set('tuna.dev/Domain/shop/kept', 'reclaimPolicy Retain: the edge keeps domain kept.tuna.example.com for the account');
     const deleting: DeletingObject[] = [{ object: gone, ref: { group: 'tuna.dev', kind: 'Domain', namespace: 'shop', name: 'kept' }, reclaimPolicy: 'Retain' }];
-    const live = [domain('new'), domain('done', { finalizers: [RESERVATION_FINALIZER] })];
+    const live = [domain('new'), domain('other', { finalizers: ['other.io/hold'] }), domain('done', { finalizers: [RESERVATION_FINALIZER] })];
     const report = await writer.apply(live, deleting, crd);
-    expect(report).to.deep.equal({ added: 1, removed: 1, failed: 0 });
-    const patches = requests.filter((r) => r.method === 'PATCH').map((r) => [r.url.split('?')[0], r.body]);
+    expect(report).to.deep.equal({ added: 2, removed: 1, failed: 0 });
+    const patches = requests.filter((r) => r.method === 'PATCH').map((r) => [r.url.split('?')[0], r.type, r.body]);
     expect(patches).to.have.deep.members([
-      ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/new', { metadata: { finalizers: [RESERVATION_FINALIZER], resourceVersion: '7' } }],
-      ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/kept', { metadata: { finalizers: ['other.io/hold'], resourceVersion: '7' } }],
+      ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/new', 'application/json-patch+json', [{ op: 'add', path: '/metadata/finalizers', value: [RESERVATION_FINALIZER] }]],
+      ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/other', 'application/json-patch+json', [{ op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER }]],
+      [
+        '/apis/tuna.dev/v1alpha1/namespaces/shop/domains/kept',
+        'application/json-patch+json',
+        [
+          { op: 'test', path: '/metadata/finalizers/1', value: RESERVATION_FINALIZER },
+          { op: 'remove', path: '/metadata/finalizers/1' },
+        ],
+      ],
     ]);
     const event = requests.find((r) => r.method === 'POST');
     expect(event?.url.split('?')[0]).to.equal('/api/v1/namespaces/shop/events');
-    expect(event?.body).to.include({ type: 'Normal', reason: 'ReservationRetained', message: 'reclaimPolicy Retain: the edge keeps domain kept.tuna.example.com for the account' });
+    expect(event?.body as Record<string, unknown>).to.include({ type: 'Normal', reason: 'ReservationRetained', message: 'reclaimPolicy Retain: the edge keeps domain kept.tuna.example.com for the account' });
     expect(requests.findIndex((r) => r.method === 'POST')).to.be.lessThan(requests.findIndex((r) => r.url.includes('/domains/kept')));
   });
 });
