@@ -67,7 +67,8 @@ export function splitDeleting(objects: readonly KubernetesObject[]): { live: Kub
 /** addOps appends the finalizer (creating the list when the object has none). */
 function addOps(finalizers: readonly string[] | undefined): object[] {
   if (finalizers === undefined || finalizers.length === 0) return [{ op: 'add', path: '/metadata/finalizers', value: [RESERVATION_FINALIZER] }];
-  return [{ op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER }];
+  // guarded by the list read: a cache that lags behind our own last patch must not append a second copy
+  return [{ op: 'test', path: '/metadata/finalizers', value: finalizers }, { op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER }];
 }
 
 /** FinalizerReport counts what one `apply` did. */
@@ -75,6 +76,14 @@ export interface FinalizerReport {
   added: number;
   removed: number;
   failed: number;
+  /** patches refused because the object changed or went since the cache read it (the next sync reads again) */
+  stale: number;
+}
+
+/** isStale tells a refusal that only says the cached copy is behind: gone (404), or a `test` op failed (422). */
+function isStale(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 404 || code === 422;
 }
 
 /** FinalizersOptions tune the finalizer writer. */
@@ -93,9 +102,12 @@ export interface FinalizersOptions {
 /**
  * Finalizers adds `tuna.dev/reservation` to every live Domain, TCPPort and Tunnel, and removes it
  * from a deleted one once the reconciler reports its reservation released or retained. Each patch
- * is a JSON patch of `metadata.finalizers` alone: an append (`/-`), or a removal at the index read,
- * guarded by a `test` of that entry, so another controller's finalizer added meanwhile is never
- * lost and a status written in the same sync (a new resourceVersion) does not make it conflict.
+ * is a JSON patch of `metadata.finalizers` alone: an append (`/-`) guarded by a `test` of the list
+ * read, or a removal at the index read guarded by a `test` of that entry, so another controller's
+ * finalizer added meanwhile is never lost and a status written in the same sync (a new
+ * resourceVersion) does not make it conflict. An object is not patched again until the cache holds
+ * a newer copy of it; a refusal that only says the copy was behind (404, a failed `test`) is
+ * counted `stale` and left to the next sync.
  */
 export class Finalizers {
   readonly #custom: CustomObjectsApi;
@@ -105,6 +117,8 @@ export class Finalizers {
   readonly #now: () => Date;
   readonly #onError: (ref: ObjectRef, err: unknown) => void;
   readonly #concurrency: number;
+  /** uid → the resourceVersion a patch was made from: until the cache has a newer copy, it is not patched again */
+  #patchedAt = new Map<string, string>();
 
   constructor(config: KubeConfig, options: FinalizersOptions = {}) {
     this.#custom = config.makeApiClient(CustomObjectsApi);
@@ -118,7 +132,7 @@ export class Finalizers {
 
   /** apply adds the finalizer to `live` objects lacking it and removes it from the `deleting` ones `crd` reports finalized. */
   async apply(live: readonly KubernetesObject[], deleting: readonly DeletingObject[], crd: CrdReport): Promise<FinalizerReport> {
-    const report: FinalizerReport = { added: 0, removed: 0, failed: 0 };
+    const report: FinalizerReport = { added: 0, removed: 0, failed: 0, stale: 0 };
     const jobs: { o: KubernetesObject; ref: ObjectRef; ops: object[]; retained?: string }[] = [];
     for (const o of live) {
       const finalizers = o.metadata?.finalizers ?? [];
@@ -133,18 +147,31 @@ export class Finalizers {
       const ops = [{ op: 'test', path: `/metadata/finalizers/${at}`, value: RESERVATION_FINALIZER }, { op: 'remove', path: `/metadata/finalizers/${at}` }];
       jobs.push({ o: d.object, ref: d.ref, ops, ...(retained !== undefined ? { retained } : {}) });
     }
-    await runBounded(jobs, this.#concurrency, async (job) => {
+    const patchedAt = new Map<string, string>();
+    const fresh = jobs.filter((job) => {
+      const uid = job.o.metadata?.uid ?? '';
+      const rv = job.o.metadata?.resourceVersion ?? '';
+      const isBehind = this.#patchedAt.get(uid) === rv;
+      if (isBehind) patchedAt.set(uid, rv);
+      return !isBehind;
+    });
+    await runBounded(fresh, this.#concurrency, async (job) => {
       const isAdding = job.o.metadata?.deletionTimestamp === undefined;
       try {
         if (job.retained !== undefined) await this.#event(job.o, job.ref, 'ReservationRetained', job.retained);
         await this.#patch(job.o, job.ref, job.ops);
+        patchedAt.set(job.o.metadata?.uid ?? '', job.o.metadata?.resourceVersion ?? '');
         if (isAdding) report.added++;
         else report.removed++;
       } catch (err) {
-        report.failed++;
-        this.#onError(job.ref, err);
+        if (isStale(err)) report.stale++;
+        else {
+          report.failed++;
+          this.#onError(job.ref, err);
+        }
       }
     });
+    this.#patchedAt = patchedAt;
     return report;
   }
 

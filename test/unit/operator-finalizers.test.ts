@@ -26,7 +26,7 @@ class RecordingFinalizers {
   calls: { live: string[]; deleting: string[]; finalized: string[] }[] = [];
   apply(live: readonly KubernetesObject[], deleting: readonly DeletingObject[], crd: CrdReport) {
     this.calls.push({ live: live.map((o) => o.metadata?.name ?? ''), deleting: deleting.map((d) => d.ref.name), finalized: [...crd.finalized] });
-    return Promise.resolve({ added: 0, removed: 0, failed: 0 });
+    return Promise.resolve({ added: 0, removed: 0, failed: 0, stale: 0 });
   }
 }
 
@@ -104,11 +104,21 @@ describe('operator: the finalizer tuna.dev/reservation', () => {
     const deleting: DeletingObject[] = [{ object: gone, ref: { group: 'tuna.dev', kind: 'Domain', namespace: 'shop', name: 'kept' }, reclaimPolicy: 'Retain' }];
     const live = [domain('new'), domain('other', { finalizers: ['other.io/hold'] }), domain('done', { finalizers: [RESERVATION_FINALIZER] })];
     const report = await writer.apply(live, deleting, crd);
-    expect(report).to.deep.equal({ added: 2, removed: 1, failed: 0 });
+    expect(report).to.deep.equal({ added: 2, removed: 1, failed: 0, stale: 0 });
+    // the cache has not caught up with those patches yet: nothing is patched twice
+    expect(await writer.apply(live, deleting, emptyCrdReport())).to.deep.equal({ added: 0, removed: 0, failed: 0, stale: 0 });
+    expect(requests.filter((r) => r.method === 'PATCH')).to.have.length(3);
     const patches = requests.filter((r) => r.method === 'PATCH').map((r) => [r.url.split('?')[0], r.type, r.body]);
     expect(patches).to.have.deep.members([
       ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/new', 'application/json-patch+json', [{ op: 'add', path: '/metadata/finalizers', value: [RESERVATION_FINALIZER] }]],
-      ['/apis/tuna.dev/v1alpha1/namespaces/shop/domains/other', 'application/json-patch+json', [{ op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER }]],
+      [
+        '/apis/tuna.dev/v1alpha1/namespaces/shop/domains/other',
+        'application/json-patch+json',
+        [
+          { op: 'test', path: '/metadata/finalizers', value: ['other.io/hold'] },
+          { op: 'add', path: '/metadata/finalizers/-', value: RESERVATION_FINALIZER },
+        ],
+      ],
       [
         '/apis/tuna.dev/v1alpha1/namespaces/shop/domains/kept',
         'application/json-patch+json',
@@ -122,5 +132,24 @@ describe('operator: the finalizer tuna.dev/reservation', () => {
     expect(event?.url.split('?')[0]).to.equal('/api/v1/namespaces/shop/events');
     expect(event?.body as Record<string, unknown>).to.include({ type: 'Normal', reason: 'ReservationRetained', message: 'reclaimPolicy Retain: the edge keeps domain kept.tuna.example.com for the account' });
     expect(requests.findIndex((r) => r.method === 'POST')).to.be.lessThan(requests.findIndex((r) => r.url.includes('/domains/kept')));
+  });
+
+  it('counts a patch the apiserver refuses because the cached copy was behind (422 failed test, 404 gone) as stale, not as an error', async () => {
+    let answer = 422;
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = answer;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Failure', code: answer, reason: answer === 404 ? 'NotFound' : 'Invalid', message: 'the server rejected our request' }));
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const errors: string[] = [];
+    const writer = new Finalizers(fakeKubeConfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), { onError: (ref) => errors.push(ref.name) });
+    expect(await writer.apply([domain('other', { finalizers: ['other.io/hold'] })], [], emptyCrdReport())).to.deep.equal({ added: 0, removed: 0, failed: 0, stale: 1 });
+    answer = 500;
+    expect(await writer.apply([domain('other', { finalizers: ['other.io/hold'], resourceVersion: '8' })], [], emptyCrdReport())).to.deep.equal({ added: 0, removed: 0, failed: 1, stale: 0 });
+    expect(errors).to.deep.equal(['other']);
   });
 });
