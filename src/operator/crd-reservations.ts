@@ -188,7 +188,7 @@ export class CrdReservations {
     const labels = this.#labelsOf(r);
     let existing = r.kind === 'domain' ? edge.domain(r.hostname ?? '') : r.port ? index.tcpByValue.get(String(r.port)) : index.byName.get(name ?? '');
     try {
-      if (existing === undefined || !sameLabels(existing.labels, labels)) {
+      if (existing === undefined || (!sameLabels(existing.labels, labels) && !isAnotherBindings(existing))) {
         const answer = await this.#client.reserve(this.#request(r, existing, name, labels));
         if (existing === undefined && answer.created) report.reserved++;
         else report.adopted++;
@@ -269,6 +269,16 @@ function indexHoldings(edge: EdgeHoldings): HoldingsIndex {
     }
   }
   return index;
+}
+
+/**
+ * isAnotherBindings tells a TCP port this cluster holds for a binding of another owner (a
+ * LoadBalancer Service's port): it serves the TCPPort as it is, never relabelled, so the two never
+ * take it from each other sync after sync. A domain is relabelled: host bindings find it by name.
+ */
+function isAnotherBindings(e: EdgeReservation): boolean {
+  const kind = e.labels[OWNER_KIND_LABEL];
+  return e.kind === 'tcp-port' && kind !== undefined && kind !== 'TCPPort.tuna.dev';
 }
 
 function sameLabels(have: Readonly<Record<string, string>>, want: Readonly<Record<string, string>>): boolean {

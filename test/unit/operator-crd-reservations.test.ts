@@ -76,6 +76,19 @@ describe('operator: the tuna.dev CRDs’ reservations at the edge', () => {
     expect(edge.reservations.size).to.equal(1);
   });
 
+  it('serves a TCPPort with the port this cluster holds for a Service as it is, without taking its labels', async () => {
+    const edge = new FakeReservingEdge(BASE);
+    const serviceLabels = { ...CLUSTER, 'tuna.dev/owner-kind': 'Service' };
+    const { reservation } = await edge.reserve({ kind: 'tcp-port', port: 20004, labels: serviceLabels });
+    const before = edge.calls('reserve');
+    const { report, statuses } = await sync(reconcilerOf(edge), [tcpPort('db', { port: 20004 })]);
+    expect(edge.calls('reserve')).to.equal(before);
+    expect(report.crd).to.include({ reserved: 0, adopted: 0 });
+    expect(edge.reservations.get(reservation.id)?.labels).to.deep.equal(serviceLabels);
+    expect(bodyOf(statuses, 'db')).to.include({ port: 20004 });
+    expect(conditionOf(statuses, 'db', 'Reserved')).to.include({ status: 'True' });
+  });
+
   it('shows a custom domain’s verification state: Reserved Unknown DomainNotVerified with the TXT record, Ready False', async () => {
     const edge = new FakeReservingEdge(BASE);
     const { statuses } = await sync(reconcilerOf(edge), [domain('brand', { customDomain: 'shop.example.org' })]);
