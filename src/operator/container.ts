@@ -3,6 +3,7 @@ import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { TunnelControl } from '../agent/index.js';
 import type { EventRecorder } from './event-recorder.js';
+import type { Finalizers } from './finalizers.js';
 import type { ObjectSource } from './object-source.js';
 import { Operator } from './operator.js';
 import type { OperatorOptions } from './operator.js';
@@ -35,11 +36,13 @@ export const EDGE_RECONCILER: InjectionToken<NonNullable<OperatorOptions['reconc
 export const SECRET_READER: InjectionToken<SecretReader> = Symbol.for('tuna.operator.SecretReader');
 /** CERTIFICATES resolves the data plane's certificate source (the accepted Secrets); not registered: none is fed. */
 export const CERTIFICATES: InjectionToken<AcceptedCertificates> = Symbol.for('tuna.operator.Certificates');
+/** FINALIZERS resolves the finalizer writer of Domains, TCPPorts and Tunnels; not registered: no finalizer is written. */
+export const FINALIZERS: InjectionToken<Pick<Finalizers, 'apply'>> = Symbol.for('tuna.operator.Finalizers');
 /** OPERATOR_SETTINGS resolves the rest of the options (keys, leadership, translation, hooks); optional. */
 export const OPERATOR_SETTINGS: InjectionToken<OperatorSettings> = Symbol.for('tuna.operator.Settings');
 
 /** OperatorSettings are the options of an operator that are not one of its registered parts. */
-export type OperatorSettings = Omit<OperatorOptions, 'objects' | 'dataPlane' | 'endpoints' | 'tunnels' | 'writer' | 'events' | 'reconciler' | 'secrets' | 'certificates'>;
+export type OperatorSettings = Omit<OperatorOptions, 'objects' | 'dataPlane' | 'endpoints' | 'tunnels' | 'writer' | 'events' | 'reconciler' | 'secrets' | 'certificates' | 'finalizers'>;
 
 /** operatorFrom assembles an Operator from the parts a container holds (the optional ones only when registered). */
 export function operatorFrom(c: DependencyContainer): Operator {
@@ -56,10 +59,12 @@ export function operatorFrom(c: DependencyContainer): Operator {
   const reconciler = optional(EDGE_RECONCILER);
   const secrets = optional(SECRET_READER);
   const certificates = optional(CERTIFICATES);
+  const finalizers = optional(FINALIZERS);
   if (writer) options.writer = writer;
   if (events) options.events = events;
   if (reconciler) options.reconciler = reconciler;
   if (secrets) options.secrets = secrets;
   if (certificates) options.certificates = certificates;
+  if (finalizers) options.finalizers = finalizers;
   return new Operator(options);
 }

@@ -3,6 +3,8 @@ import type { PortPool, Reservation, TunnelProtocol } from '../control-api/index
 import type { Binding, RouteGraph } from '../model/index.js';
 import { inAddressPool } from './address-pool.js';
 import { runBounded } from './bounded.js';
+import { CrdReservations, emptyCrdReport } from './crd-reservations.js';
+import type { CrdReport, ReleasingObject } from './crd-reservations.js';
 import { EdgeHoldings } from './edge-holdings.js';
 import type { EdgeControl } from './edge-holdings.js';
 import { holdTcpPort } from './tcp-port-bindings.js';
@@ -62,6 +64,8 @@ export interface ReconcileReport {
   deferred?: string[];
   /** the keys could not all be persisted: they are held and served all the same, and written on the next reconcile */
   persistError?: Error;
+  /** what the edge holds for the graph's reservations (Domains, TCPPorts) and what was let go (crd-reservations.ts) */
+  crd?: CrdReport;
 }
 
 /** ReconcileOptions are the per-call knobs of `reconcile`. */
@@ -75,6 +79,8 @@ export interface ReconcileOptions {
    * defers the rest again, so they are served without waiting for the batch
    */
   shouldYield?: () => boolean;
+  /** tuna.dev objects being deleted: their reservations are released or retained before their finalizers go */
+  releasing?: readonly ReleasingObject[];
 }
 
 /** OwnerKind names the kind of object a reservation or key was made for (group '' is core). */
@@ -175,6 +181,7 @@ export class EdgeReconciler {
   readonly #resyncMs: number;
   readonly #now: () => number;
   #edge: EdgeHoldings | undefined;
+  readonly #crd: CrdReservations;
   /** the binding ids of the last reconcile's graph: a new one goes first */
   #seen = new Set<string>();
   /** the last reconcile yielded before it looked at every binding */
@@ -190,6 +197,7 @@ export class EdgeReconciler {
     this.#concurrency = options.concurrency ?? 8;
     this.#resyncMs = options.resyncMs ?? 600_000;
     this.#now = options.now ?? Date.now;
+    this.#crd = new CrdReservations(client, this.#labels, options.clusterId, this.#concurrency);
   }
 
   /**
@@ -215,6 +223,9 @@ export class EdgeReconciler {
     try {
       const edge = await this.#holdings(options.refresh === true, report);
       const wantedReservations = new Set<string>();
+      // the CRDs' reservations first: a Tunnel on a Domain then finds the Domain's reservation
+      const crd = (report.crd = emptyCrdReport());
+      await this.#crd.hold(edge, graph.reservations, wantedReservations, crd);
       let started = 0;
       const work = (w: Work): Promise<void> => {
         started++;
@@ -231,7 +242,10 @@ export class EdgeReconciler {
       left = left.length > 0 || isCatchingUp ? [...left, ...known] : await runBounded(known, this.#concurrency, work, stop);
       this.#wasDeferred = left.length > 0;
       if (left.length > 0) report.deferred = left.map((w) => w.binding.id);
-      if (left.length === 0) await this.#letGo(edge, wanted, wantedReservations, knowsOwnerGone, report);
+      if (left.length === 0) {
+        await this.#crd.letGo(edge, options.releasing ?? [], wantedReservations, (kind) => knowsOwnerGone({ group: 'tuna.dev', kind }), crd);
+        await this.#letGo(edge, wanted, wantedReservations, knowsOwnerGone, report);
+      }
     } catch (err) {
       // what the edge holds is no longer known for sure: list it again next time
       this.#edge = undefined;

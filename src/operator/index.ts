@@ -20,3 +20,6 @@ export * from './accepted-certificates.js';
 export * from './health.js';
 export * from './health-server.js';
 export * from './request-metrics.js';
+export * from './crd-reservations.js';
+export * from './crd-reservation-status.js';
+export * from './finalizers.js';

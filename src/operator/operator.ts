@@ -7,8 +7,12 @@ import type { Clock, ClockTimer, EdgeEndpoint, TunnelManager, TunnelSpec } from 
 import { referencedSecrets, snapshotFromObjects } from '../translate/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { AcceptedCertificates } from './accepted-certificates.js';
+import { correctReservationStatuses } from './crd-reservation-status.js';
+import { emptyCrdReport } from './crd-reservations.js';
 import type { KnowsOwnerGone, ReconcileOptions, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
+import { splitDeleting } from './finalizers.js';
+import type { FinalizerReport, Finalizers } from './finalizers.js';
 import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
 import type { ObjectSource } from './object-source.js';
@@ -36,6 +40,12 @@ export interface OperatorOptions {
   writer?: StatusWriter;
   /** absent: the translators' Warning events are not recorded */
   events?: EventRecorder;
+  /**
+   * absent: no finalizer is written. Present (with a reconciler): the leader adds
+   * `tuna.dev/reservation` to Domains, TCPPorts and Tunnels, and removes it from deleted ones once
+   * the reconciler let go of their reservations (finalizers.ts)
+   */
+  finalizers?: Pick<Finalizers, 'apply'>;
   /**
    * absent: the tunnel keys come from elsewhere (tests). Present: before the tunnels change, the
    * edge is made to hold a reservation and a key for each binding (EdgeReconciler), and
@@ -96,6 +106,7 @@ export interface SyncResult {
   statuses?: WriteReport;
   /** events created by this sync */
   events?: number;
+  finalizers?: FinalizerReport;
   edge?: ReconcileReport;
 }
 
@@ -191,7 +202,8 @@ export class Operator {
     this.#hasPendingChange = false;
     const syncFrom = this.#clock.now();
     if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
-    const objects = this.#o.objects.objects();
+    // Domains, TCPPorts and Tunnels being deleted are not translated: the reconciler lets go of what they held
+    const { live: objects, deleting } = splitDeleting(this.#o.objects.objects());
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
     const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
     const state = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
@@ -207,7 +219,7 @@ export class Operator {
     const reconcileFrom = this.#clock.now();
     const slice = Math.max(this.#o.minSliceMs ?? 250, reconcileFrom - syncFrom);
     const shouldYield = (): boolean => this.#hasPendingChange && this.#clock.now() - reconcileFrom >= slice;
-    const options: ReconcileOptions = { refresh: isNewLeader, ...(preemptible ? { shouldYield } : {}) };
+    const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
     let { tunnelsChanged } = await this.#agent.apply(served);
@@ -222,7 +234,7 @@ export class Operator {
       this.#keySignature = signature;
     }
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
-    const statuses = edge ? correctHeldBack(state.statuses, state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
+    const statuses = edge ? correctHeldBack(correctReservationStatuses(state.statuses, edge.crd), state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
@@ -230,9 +242,10 @@ export class Operator {
     const lookup = objectLookup(objects);
     if (isWriter && isComplete && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
     if (isWriter && isComplete && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
+    if (isWriter && isComplete && edge && this.#o.finalizers) result.finalizers = await this.#o.finalizers.apply(objects, deleting, edge.crd ?? emptyCrdReport());
     this.#o.onSynced?.(result);
     // only the edge knows when a domain is verified, or when a port of its pool is free again
-    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned')) this.#scheduleRecheck();
+    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned') || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
     return result;
   }
 

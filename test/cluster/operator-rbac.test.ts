@@ -143,6 +143,13 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     ['change an Ingress spec', { verb: 'update', group: 'networking.k8s.io', resource: 'ingresses', namespace: 'default' }, false],
     ['create pods', { verb: 'create', resource: 'pods', namespace: 'default' }, false],
     ['change a Service spec', { verb: 'patch', resource: 'services', namespace: 'default' }, false],
+    // the finalizer tuna.dev/reservation: patch on the objects (metadata.finalizers), update on their finalizers
+    ['patch a Domain (its finalizers)', { verb: 'patch', group: 'tuna.dev', resource: 'domains', namespace: 'default' }, true],
+    ['update the finalizers of a TCPPort', { verb: 'update', group: 'tuna.dev', resource: 'tcpports', subresource: 'finalizers', namespace: 'default' }, true],
+    ['update the finalizers of a Tunnel', { verb: 'update', group: 'tuna.dev', resource: 'tunnels', subresource: 'finalizers', namespace: 'default' }, true],
+    ['replace a Domain', { verb: 'update', group: 'tuna.dev', resource: 'domains', namespace: 'default' }, false],
+    ['delete a Tunnel', { verb: 'delete', group: 'tuna.dev', resource: 'tunnels', namespace: 'default' }, false],
+    ['create a TCPPort', { verb: 'create', group: 'tuna.dev', resource: 'tcpports', namespace: 'default' }, false],
   ] as const) {
     it(`${allowed ? 'may' : 'may not'} ${what}`, async () => {
       const review = await admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: SUBJECT, groups: ['system:serviceaccounts', 'system:serviceaccounts:tuna-system', 'system:authenticated'], resourceAttributes: attributes } } });
