@@ -4,11 +4,12 @@
 // rendered object into a namespace that enforces the `restricted` Pod Security level.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parse as parseYaml } from 'yaml';
+import { isMap, parse as parseYaml, parseDocument } from 'yaml';
+import type { Scalar, YAMLMap } from 'yaml';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { decodeEdgeConfig } from '../../src/edge/index.js';
@@ -184,6 +185,30 @@ describe('charts/tuna-edge: lint, template, refusals, and a server-side dry-run 
       expect(stderr).to.not.match(/PodSecurity/);
     });
   }
+
+  it('documents every value: a comment in values.yaml, a property in values.schema.json, a row in docs/install.md', () => {
+    const doc = parseDocument(readFileSync(path.join(EDGE_CHART, 'values.yaml'), 'utf8'));
+    const schema = JSON.parse(readFileSync(path.join(EDGE_CHART, 'values.schema.json'), 'utf8')) as { properties: Record<string, unknown> };
+    const install = readFileSync(path.join(EDGE_CHART, '../../docs/install.md'), 'utf8');
+    const table = install.slice(install.indexOf('### Values of `charts/tuna-edge`'), install.indexOf('## The chart: `charts/tuna`'));
+    // each leaf value with the comment above its key (yaml keeps the comment above the first key of a nested map on that map)
+    const leaves = (map: YAMLMap, prefix = ''): { path: string; comment: string }[] =>
+      map.items.flatMap((pair, i) => {
+        const key = String((pair.key as Scalar).value);
+        const comment = (pair.key as Scalar).commentBefore ?? (i === 0 && prefix !== '' ? (map.commentBefore ?? '') : '');
+        if (isMap(pair.value) && pair.value.items.length > 0 && key !== 'resources') return leaves(pair.value, `${prefix}${key}.`);
+        return [{ path: `${prefix}${key}`, comment }];
+      });
+    const all = leaves(doc.contents as YAMLMap);
+    expect(all.length).to.be.greaterThan(50);
+    for (const { path: value, comment } of all) {
+      expect(comment, `${value} has a comment in values.yaml`).to.match(/^ ?-- \S/m);
+      let node: { properties?: Record<string, unknown> } | undefined = schema;
+      for (const part of value.split('.')) node = node?.properties?.[part] as { properties?: Record<string, unknown> } | undefined;
+      expect(node, `${value} in values.schema.json`).to.not.equal(undefined);
+      expect(table, `${value} in docs/install.md`).to.include(`| \`${value}\` |`);
+    }
+  });
 
   it('has a pod template the restricted level admits, and the admission refuses it without its security context', async () => {
     const deployment = find<Deployment>(await template(SQLITE), 'Deployment');
