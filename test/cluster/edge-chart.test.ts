@@ -118,8 +118,8 @@ describe('charts/tuna-edge: lint, template, refusals, and a server-side dry-run 
     expect(config.listen.tunnel).to.deep.equal({ host: '0.0.0.0', port: 7443, tls: { certFile: '/etc/tuna/tls/tunnel/tls.crt', keyFile: '/etc/tuna/tls/tunnel/tls.key' } });
     expect(config.listen.metrics).to.deep.equal({ host: '0.0.0.0', port: 9100 });
     expect(config.listen.https).to.equal(undefined);
-    const services = objects.filter((o) => o.kind === 'Service').map((s) => [s.metadata.name, (s.spec as { type: string; ports: { name: string; port: number }[] })]);
-    expect(services.map(([name, spec]) => [name, spec.type, spec.ports.map((p) => `${p.name}:${p.port}`)])).to.deep.equal([
+    const services = objects.filter((o) => o.kind === 'Service').map((s) => ({ name: s.metadata.name, spec: s.spec as { type: string; ports: { name: string; port: number }[] } }));
+    expect(services.map(({ name, spec }) => [name, spec.type, spec.ports.map((p) => `${p.name}:${p.port}`)])).to.deep.equal([
       ['edge-tunnel', 'LoadBalancer', ['tunnel:7443']],
       ['edge-public', 'LoadBalancer', ['http:80']],
     ]);
