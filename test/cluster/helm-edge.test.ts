@@ -4,7 +4,8 @@
 // level; the bootstrap docs/install.md gives (`tuna edge init` inside the pod, then an account, its
 // `reservations` key, a reservation and a tunnel key through the control API); an agent on the host
 // (`tuna http`, in-process) publishes a local app through the edge pod, reached by its pod IP on the
-// pods' bridge; and `helm uninstall` removes every object of the release.
+// pods' bridge; a second release serves its tunnel and public HTTPS listeners with the certificates
+// of kubernetes.io/tls Secrets; and `helm uninstall` removes every object of the release.
 //
 // The store is SQLite on an emptyDir (persistence.enabled=false): the test cluster runs no volume
 // controller or provisioner, so a PersistentVolumeClaim would stay Pending, and the test kubelet
@@ -13,12 +14,16 @@
 // edge-chart.test.ts (server-side dry-run) only. The test kubelet has no exec endpoint either:
 // pod-exec.ts does what `kubectl exec` does (enter the container's namespaces as its user).
 import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
 import { createServer, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { startCli } from '../support/backend-cli.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { EDGE_CHART, ensureHelm, runHelm, setFlags } from '../support/helm.js';
 import { clusterConfig, waitFor } from './cluster-env.js';
@@ -39,6 +44,20 @@ function get(address: string, port: number, host: string, path: string): Promise
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve({ status: 0, body: '' }));
+    req.end();
+  });
+}
+
+/** tlsGet sends one GET over TLS to address:port with SNI and Host `name`, trusting `ca`; it resolves with the status and the certificate's SHA-256 fingerprint. */
+function tlsGet(address: string, port: number, name: string, ca: string, path: string): Promise<{ status: number; fingerprint: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: address, port, path, servername: name, ca, headers: { host: name }, agent: false, timeout: 10_000 }, (res) => {
+      const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, fingerprint }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
     req.end();
   });
 }
@@ -161,6 +180,44 @@ describe('helm install charts/tuna-edge: the edge as a pod of the cluster, from 
     figures.push(`helm install → first 200 through the in-cluster edge: ${((Date.now() - installedAt) / 1000).toFixed(1)} s`);
     const other = await get(podIp, 8080, `other.${BASE_DOMAIN}`, '/hello');
     expect(other.status, 'a host nobody reserved').to.not.equal(200);
+  });
+
+  it('serves the tunnel listener and public HTTPS with the certificates of kubernetes.io/tls Secrets', async () => {
+    const tunnelName = `tunnel.${BASE_DOMAIN}`;
+    const tunnelCert = selfSignedCertificate([tunnelName]);
+    const wildcard = selfSignedCertificate([`*.${BASE_DOMAIN}`]);
+    for (const [name, cert] of [['edge-tunnel-tls', tunnelCert], ['wildcard-tls', wildcard]] as const) {
+      await core.createNamespacedSecret({ namespace, body: { metadata: { name }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': cert.cert, 'tls.key': cert.key } } });
+    }
+    await runHelm(helm, [
+      'install', 'edge-tls', EDGE_CHART, '--namespace', namespace,
+      ...setFlags({
+        'image.repository': image.repository,
+        'image.tag': image.tag,
+        baseDomain: BASE_DOMAIN,
+        'persistence.enabled': false,
+        'tls.tunnel.secretName': 'edge-tunnel-tls',
+        'listen.https.enabled': true,
+        'tls.certificates[0].secretName': 'wildcard-tls',
+        'tls.certificates[0].hostnames[0]': `*.${BASE_DOMAIN}`,
+      }),
+    ]);
+    try {
+      const tlsPod = await waitFor('a ready edge-tls pod', 300_000, async () => {
+        const list = (await core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/instance=edge-tls' })).items;
+        return list.length === 1 && isReady(list[0]!) ? list[0] : undefined;
+      }, 500);
+      const ip = tlsPod.status?.podIP ?? '';
+      // the tunnel listener's /healthz over TLS, verified against the Secret's certificate and name
+      const tunnel = await tlsGet(ip, 7443, tunnelName, tunnelCert.cert, '/healthz');
+      expect(tunnel).to.deep.equal({ status: 200, fingerprint: new X509Certificate(tunnelCert.cert).fingerprint256 });
+      // public HTTPS: the wildcard for a name under the base domain (no binding holds it: not 200)
+      const https = await tlsGet(ip, 8443, `nobody.${BASE_DOMAIN}`, wildcard.cert, '/');
+      expect(https.fingerprint).to.equal(new X509Certificate(wildcard.cert).fingerprint256);
+      expect(https.status).to.not.equal(200);
+    } finally {
+      await runHelm(helm, ['uninstall', 'edge-tls', '--namespace', namespace, '--wait', '--timeout', '3m']);
+    }
   });
 
   it('uninstalls: the pod, the Deployment, the ConfigMap and both Services are gone', async () => {
