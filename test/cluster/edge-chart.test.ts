@@ -38,7 +38,6 @@ const POSTGRES = {
   'store.portPool.last': 20004,
   'store.addressPool': '203.0.113.16/28',
   'store.quotas.reservations': 10,
-  'persistence.enabled': false,
   'limits.maxRequestBodyBytes': 1048576,
   'acme.enabled': true,
   'acme.contact[0]': 'mailto:ops@example.com',
@@ -130,7 +129,9 @@ describe('charts/tuna-edge: lint, template, refusals, and a server-side dry-run 
     const deployment = find<Deployment>(objects, 'Deployment');
     expect(deployment.spec.replicas).to.equal(3);
     expect(deployment.spec.strategy.type).to.equal('RollingUpdate');
+    // no claim (persistence.enabled is left true): pods on several nodes cannot share a ReadWriteOnce one
     expect(objects.filter((o) => o.kind === 'PersistentVolumeClaim')).to.deep.equal([]);
+    expect(deployment.spec.template.spec.volumes).to.deep.include({ name: 'data', emptyDir: { sizeLimit: '1Gi' } });
     const container = deployment.spec.template.spec.containers[0]!;
     expect(container.env).to.deep.equal([{ name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: 'edge-db', key: 'password' } } }]);
     expect(container.volumeMounts).to.deep.include({ name: 'tls-wildcard-tls', mountPath: '/etc/tuna/tls/wildcard-tls', readOnly: true });

@@ -34,10 +34,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if .Values.store.postgres.url -}}true{{- end -}}
 {{- end -}}
 
-{{/* tuna-edge.claimName is the PersistentVolumeClaim of the SQLite store, or empty (emptyDir, or PostgreSQL without a volume). */}}
+{{/*
+tuna-edge.claimName is the PersistentVolumeClaim of /var/lib/tuna, or empty (an emptyDir): the
+chart's own claim only for SQLite (with PostgreSQL several pods would share a ReadWriteOnce claim;
+there the volume holds only the ACME account key, so it is an emptyDir unless existingClaim names one).
+*/}}
 {{- define "tuna-edge.claimName" -}}
-{{- if .Values.persistence.enabled -}}
-{{- default (printf "%s-data" (include "tuna-edge.fullname" .)) .Values.persistence.existingClaim -}}
+{{- if and .Values.persistence.enabled .Values.persistence.existingClaim -}}
+{{- .Values.persistence.existingClaim -}}
+{{- else if and .Values.persistence.enabled (not .Values.store.postgres.url) -}}
+{{- printf "%s-data" (include "tuna-edge.fullname" .) -}}
 {{- end -}}
 {{- end -}}
 
