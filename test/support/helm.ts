@@ -11,6 +11,9 @@ const run = promisify(execFile);
 /** CHART is charts/tuna of this checkout. */
 export const CHART = fileURLToPath(new URL('../../charts/tuna', import.meta.url));
 
+/** EDGE_CHART is charts/tuna-edge of this checkout. */
+export const EDGE_CHART = fileURLToPath(new URL('../../charts/tuna-edge', import.meta.url));
+
 /** ensureHelm builds Helm when the cache lacks it (minutes, once) and returns its path. */
 export async function ensureHelm(): Promise<string> {
   const { stdout } = await run(fileURLToPath(new URL('../../hack/helm.sh', import.meta.url)), [], { timeout: 590_000, env: childEnv() });
