@@ -15,6 +15,15 @@ export const NETNS_PREFIX = 'tuna-kubelet-';
 export const VETH_PREFIX = 'tk-';
 
 const GATEWAY = `${POD_NETWORK_PREFIX}.0.1`;
+/**
+ * BRIDGE_MAC is the bridge's own, fixed, locally administered address ("tuna" in its middle
+ * bytes). A Linux bridge whose address was never set takes the lowest address among its ports,
+ * so a pod's veth joining or leaving could change it: every pod's ARP entry for the gateway then
+ * points at an address the bridge no longer answers to, and all their connections to the host
+ * stall together until those entries expire (seen as every tunnel of a rolling upgrade dropping
+ * at once). An address set explicitly stays (CNI's bridge plugin pins it for the same reason).
+ */
+export const BRIDGE_MAC = '02:74:75:6e:61:01';
 const PREFIX_LENGTH = 16;
 
 /** PodNetwork is the network of one pod: its namespace, host veth and address. */
@@ -50,10 +59,11 @@ export class IpAllocator {
 export async function ensureBridge(): Promise<void> {
   const links = await runCommand('ip', ['-o', 'link', 'show']);
   if (!links.includes(` ${BRIDGE_NAME}:`)) {
-    await runCommand('ip', ['link', 'add', BRIDGE_NAME, 'type', 'bridge']);
+    await runCommand('ip', ['link', 'add', BRIDGE_NAME, 'address', BRIDGE_MAC, 'type', 'bridge']);
     await runCommand('ip', ['addr', 'add', `${GATEWAY}/${PREFIX_LENGTH}`, 'dev', BRIDGE_NAME]);
   }
-  await runCommand('ip', ['link', 'set', BRIDGE_NAME, 'up']);
+  // a bridge left by an earlier kubelet gets its address set too
+  await runCommand('ip', ['link', 'set', BRIDGE_NAME, 'address', BRIDGE_MAC, 'up']);
 }
 
 /** removeBridge deletes the host bridge (pods' veths are gone with their namespaces). */
