@@ -84,6 +84,8 @@ address). Every tunnel key bound to it is revoked with it and its tunnels are cl
 
 With --cluster-id, release every reservation and revoke every tunnel key the operator of that
 cluster made (label tuna.dev/cluster=ID), in passes until none appears for --settle seconds
-(default 10): what the chart's uninstall hook runs while the operator pods stop.
+(default 10): what the chart's uninstall hook runs while the operator pods stop. The
+reservation of a Domain or TCPPort with reclaimPolicy Retain is kept for the account: its keys
+are revoked and it is relabelled tuna.dev/retained-from=ID.
 
 ${controlFlagsHelp}`;

@@ -75,7 +75,7 @@ describe('tuna release --cluster-id (the uninstall hook)', function () {
     const ran = await tuna(['release', '--cluster-id', 'gone', '--edge', `tcp://127.0.0.1:${edge.controlPort}`, '--api-key-file', keyFile, '--settle', '0', '--json']);
     expect(ran.code, ran.stderr).to.equal(0);
     // a second pass finds nothing: settled
-    expect(JSON.parse(ran.stdout)).to.deep.equal({ released: 2, revoked: 3, passes: 2, isSettled: true });
+    expect(JSON.parse(ran.stdout)).to.deep.equal({ released: 2, retained: 0, revoked: 3, passes: 2, isSettled: true });
     const live = async (cluster: string) => (await client.listTunnelKeys({ 'tuna.dev/cluster': cluster })).tunnelKeys.filter((k) => k.revokedAt === null);
     expect(await live('gone')).to.deep.equal([]);
     expect((await client.listReservations({ 'tuna.dev/cluster': 'gone' })).reservations).to.deep.equal([]);
@@ -86,6 +86,24 @@ describe('tuna release --cluster-id (the uninstall hook)', function () {
     const again = await tuna(['release', '--cluster-id', 'gone', '--edge', `tcp://127.0.0.1:${edge.controlPort}`, '--api-key-file', keyFile, '--settle', '0']);
     expect(again.code, again.stderr).to.equal(0);
     expect(again.stderr).to.include('cluster gone: 0 reservation(s) released, 0 tunnel key(s) revoked');
+  });
+
+  it('keeps the reservation of a reclaimPolicy Retain Domain or TCPPort for the account, its keys revoked, relabelled away from the cluster', async () => {
+    const cluster = 'retaining';
+    const base = { 'tuna.dev/cluster': cluster, 'tuna.dev/owner-kind': 'Domain.tuna.dev' };
+    const kept = await client.reserve({ kind: 'domain', hostname: `kept.${BASE_DOMAIN}`, labels: { ...base, 'tuna.dev/reclaim-policy': 'Retain' } });
+    const dropped = await client.reserve({ kind: 'domain', hostname: `dropped.${BASE_DOMAIN}`, labels: { ...base, 'tuna.dev/reclaim-policy': 'Delete' } });
+    for (const r of [kept, dropped]) await client.mintTunnelKey({ reservationId: r.reservation.id, protocol: 'http', labels: { 'tuna.dev/cluster': cluster } });
+
+    const ran = await tuna(['release', '--cluster-id', cluster, '--edge', `tcp://127.0.0.1:${edge.controlPort}`, '--api-key-file', keyFile, '--settle', '0', '--json']);
+    expect(ran.code, ran.stderr).to.equal(0);
+    expect(JSON.parse(ran.stdout)).to.include({ released: 1, retained: 1, revoked: 2, isSettled: true });
+    expect(ran.stderr).to.include(`kept domain kept.${BASE_DOMAIN} for the account (reclaimPolicy Retain`);
+    expect((await client.listReservations({ 'tuna.dev/cluster': cluster })).reservations).to.deep.equal([]);
+    const retained = (await client.listReservations({ 'tuna.dev/retained-from': cluster })).reservations;
+    expect(retained.map((r) => [r.id, r.value, r.labels['tuna.dev/reclaim-policy']])).to.deep.equal([[kept.reservation.id, `kept.${BASE_DOMAIN}`, 'Retain']]);
+    expect((await client.listReservations()).reservations.map((r) => r.value)).to.not.include(`dropped.${BASE_DOMAIN}`);
+    expect((await client.listTunnelKeys({ 'tuna.dev/cluster': cluster })).tunnelKeys.filter((k) => k.revokedAt === null)).to.deep.equal([]);
   });
 
   it('names a bad --settle, an empty --cluster-id, and a stray argument', async () => {

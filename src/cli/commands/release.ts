@@ -48,6 +48,6 @@ async function releaseClusterCommand(values: Record<string, unknown>, positional
   const settleMs = (flags.settle ?? 10) * 1000;
   const result = await releaseCluster(ctx.client, flags['cluster-id'], io, { settleMs, maxMs: settleMs + 120_000 });
   if (ctx.isJson) io.out(JSON.stringify(result));
-  else io.err(`cluster ${flags['cluster-id']}: ${result.released} reservation(s) released, ${result.revoked} tunnel key(s) revoked${result.isSettled ? '' : ' (stopped before it settled)'}`);
+  else io.err(`cluster ${flags['cluster-id']}: ${result.released} reservation(s) released, ${result.retained > 0 ? `${result.retained} kept (reclaimPolicy Retain), ` : ''}${result.revoked} tunnel key(s) revoked${result.isSettled ? '' : ' (stopped before it settled)'}`);
   return result.isSettled ? 0 : 1;
 }
