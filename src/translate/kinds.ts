@@ -16,6 +16,7 @@ import type * as t from 'io-ts';
 import { TUNA_GROUP, domainCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
 import type { Domain, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
+import { parseHtpasswd } from '../model/index.js';
 import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
@@ -228,6 +229,9 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
   const { data, stringData, ...rest } = secret;
   const keys = Object.keys({ ...(data as object | undefined), ...(stringData as object | undefined) });
   const out: Record<string, unknown> = { ...rest, dataKeys: keys.sort() };
+  // An htpasswd `auth` key (ingress-nginx's auth-secret) is kept only as its parsed hashes or line problems, never its text.
+  const auth = secretValue(data, stringData, 'auth');
+  if (auth !== undefined) out.authHtpasswd = parseHtpasswd(auth);
   if (rest.type === 'kubernetes.io/tls') {
     const cert = secretValue(data, stringData, 'tls.crt');
     const key = secretValue(data, stringData, 'tls.key');

@@ -4,6 +4,7 @@ import { namespaceOf } from './common/meta.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { asKube } from './gateway/kube-object.js';
 import { ingressClassMatcher } from './ingress/ingress-class.js';
+import { authSecretRef } from './ingress/nginx-annotations.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import type { Snapshot } from './kinds.js';
 import type { TranslateOptions } from './types.js';
@@ -14,7 +15,7 @@ import { defaultTranslateOptions } from './types.js';
  * operator can fetch exactly those by name (it may not list Secrets; docs/operator.md): the core
  * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
  * of tuna's GatewayClasses, where the reference is in the Gateway's namespace or a ReferenceGrant
- * permits it, and the `spec.tls[].secretName` of tuna's Ingresses (their own namespace). Sorted and
+ * permits it, and the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace). Sorted and
  * without repeats. The translator still checks each one (existence, type, PEM).
  */
 export function referencedSecrets(snapshot: Snapshot, options: Partial<TranslateOptions> = {}): SecretRef[] {
@@ -42,6 +43,8 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
   for (const ingress of snapshot.ingresses) {
     if (matcher.claim(ingress) === undefined) continue;
     for (const tls of ingress.spec?.tls ?? []) add(namespaceOf(ingress), tls.secretName ?? '');
+    const auth = authSecretRef(ingress);
+    if (auth) add(auth.namespace, auth.name);
   }
   return [...found.values()].sort((a, b) => compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
 }

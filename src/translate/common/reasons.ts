@@ -87,6 +87,12 @@ export const TUNA_REASONS = [
   'DomainNotAccepted',
   'TCPPortNotFound',
   'TCPPortNotAccepted',
+  // ingress-nginx annotations (src/translate/ingress/nginx-annotations.ts)
+  'UnsupportedAnnotation',
+  'InvalidAnnotation',
+  'SnippetRefused',
+  'AuthSecretNotFound',
+  'AuthSecretInvalid',
   // conflicts between objects
   'HostnameConflict',
   'PathConflict',

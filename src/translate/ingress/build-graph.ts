@@ -1,4 +1,4 @@
-import type { Backend, HttpRoute, Listener, RouteGraph, ServiceBackend } from '../../model/index.js';
+import type { Backend, HttpRoute, Listener, RouteGraph, RoutePolicies, ServiceBackend } from '../../model/index.js';
 import { compareStrings, emptyGraph } from '../../model/index.js';
 import { sourceOf } from '../common/meta.js';
 import type { HostClaim } from '../types.js';
@@ -65,7 +65,7 @@ export function buildIngressGraph(table: RouteTable): IngressGraph {
         id: `${listener.id}/vhost/${routes.host}`,
         listenerId: listener.id,
         hostname: routes.host,
-        routes: specs.map((s) => toRoute(s, listener.name)),
+        routes: specs.map((s) => toRoute(s, listener.name, cert !== undefined)),
       });
     }
     for (const o of owners) {
@@ -101,8 +101,18 @@ function routeSpecs(routes: HostRoutes): RouteSpec[] {
   return specs;
 }
 
-function toRoute(spec: RouteSpec, listener: string): HttpRoute {
+/** routePolicies gives the policies of the owner's ingress-nginx annotations on a host with or without a certificate. */
+function routePolicies(owner: IngressEntry, hasCertificate: boolean): RoutePolicies | undefined {
+  const nginx = owner.nginx;
+  if (!nginx) return undefined;
+  const redirect = nginx.forceSslRedirect || (nginx.sslRedirect && hasCertificate);
+  const policies: RoutePolicies = redirect ? { ...nginx.policies, httpsRedirect: { statusCode: 308 } } : nginx.policies;
+  return Object.keys(policies).length > 0 ? policies : undefined;
+}
+
+function toRoute(spec: RouteSpec, listener: string, hasCertificate: boolean): HttpRoute {
   const backends: Backend[] = [spec.backend];
+  const policies = routePolicies(spec.owner, hasCertificate);
   return {
     id: `ingress/${spec.owner.key}/${listener}/${spec.path}`,
     source: sourceOf(spec.owner.ref, spec.section),
@@ -110,5 +120,6 @@ function toRoute(spec: RouteSpec, listener: string): HttpRoute {
     match: { path: spec.matchPath, headers: [], query: [] },
     filters: [],
     backends,
+    ...(policies ? { policies } : {}),
   };
 }

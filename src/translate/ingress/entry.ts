@@ -3,6 +3,7 @@ import type { ObjectRef, PathMatch, ServiceBackend } from '../../model/index.js'
 import { compareStrings, stableStringify } from '../../model/index.js';
 import { createdOf, namespaceOf } from '../common/meta.js';
 import type { Problem } from '../common/report.js';
+import type { NginxAnnotations } from './nginx-annotations.js';
 
 /** IngressEntry is one tuna Ingress while it is translated: what it asks for and what went wrong. */
 export interface IngressEntry {
@@ -26,6 +27,8 @@ export interface IngressEntry {
   problems: Problem[];
   /** hosts where at least one of its routes reached the graph */
   published: Set<string>;
+  /** what its ingress-nginx annotations ask for (read after collectIngress) */
+  nginx?: NginxAnnotations;
 }
 
 /** PathCandidate is one valid rule path with a resolved backend, not yet checked for conflicts. */

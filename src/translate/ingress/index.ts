@@ -5,7 +5,7 @@
  * one host; conflicts between them are decided here, oldest first. See docs/translators/ingress.md.
  */
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook } from '../common/meta.js';
+import { StatusBook, warning } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { buildIngressGraph } from './build-graph.js';
 import { collectIngress } from './collect.js';
@@ -16,6 +16,7 @@ import { writeReport } from '../common/report.js';
 import { placeFallbacks, placePaths } from './route-table.js';
 import type { RouteTable } from './route-table.js';
 import { assignCertificates } from './tls.js';
+import { readNginxAnnotations } from './nginx-annotations.js';
 
 
 /** ingressFragmentGroup is the fragment group shared by every tuna Ingress (see merge.ts). */
@@ -37,6 +38,7 @@ export function translateIngresses(index: SnapshotIndex, options: TranslateOptio
   unique.forEach((e, i) => {
     e.rank = i;
     collectIngress(e, index, options);
+    applyNginxAnnotations(e, index);
   });
 
   const table: RouteTable = new Map();
@@ -48,6 +50,21 @@ export function translateIngresses(index: SnapshotIndex, options: TranslateOptio
   const book = new StatusBook();
   for (const e of unique) writeStatus(book, e, table);
   return { fragments: unique.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses: book.all() };
+}
+
+/**
+ * applyNginxAnnotations reads the Ingress's ingress-nginx annotations; when one must hold the
+ * Ingress back (a snippet, an authentication or IP range that cannot be set up), none of its
+ * paths, defaultBackend or TLS entries take part (fail closed), and the reasons are its problems.
+ */
+function applyNginxAnnotations(e: IngressEntry, index: SnapshotIndex): void {
+  const nginx = readNginxAnnotations(e.ingress, index);
+  e.nginx = nginx;
+  if (nginx.holdBack.length === 0) return;
+  e.problems.push(...nginx.holdBack);
+  e.paths = [];
+  e.fallback = undefined;
+  e.tls = [];
 }
 
 /**
@@ -85,4 +102,5 @@ function writeStatus(book: StatusBook, e: IngressEntry, table: RouteTable): void
     acceptedMessage: `tuna serves this Ingress (${e.via})`,
     published,
   });
+  for (const w of e.nginx?.warnings ?? []) status.events.push(warning(w.reason, w.message));
 }
