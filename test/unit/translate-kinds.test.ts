@@ -26,6 +26,15 @@ describe('the table of kinds', () => {
     expect(Object.keys(emptySnapshot()).sort()).to.deep.equal(KINDS.map((k) => k.key).sort());
   });
 
+  it('keeps of a Secret\'s htpasswd `auth` key only its parsed hashes or line problems, never the text', () => {
+    const secret = (name: string, auth: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'web' }, data: { auth: Buffer.from(auth).toString('base64'), other: 'c2VjcmV0' } });
+    const hash = '{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=';
+    const [good, bad] = snapshotFromObjects([secret('good', `bob:${hash}\n`), secret('bad', 'not-htpasswd-at-all')]).snapshot.secrets;
+    expect(good).to.deep.equal({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'good', namespace: 'web' }, dataKeys: ['auth', 'other'], authHtpasswd: { kind: 'ok', users: [{ name: 'bob', hash }] } });
+    expect(JSON.stringify(bad)).to.not.include('not-htpasswd-at-all');
+    expect((bad as { authHtpasswd?: unknown }).authHtpasswd).to.deep.equal({ kind: 'invalid', errors: ['line 1: expected user:hash'] });
+  });
+
   it('files an object of any listed version of a kind under its row', () => {
     for (const k of KINDS)
       for (const version of k.versions) expect(snapshotKey({ apiVersion: k.group === '' ? version : `${k.group}/${version}`, kind: k.kind })).to.equal(k.key);

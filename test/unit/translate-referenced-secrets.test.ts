@@ -69,4 +69,24 @@ describe('referencedSecrets', () => {
     const objects = [ingress('ours', 'tuna', 'web-cert'), ingress('theirs', 'nginx', 'nginx-cert')];
     expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([{ namespace: 'web', name: 'web-cert' }]);
   });
+  it('names the basic-auth auth-secret of tuna Ingresses in their own namespace only, and only with auth-type basic', () => {
+    const N = 'nginx.ingress.kubernetes.io/';
+    const ingress = (name: string, className: string, annotations: Record<string, string>) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'web', annotations },
+      spec: { ingressClassName: className },
+    });
+    const objects = [
+      ingress('plain', 'tuna', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'users' }),
+      ingress('qualified', 'tuna', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'web/more-users' }),
+      ingress('elsewhere', 'tuna', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'kube-system/admins' }),
+      ingress('no-type', 'tuna', { [`${N}auth-secret`]: 'unused' }),
+      ingress('theirs', 'nginx', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'nginx-users' }),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'web', name: 'more-users' },
+      { namespace: 'web', name: 'users' },
+    ]);
+  });
 });
