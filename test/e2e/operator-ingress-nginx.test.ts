@@ -49,6 +49,9 @@ function objects(backendPort: number): KubernetesObject[] {
     ingress('private', { [`${N}auth-type`]: 'basic', [`${N}auth-secret`]: 'htpasswd', [`${N}auth-realm`]: 'Staff only', [`${N}rewrite-target`]: '/' }),
     ingress('limited', { [`${N}limit-rpm`]: '1', [`${N}limit-burst-multiplier`]: '2' }),
     ingress('snippet', { [`${N}configuration-snippet`]: 'more_set_headers "X-A: b";' }),
+    ingress('fenced', { [`${N}whitelist-source-range`]: '10.0.0.0/8, 2001:db8::/32' }),
+    ingress('open', { [`${N}denylist-source-range`]: '10.0.0.13', [`${N}x-forwarded-prefix`]: '/shop' }),
+    ingress('secure', { [`${N}force-ssl-redirect`]: 'true' }),
     obj({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 80 }] } }),
     obj({
       apiVersion: 'discovery.k8s.io/v1',
@@ -146,7 +149,7 @@ describe('operator: ingress-nginx annotations on a tuna Ingress become route pol
     await backend.close();
   });
 
-  it('asks for basic auth from the auth-secret htpasswd, limits requests per client with limit-rpm, holds back a snippet, and names an unsupported annotation in a Warning event', async () => {
+  it('asks for basic auth from the auth-secret htpasswd, limits requests per client with limit-rpm, filters by source range, sets X-Forwarded-Prefix, redirects to https, holds back a snippet, and names an unsupported annotation in a Warning event', async () => {
     const result = await operator.start();
     const port = running.httpPort;
 
@@ -166,12 +169,23 @@ describe('operator: ingress-nginx annotations on a tuna Ingress become route pol
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers['retry-after'])).to.be.within(1, 60);
 
+    // whitelist-source-range: the client (127.0.0.1, as the edge saw it) is outside the ranges
+    expect((await served(port, `fenced.${BASE_DOMAIN}`)).status).to.equal(403);
+    const open = await served(port, `open.${BASE_DOMAIN}`);
+    expect(open.status).to.equal(200);
+    expect((JSON.parse(open.body) as EchoReply).headers['x-forwarded-prefix']).to.equal('/shop');
+    const redirected = await served(port, `secure.${BASE_DOMAIN}`);
+    expect(redirected.status).to.equal(308);
+    expect(redirected.headers.location).to.equal(`https://secure.${BASE_DOMAIN}/`);
+
     const statusOf = (name: string) => result.state.statuses.find((s) => s.ref.kind === 'Ingress' && s.ref.name === name);
     expect(statusOf('private')?.events).to.deep.include({ type: 'Warning', reason: 'UnsupportedAnnotation', message: `annotation ${N}rewrite-target: not supported by tuna, ignored` });
     const snippet = statusOf('snippet');
     expect(snippet?.conditions.find((c) => c.type === 'Published')).to.include({ status: 'False', reason: 'NotPublished' });
     expect(snippet?.events.map((e) => e.reason)).to.deep.equal(['SnippetRefused']);
     // the held-back Ingress reached neither the graph nor the edge
-    expect(result.state.graph.bindings.map((b) => b.id).sort()).to.deep.equal([`binding/host/limited.${BASE_DOMAIN}`, `binding/host/private.${BASE_DOMAIN}`]);
+    expect(result.state.graph.bindings.map((b) => b.id).sort()).to.deep.equal(
+      ['fenced', 'limited', 'open', 'private', 'secure'].map((n) => `binding/host/${n}.${BASE_DOMAIN}`),
+    );
   });
 });

@@ -56,6 +56,7 @@ const known = new Set([
   'cors-allow-credentials',
   'cors-max-age',
   'proxy-read-timeout',
+  'x-forwarded-prefix',
 ]);
 
 // ingress-nginx's defaults (docs: annotations, "Enable CORS").
@@ -155,6 +156,10 @@ export function readNginxAnnotations(ingress: V1Ingress, index: SnapshotIndex): 
     if (s === undefined || s === 0) ignore('proxy-read-timeout', `${JSON.stringify(read)} is not a whole number of seconds from 1`);
     else checked('proxy-read-timeout', 'timeoutMs', s * 1000, (why) => ignore('proxy-read-timeout', why));
   }
+
+  const prefix = a.get('x-forwarded-prefix');
+  if (prefix !== undefined && prefix !== '')
+    checked('x-forwarded-prefix', 'requestHeaders', { set: [{ name: 'X-Forwarded-Prefix', value: prefix }], add: [], remove: [] }, (why) => ignore('x-forwarded-prefix', why));
   return out;
 }
 
