@@ -1,6 +1,6 @@
 import type { V1Ingress } from '@kubernetes/client-node';
 import type { CorsPolicy, HtpasswdParse, RoutePolicies } from '../../model/index.js';
-import { validatePolicies } from '../../model/index.js';
+import { compareStrings, validatePolicies } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import { namespaceOf } from '../common/meta.js';
 import type { TunaReason } from '../common/reasons.js';
@@ -87,7 +87,7 @@ export function readNginxAnnotations(ingress: V1Ingress, index: SnapshotIndex): 
   const out: NginxAnnotations = { policies: {}, sslRedirect: false, forceSslRedirect: false, warnings: [], holdBack: [] };
   const all = ingress.metadata?.annotations ?? {};
   const a = new Map<string, string>();
-  for (const [k, v] of Object.entries(all).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+  for (const [k, v] of Object.entries(all).sort(([x], [y]) => compareStrings(x, y))) {
     if (!k.startsWith(nginxPrefix)) continue;
     const name = k.slice(nginxPrefix.length);
     if (name.endsWith('-snippet'))
