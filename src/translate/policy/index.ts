@@ -32,6 +32,8 @@ interface Target {
   level: number;
   /** the routes of the graph it covers */
   routes: HttpRoute[];
+  /** what conflicts are counted on, when the ref alone does not say (an ExtensionRef's rule index) */
+  key?: string;
 }
 
 interface Entry {
@@ -96,7 +98,7 @@ export function applyRoutePolicies(index: SnapshotIndex, opts: TranslateOptions,
       return;
     }
     const fields = policyKinds.filter((k) => e.resolved.kind === 'ok' && e.resolved.policies[k] !== undefined);
-    const targetKey = `${target.level}/${ref.group}/${ref.kind}/${ref.name}/${ref.sectionName ?? ''}`;
+    const targetKey = target.key ?? `${target.level}/${ref.group}/${ref.kind}/${ref.name}/${ref.sectionName ?? ''}`;
     const owners = taken.get(targetKey) ?? new Map<string, string>();
     taken.set(targetKey, owners);
     const clash = fields.filter((f) => owners.has(f) && owners.get(f) !== e.key);
@@ -129,9 +131,9 @@ export function applyRoutePolicies(index: SnapshotIndex, opts: TranslateOptions,
         if (!e) continue; // the gateway translator answers 500 for a missing one
         const ruleRoutes = routes.filter((r) => isRouteOf(r.route, 'HTTPRoute', ns, hr.metadata?.name ?? '') && r.route.origin.rule === i).map((r) => r.route);
         const ref: RoutePolicyTargetRef = { group: GATEWAY_GROUP, kind: 'HTTPRoute', name: hr.metadata?.name ?? '', ...(rule.name ? { sectionName: rule.name } : {}) };
+        // an ExtensionRef that cannot be honoured answers 500, as any unresolved filter
         if (e.resolved.kind === 'invalid') for (const r of ruleRoutes) failClosed.add(r);
-        else for (const r of ruleRoutes) add(r, LEVEL_EXTENSION, e.resolved.policies);
-        if (!e.ancestors.some((a) => a.ref.kind === 'HTTPRoute' && a.ref.name === ref.name && a.ref.sectionName === ref.sectionName)) attach(e, { ref, level: LEVEL_EXTENSION, routes: [] }, ref);
+        attach(e, { ref, level: LEVEL_EXTENSION, routes: ruleRoutes, key: `extension/${ns}/${ref.name}/${i}` }, ref);
       }
     });
   }
@@ -190,11 +192,22 @@ function findTarget(index: SnapshotIndex, ns: string, ref: RoutePolicyTargetRef,
 function statusOf(e: Entry, opts: TranslateOptions): ObjectStatus {
   const gen = generationOf(e.obj);
   const ns = namespaceOf(e.obj);
-  const ancestors = e.ancestors.map((a) => ({
-    ancestorRef: { group: a.ref.group, kind: a.ref.kind, namespace: ns, name: a.ref.name, ...(a.ref.sectionName ? { sectionName: a.ref.sectionName } : {}) },
-    controllerName: opts.gatewayControllerName,
-    conditions: a.conditions,
-  }));
+  // ancestors[] is a map keyed by ancestorRef (GEP-713): one target reached twice (two unnamed rules'
+  // ExtensionRefs, or a targetRef and an ExtensionRef) is one entry, a False condition winning.
+  const byRef = new Map<string, { ancestorRef: Record<string, string>; controllerName: string; conditions: Condition[] }>();
+  for (const a of e.ancestors) {
+    const ancestorRef = { group: a.ref.group, kind: a.ref.kind, namespace: ns, name: a.ref.name, ...(a.ref.sectionName ? { sectionName: a.ref.sectionName } : {}) };
+    const key = JSON.stringify(ancestorRef);
+    const prior = byRef.get(key);
+    if (!prior) byRef.set(key, { ancestorRef, controllerName: opts.gatewayControllerName, conditions: a.conditions });
+    else
+      for (const c of a.conditions) {
+        const i = prior.conditions.findIndex((p) => p.type === c.type);
+        if (i < 0) prior.conditions.push(c);
+        else if (c.status === 'False' && prior.conditions[i]?.status !== 'False') prior.conditions[i] = c;
+      }
+  }
+  const ancestors = [...byRef.values()];
   const events = e.ancestors.flatMap((a) => a.conditions.filter((c) => c.status === 'False').map((c) => warning(c.reason as PolicyProblem['reason'], `${a.ref.kind} ${a.ref.name}: ${c.message}`)));
   if (e.ancestors.length === 0 && e.resolved.kind === 'invalid') for (const p of e.resolved.problems) events.push(warning(p.reason, p.message));
   return {
