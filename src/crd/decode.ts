@@ -7,6 +7,8 @@ import { tcpPortCodec } from './tcp-port.js';
 import type { TCPPort } from './tcp-port.js';
 import { tunnelCodec } from './tunnel.js';
 import type { Tunnel } from './tunnel.js';
+import { routePolicyCodec } from './route-policy.js';
+import type { RoutePolicy } from './route-policy.js';
 
 /** decodeDomain decodes a Domain object. */
 export function decodeDomain(input: unknown): DecodeResult<Domain> {
@@ -21,4 +23,9 @@ export function decodeTCPPort(input: unknown): DecodeResult<TCPPort> {
 /** decodeTunnel decodes a Tunnel object. */
 export function decodeTunnel(input: unknown): DecodeResult<Tunnel> {
   return decodeWith(tunnelCodec, input);
+}
+
+/** decodeRoutePolicy decodes a RoutePolicy object. */
+export function decodeRoutePolicy(input: unknown): DecodeResult<RoutePolicy> {
+  return decodeWith(routePolicyCodec, input);
 }

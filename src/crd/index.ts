@@ -3,7 +3,7 @@
  * truth; the TypeScript types are derived from them, and config/crd holds the matching
  * CustomResourceDefinitions. User reference: docs/crds.md.
  */
-export { decodeDomain, decodeTCPPort, decodeTunnel } from './decode.js';
+export { decodeDomain, decodeRoutePolicy, decodeTCPPort, decodeTunnel } from './decode.js';
 export { domainCodec, domainSpecCodec } from './domain.js';
 export type { Domain, DomainSpec } from './domain.js';
 export {
@@ -22,3 +22,5 @@ export { tcpPortCodec, tcpPortSpecCodec } from './tcp-port.js';
 export type { TCPPort, TCPPortSpec } from './tcp-port.js';
 export { tunnelCodec, tunnelProtocolCodec, tunnelServiceCodec, tunnelSpecCodec } from './tunnel.js';
 export type { Tunnel, TunnelProtocol, TunnelSpec } from './tunnel.js';
+export { ROUTE_POLICY_FIELDS, routePolicyCodec, routePolicySpecCodec } from './route-policy.js';
+export type { RoutePolicy, RoutePolicySpec, RoutePolicyTargetRef } from './route-policy.js';

@@ -30,7 +30,7 @@ export function rfc3339Seconds(date: Date): string {
 
 /**
  * mergeStatus returns the status body to write: `desired` with every condition stamped (at the
- * top, in `listeners[]` matched by name, in `parents[]` matched by parentRef) and, for routes,
+ * top, in `listeners[]` matched by name, in `parents[]` and `ancestors[]` matched by ref) and, for routes,
  * the current `parents` of other controllers kept ahead of tuna's.
  */
 export function mergeStatus(current: Json | undefined, desired: Json, options: MergeOptions): Json {
@@ -51,6 +51,14 @@ export function mergeStatus(current: Json | undefined, desired: Json, options: M
     });
     const theirs = before.filter((q) => q.controllerName !== options.controllerName);
     out.parents = [...theirs, ...ours];
+  }
+  // A RoutePolicy's `ancestors[]` (GEP-713 PolicyAncestorStatus): stamped like route parents, matched by ancestorRef.
+  if (Array.isArray(out.ancestors)) {
+    const before = listOf(current?.ancestors);
+    out.ancestors = (out.ancestors as Json[]).map((a) => {
+      const prior = before.find((q) => q.controllerName === a.controllerName && sameJson(q.ancestorRef, a.ancestorRef));
+      return Array.isArray(a.conditions) ? { ...a, conditions: stamp(a.conditions as TimedCondition[], prior?.conditions, options.now) } : a;
+    });
   }
   return out;
 }

@@ -4,6 +4,7 @@ import { translateGatewayApi } from './gateway/index.js';
 import { translateIngresses } from './ingress/index.js';
 import { mergeFragments } from './merge.js';
 import { translateLoadBalancerServices } from './service/index.js';
+import { applyRoutePolicies } from './policy/index.js';
 import { indexSnapshot } from './common/index-snapshot.js';
 import { defaultTranslateOptions } from './types.js';
 import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
@@ -29,10 +30,11 @@ export function translateSnapshot(snapshot: Snapshot, options: Partial<Translate
     translateGatewayApi(index, opts),
     translateCrds(index, opts),
   ];
-  return mergeFragments(
+  const merged = mergeFragments(
     outputs.flatMap((o) => o.fragments),
     outputs.flatMap((o) => o.statuses),
   );
+  return applyRoutePolicies(index, opts, merged);
 }
 export { referencedSecrets } from './referenced-secrets.js';
 export { checkTlsPair } from './common/tls-pair.js';

@@ -12,9 +12,10 @@ import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
 import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute';
 import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/TCPRoute';
+import { createHash } from 'node:crypto';
 import type * as t from 'io-ts';
-import { TUNA_GROUP, domainCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
-import type { Domain, TCPPort, Tunnel } from '../crd/index.js';
+import { TUNA_GROUP, domainCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
+import type { Domain, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
 import { parseHtpasswd } from '../model/index.js';
 import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
@@ -170,6 +171,7 @@ export const KINDS = [
   entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec }),
   entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec }),
   entry<Tunnel>()({ kind: 'Tunnel', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tunnels', key: 'tunnels', optional: true, watched: true, readBy: ['crd'], codec: tunnelCodec }),
+  entry<RoutePolicy>()({ kind: 'RoutePolicy', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'routepolicies', key: 'routePolicies', optional: true, watched: true, readBy: ['crd'], codec: routePolicyCodec }),
 ] as const;
 
 /** KindRow is the type of one row of KINDS. */
@@ -232,6 +234,8 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
   // An htpasswd `auth` key (ingress-nginx's auth-secret) is kept only as its parsed hashes or line problems, never its text.
   const auth = secretValue(data, stringData, 'auth');
   if (auth !== undefined) out.authHtpasswd = parseHtpasswd(auth);
+  // Key-auth Secrets (RoutePolicy keyAuth) reach a translator as SHA-256 digests of each value, never the values.
+  if (rest.type === KEY_AUTH_SECRET_TYPE) out.keyDigests = Object.fromEntries(keys.map((k) => [k, createHash('sha256').update(secretValue(data, stringData, k) ?? '').digest('hex')]));
   if (rest.type === 'kubernetes.io/tls') {
     const cert = secretValue(data, stringData, 'tls.crt');
     const key = secretValue(data, stringData, 'tls.key');
@@ -242,6 +246,9 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
   }
   return out;
 }
+
+/** KEY_AUTH_SECRET_TYPE is the Secret type of a RoutePolicy's key-auth keys (every data value is one accepted key). */
+export const KEY_AUTH_SECRET_TYPE = 'tuna.dev/key-auth';
 
 /** secretValue is one key of a Secret as text: `stringData` (written as is) wins over `data` (base64), as the API server merges them. */
 function secretValue(data: unknown, stringData: unknown, name: string): string | undefined {

@@ -15,7 +15,8 @@ import { defaultTranslateOptions } from './types.js';
  * operator can fetch exactly those by name (it may not list Secrets; docs/operator.md): the core
  * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
  * of tuna's GatewayClasses, where the reference is in the Gateway's namespace or a ReferenceGrant
- * permits it, and the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace). Sorted and
+ * permits it, the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
+ * and the basic- and key-auth `secretRef`s of RoutePolicies (their own namespace). Sorted and
  * without repeats. The translator still checks each one (existence, type, PEM).
  */
 export function referencedSecrets(snapshot: Snapshot, options: Partial<TranslateOptions> = {}): SecretRef[] {
@@ -45,6 +46,11 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
     for (const tls of ingress.spec?.tls ?? []) add(namespaceOf(ingress), tls.secretName ?? '');
     const auth = authSecretRef(ingress);
     if (auth) add(auth.namespace, auth.name);
+  }
+  // RoutePolicy basic-auth and key-auth Secrets, in the policy's own namespace
+  for (const policy of snapshot.routePolicies) {
+    const spec = (policy as { spec?: { basicAuth?: { secretRef?: { name?: unknown } }; keyAuth?: { secretRef?: { name?: unknown } } } }).spec;
+    for (const name of [spec?.basicAuth?.secretRef?.name, spec?.keyAuth?.secretRef?.name]) if (typeof name === 'string') add(namespaceOf(policy), name);
   }
   return [...found.values()].sort((a, b) => compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
 }

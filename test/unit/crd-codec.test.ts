@@ -3,7 +3,7 @@
  */
 import { expect } from 'chai';
 import { closedObject, decodeWith } from '../../src/codec/index.js';
-import { decodeDomain, decodeTCPPort, decodeTunnel, portNumberCodec } from '../../src/crd/index.js';
+import { decodeDomain, decodeRoutePolicy, decodeTCPPort, decodeTunnel, portNumberCodec } from '../../src/crd/index.js';
 
 const meta = { name: 'x', namespace: 'ns' };
 const domain = (spec: unknown): unknown => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: meta, spec });
@@ -196,5 +196,34 @@ describe('closedObject', () => {
 
   it('refuses an array where an object is expected', () => {
     expect(decodeWith(codec, [1])).to.deep.equal({ ok: false, errors: ['expected Pair'] });
+  });
+});
+
+describe('RoutePolicy codec', () => {
+  const routePolicy = (spec: unknown): unknown => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: meta, spec });
+
+  it('accepts targetRefs with a sectionName and every policy field', () => {
+    const spec = {
+      targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', sectionName: 'http' }],
+      basicAuth: { secretRef: { name: 'users' }, realm: 'r' },
+      keyAuth: { header: 'X-Key', secretRef: { name: 'keys' } },
+      ipAccess: { allow: ['10.0.0.0/8'], deny: [] },
+      rateLimit: { requests: 1, periodSeconds: 1, burst: 2 },
+      httpsRedirect: { statusCode: 301, port: 8443 },
+      requestHeaders: { set: [{ name: 'a', value: 'b' }], add: [], remove: ['c'] },
+      responseHeaders: { add: [{ name: 'd', value: 'e' }] },
+      maxBodyBytes: 10,
+      cors: { allowOrigins: ['*'], allowCredentials: false, maxAgeSeconds: 5 },
+      timeout: '30s',
+    };
+    const result = decodeRoutePolicy(routePolicy(spec));
+    expect(result.ok).to.equal(true);
+    if (result.ok) expect(result.value.spec).to.deep.equal(spec);
+  });
+
+  it('refuses an unknown field, a secretRef without a name and a targetRef without a kind, naming each', () => {
+    expect(errorsOf(decodeRoutePolicy(routePolicy({ rateLimt: {} })))).to.deep.equal(['spec.rateLimt: unknown field']);
+    expect(errorsOf(decodeRoutePolicy(routePolicy({ basicAuth: { secretRef: {} } }))).join('\n')).to.contain('spec.basicAuth.secretRef.name');
+    expect(errorsOf(decodeRoutePolicy(routePolicy({ targetRefs: [{ group: '', name: 'x' }] }))).join('\n')).to.contain('spec.targetRefs[0].kind');
   });
 });

@@ -10,7 +10,9 @@ import { parseAllDocuments } from 'yaml';
 import {
   TUNA_API_VERSION,
   TUNA_GROUP,
+  ROUTE_POLICY_FIELDS,
   decodeDomain,
+  decodeRoutePolicy,
   decodeTCPPort,
   decodeTunnel,
   reclaimPolicyCodec,
@@ -55,8 +57,20 @@ function specSchema(kind: string): Schema {
 }
 
 describe('config/crd', () => {
-  it('holds exactly the Domain, TCPPort and Tunnel CRDs', () => {
-    expect([...crds.keys()].sort()).to.deep.equal(['Domain', 'TCPPort', 'Tunnel']);
+  it('holds exactly the Domain, RoutePolicy, TCPPort and Tunnel CRDs', () => {
+    expect([...crds.keys()].sort()).to.deep.equal(['Domain', 'RoutePolicy', 'TCPPort', 'Tunnel']);
+  });
+
+  it('defines RoutePolicy as a namespaced v1alpha1 CRD with a status subresource and the codec\'s spec fields', () => {
+    const crd = crds.get('RoutePolicy')!;
+    expect(crd.metadata.name).to.equal(`routepolicies.${TUNA_GROUP}`);
+    expect(crd.spec.scope).to.equal('Namespaced');
+    expect(crd.spec.names.categories).to.include('tuna');
+    expect(crd.spec.versions.map((v) => `${crd.spec.group}/${v.name}`)).to.deep.equal([TUNA_API_VERSION]);
+    expect(crd.spec.versions[0]!.subresources?.status).to.deep.equal({});
+    expect(Object.keys(specSchema('RoutePolicy').properties!).sort()).to.deep.equal(['targetRefs', ...ROUTE_POLICY_FIELDS].sort());
+    const status = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!.status!;
+    expect(Object.keys(status.properties!)).to.deep.equal(['ancestors']);
   });
 
   for (const [kind, plural] of [
@@ -108,6 +122,7 @@ describe('config/crd', () => {
 
 const decoders: Record<string, (u: unknown) => DecodeResult<unknown>> = {
   Domain: decodeDomain,
+  RoutePolicy: decodeRoutePolicy,
   TCPPort: decodeTCPPort,
   Tunnel: decodeTunnel,
 };

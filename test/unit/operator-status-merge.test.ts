@@ -18,6 +18,21 @@ describe('operator: status merge', () => {
     ]);
   });
 
+  it('stamps RoutePolicy ancestors[] conditions, matched by ancestorRef and controllerName', () => {
+    const held = { ancestorRef: { kind: 'HTTPRoute', name: 'a' }, controllerName: ours, conditions: [{ ...accepted('True'), lastTransitionTime: T0 }] };
+    const desired = {
+      ancestors: [
+        { ancestorRef: { kind: 'HTTPRoute', name: 'a' }, controllerName: ours, conditions: [accepted('True')] },
+        { ancestorRef: { kind: 'Ingress', name: 'a' }, controllerName: ours, conditions: [accepted('True')] },
+      ],
+    };
+    const merged = mergeStatus({ ancestors: [held] }, desired, { controllerName: ours, now: NOW }) as { ancestors: { ancestorRef: { kind: string }; conditions: { lastTransitionTime: string }[] }[] };
+    expect(merged.ancestors.map((a) => [a.ancestorRef.kind, a.conditions[0]?.lastTransitionTime])).to.deep.equal([
+      ['HTTPRoute', T0],
+      ['Ingress', NOW],
+    ]);
+  });
+
   it('matches listener conditions by listener name', () => {
     const current = { listeners: [{ name: 'web', attachedRoutes: 1, conditions: [{ ...accepted('True'), lastTransitionTime: T0 }] }] };
     const desired = { listeners: [{ name: 'api', attachedRoutes: 0, conditions: [accepted('True')] }, { name: 'web', attachedRoutes: 2, conditions: [accepted('True')] }] };

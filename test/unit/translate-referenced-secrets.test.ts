@@ -89,4 +89,17 @@ describe('referencedSecrets', () => {
       { namespace: 'web', name: 'users' },
     ]);
   });
+
+  it('names the basic- and key-auth Secrets of RoutePolicies, in the policy namespace', () => {
+    const policy = (name: string, spec: unknown) => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name, namespace: 'shop' }, spec });
+    const objects = [
+      policy('a', { basicAuth: { secretRef: { name: 'users' } }, keyAuth: { header: 'X-Key', secretRef: { name: 'keys' } } }),
+      policy('b', { basicAuth: { secretRef: { name: 'users' } } }),
+      policy('c', { rateLimit: { requests: 1, periodSeconds: 1 } }),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'shop', name: 'keys' },
+      { namespace: 'shop', name: 'users' },
+    ]);
+  });
 });

@@ -93,6 +93,10 @@ export const TUNA_REASONS = [
   'SnippetRefused',
   'AuthSecretNotFound',
   'AuthSecretInvalid',
+  // RoutePolicy (src/translate/policy): GEP-713 policy status
+  'Conflicted',
+  'TargetNotFound',
+  'Invalid',
   // conflicts between objects
   'HostnameConflict',
   'PathConflict',

@@ -93,6 +93,9 @@ function convertOne(ctx: TranslationContext, route: RouteOf, f: IHTTPRouteFilter
     }
     case 'ExtensionRef': {
       const e = f.extensionRef;
+      // A tuna.dev RoutePolicy of the route's namespace is applied to this rule by src/translate/policy.
+      if (route.kind === 'HTTPRoute' && e?.group === 'tuna.dev' && e.kind === 'RoutePolicy' && ctx.index.snapshot.routePolicies.some((p) => p.metadata?.name === e.name && (p.metadata.namespace || 'default') === route.namespace))
+        return undefined;
       out.unresolved.push({
         reason: 'InvalidKind',
         message: `ExtensionRef filter ${e ? `${e.group}/${e.kind} ${e.name}` : ''} is not supported by tuna; matching requests get 500`,

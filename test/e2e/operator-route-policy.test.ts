@@ -1,0 +1,199 @@
+import { expect } from 'chai';
+import { request as httpRequest } from 'node:http';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { ControlClient } from '../../src/control-api/index.js';
+import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
+import { openSqliteStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
+import type { SecretRef } from '../../src/model/index.js';
+import { AcceptedCertificates, EdgeReconciler, Operator, OperatorTunnels, SecretReader, TunnelKeys } from '../../src/operator/index.js';
+import type { SecretGetter } from '../../src/operator/index.js';
+import { SystemClock } from '../../src/tunnel/clock.js';
+import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
+import { TunnelManager } from '../../src/tunnel/manager.js';
+import { startHttpBackend } from '../support/backend-servers.js';
+import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
+import type { StoreEdge } from '../support/edge-store-harness.js';
+import { ListedObjects } from '../support/operator-fakes.js';
+
+// tuna.dev RoutePolicy through the operator: a policy with basic auth on an HTTPRoute (by
+// targetRefs), one on an Ingress, and one with key auth on one HTTPRoute rule by an ExtensionRef
+// filter. The Secrets are read by name (SecretReader); the data plane on the operator applies the
+// policies to requests that came through a real store-mode edge on loopback.
+const GW = 'gateway.networking.k8s.io/v1';
+const ADDRESS_PORT = 18094;
+const obj = (o: Record<string, unknown>): KubernetesObject => o as KubernetesObject;
+// bcrypt of "s3cret" (cost 4), as `htpasswd -B` writes it
+const BCRYPT = '$2y$04$UiCeP5Fy12j6KdPEixFvoOng0nkjmfp6VK2dYIXLO0puDpyO3MPzS';
+
+/** ClusterSecrets answers the reader's GETs as an apiserver would. */
+class ClusterSecrets implements SecretGetter {
+  readonly secrets = new Map<string, V1Secret>();
+  get(ref: SecretRef): Promise<V1Secret | undefined> {
+    return Promise.resolve(this.secrets.get(`${ref.namespace}/${ref.name}`));
+  }
+}
+
+function policy(name: string, spec: Record<string, unknown>): KubernetesObject {
+  return obj({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }, spec });
+}
+
+function objects(backendPort: number): KubernetesObject[] {
+  return [
+    obj({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tuna', uid: 'uid-class', generation: 1 }, spec: { controllerName: 'tuna.dev/gateway-controller' } }),
+    obj({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'shop', uid: 'uid-gw', generation: 1 }, spec: { gatewayClassName: 'tuna', listeners: [{ name: 'web', protocol: 'HTTP', port: ADDRESS_PORT }] } }),
+    obj({
+      apiVersion: GW,
+      kind: 'HTTPRoute',
+      metadata: { name: 'store', namespace: 'shop', uid: 'uid-store', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: {
+        parentRefs: [{ name: 'gw' }],
+        rules: [
+          { backendRefs: [{ name: 'web', port: 80 }] },
+          {
+            matches: [{ path: { type: 'PathPrefix', value: '/api' } }],
+            filters: [{ type: 'ExtensionRef', extensionRef: { group: 'tuna.dev', kind: 'RoutePolicy', name: 'api-keys' } }],
+            backendRefs: [{ name: 'web', port: 80 }],
+          },
+        ],
+      },
+    }),
+    obj({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'blog', namespace: 'shop', uid: 'uid-blog', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { ingressClassName: 'tuna', rules: [{ host: `blog.${BASE_DOMAIN}`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    }),
+    policy('store-auth', { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'store' }], basicAuth: { secretRef: { name: 'htpasswd' }, realm: 'Store' } }),
+    policy('blog-auth', { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name: 'blog' }], basicAuth: { secretRef: { name: 'htpasswd' } }, requestHeaders: { set: [{ name: 'X-Policy', value: 'blog' }] } }),
+    policy('api-keys', { keyAuth: { header: 'X-Api-Key', secretRef: { name: 'api-keys' } } }),
+    obj({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 80 }] } }),
+    obj({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: backendPort }],
+      endpoints: [{ addresses: ['127.0.0.1'] }],
+    }),
+  ];
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function get(address: string, port: number, host: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: address, port, path, headers: { host, ...headers }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** served retries (bounded, 100 ms apart) until the tunnel is up: the edge answers 503 or 404 before. */
+async function served(address: string, port: number, host: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  let last: unknown;
+  for (let i = 0; i < 100; i++) {
+    try {
+      const answer = await get(address, port, host, path, headers);
+      if (answer.status !== 503 && answer.status !== 404) return answer;
+      last = answer.status;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${host}${path} never answered: last ${String(last)}`);
+}
+
+const basic = (cred: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(cred).toString('base64')}` });
+
+describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an ExtensionRef filter', () => {
+  let store: Store;
+  let running: StoreEdge;
+  let backend: TestBackend;
+  let operator: Operator;
+
+  beforeEach(async () => {
+    store = await openSqliteStore(':memory:');
+    running = await startStoreEdge(store, storeEdgeConfig('unused', { addressPorts: [{ port: ADDRESS_PORT, protocol: 'http' }] }));
+    const seeded = await seedAccount(store);
+    const client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
+    backend = await startHttpBackend('web');
+    const listed = new ListedObjects();
+    listed.items = objects(backend.port);
+    const secrets = new ClusterSecrets();
+    secrets.secrets.set('shop/htpasswd', { metadata: { name: 'htpasswd', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { auth: Buffer.from(`ann:${BCRYPT}\n`).toString('base64') } });
+    secrets.secrets.set('shop/api-keys', { metadata: { name: 'api-keys', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/key-auth', data: { ci: Buffer.from('k-ci').toString('base64') } });
+    const certificates = new AcceptedCertificates();
+    const keys = new TunnelKeys();
+    const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
+    const endpoints = new StaticEndpointResolver();
+    const dataPlane = new DataPlane({ endpoints, certificates });
+    const manager = new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {});
+    operator = new Operator({
+      objects: listed,
+      dataPlane,
+      endpoints,
+      tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
+      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', addressPool: '127.77.0.0/16' }),
+      keyRefOf,
+      edgeIdOf: (id) => keys.edgeIdOf(id),
+      secrets: new SecretReader(secrets, { refreshMs: 0 }),
+      certificates,
+    });
+  });
+
+  afterEach(async () => {
+    await operator.stop();
+    await running.edge.close();
+    await store.close();
+    await backend.close();
+  });
+
+  it('asks for basic auth on the HTTPRoute and the Ingress, key auth on the ExtensionRef rule only, and reports every target Accepted', async () => {
+    const result = await operator.start();
+    const address = result.edge?.addresses.get('binding/address/shop/gw');
+    expect(address).to.match(/^127\.77\.\d+\.\d+$/);
+
+    // HTTPRoute by targetRefs: basic auth from the htpasswd Secret
+    const anonymous = await served(address!, ADDRESS_PORT, 'store.example', '/');
+    expect(anonymous.status).to.equal(401);
+    expect(anonymous.headers['www-authenticate']).to.equal('Basic realm="Store", charset="UTF-8"');
+    expect((await get(address!, ADDRESS_PORT, 'store.example', '/', basic('ann:wrong'))).status).to.equal(401);
+    const ann = await get(address!, ADDRESS_PORT, 'store.example', '/', basic('ann:s3cret'));
+    expect(ann.status).to.equal(200);
+    expect((JSON.parse(ann.body) as EchoReply).backend).to.equal('web');
+
+    // the ExtensionRef rule: the route's basic auth and the rule's key auth, both must pass
+    expect((await get(address!, ADDRESS_PORT, 'store.example', '/api', basic('ann:s3cret'))).status).to.equal(401);
+    expect((await get(address!, ADDRESS_PORT, 'store.example', '/api', { ...basic('ann:s3cret'), 'x-api-key': 'wrong' })).status).to.equal(401);
+    expect((await get(address!, ADDRESS_PORT, 'store.example', '/api', { ...basic('ann:s3cret'), 'x-api-key': 'k-ci' })).status).to.equal(200);
+    // the key is asked on that rule only
+    expect((await get(address!, ADDRESS_PORT, 'store.example', '/other', basic('ann:s3cret'))).status).to.equal(200);
+
+    // Ingress by targetRefs: basic auth and a request header
+    expect((await served('127.0.0.1', running.httpPort, `blog.${BASE_DOMAIN}`, '/')).status).to.equal(401);
+    const blog = await get('127.0.0.1', running.httpPort, `blog.${BASE_DOMAIN}`, '/', basic('ann:s3cret'));
+    expect(blog.status).to.equal(200);
+    expect((JSON.parse(blog.body) as EchoReply).headers['x-policy']).to.equal('blog');
+
+    const ancestors = (name: string) =>
+      (result.state.statuses.find((s) => s.ref.kind === 'RoutePolicy' && s.ref.name === name)?.status?.ancestors as { ancestorRef: { kind: string; name: string }; conditions: { type: string; status: string; reason: string }[] }[]).map((a) => [
+        a.ancestorRef.kind,
+        a.ancestorRef.name,
+        ...a.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`),
+      ]);
+    expect(ancestors('store-auth')).to.deep.equal([['HTTPRoute', 'store', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
+    expect(ancestors('blog-auth')).to.deep.equal([['Ingress', 'blog', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
+    expect(ancestors('api-keys')).to.deep.equal([['HTTPRoute', 'store', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
+  });
+});
