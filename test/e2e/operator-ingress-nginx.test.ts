@@ -52,6 +52,9 @@ function objects(backendPort: number): KubernetesObject[] {
     ingress('fenced', { [`${N}whitelist-source-range`]: '10.0.0.0/8, 2001:db8::/32' }),
     ingress('open', { [`${N}denylist-source-range`]: '10.0.0.13', [`${N}x-forwarded-prefix`]: '/shop' }),
     ingress('secure', { [`${N}force-ssl-redirect`]: 'true' }),
+    ingress('small', { [`${N}proxy-body-size`]: '10' }),
+    ingress('shared', { [`${N}enable-cors`]: 'true', [`${N}cors-allow-origin`]: 'https://app.example' }),
+    ingress('slow', { [`${N}proxy-read-timeout`]: '1' }),
     obj({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 80 }] } }),
     obj({
       apiVersion: 'discovery.k8s.io/v1',
@@ -70,17 +73,17 @@ interface Answer {
   body: string;
 }
 
-function get(port: number, host: string, auth?: string): Promise<Answer> {
+function get(port: number, host: string, auth?: string, options: { method?: string; path?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host };
+    const headers: Record<string, string> = { host, ...options.headers };
     if (auth !== undefined) headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/', headers, agent: false }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: options.path ?? '/', method: options.method ?? 'GET', headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
 
@@ -111,7 +114,14 @@ describe('operator: ingress-nginx annotations on a tuna Ingress become route pol
     running = await startStoreEdge(store, storeEdgeConfig('unused'));
     const seeded = await seedAccount(store);
     const client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
-    backend = await startHttpBackend('web');
+    // `/slow` answers after 3 s (the `slow` Ingress's proxy-read-timeout is 1 s); the rest echo
+    backend = await startHttpBackend('web', (req, res) => {
+      req.resume();
+      const answer = (): void => void res.end(JSON.stringify({ backend: 'web', method: req.method ?? '', url: req.url ?? '', headers: req.headers }));
+      if (req.url !== '/slow') return void req.once('end', answer);
+      const timer = setTimeout(answer, 3000);
+      res.once('close', () => clearTimeout(timer));
+    });
     const listed = new ListedObjects();
     listed.items = objects(backend.port);
     const secrets = new ClusterSecrets();
@@ -185,7 +195,25 @@ describe('operator: ingress-nginx annotations on a tuna Ingress become route pol
     expect(snippet?.events.map((e) => e.reason)).to.deep.equal(['SnippetRefused']);
     // the held-back Ingress reached neither the graph nor the edge
     expect(result.state.graph.bindings.map((b) => b.id).sort()).to.deep.equal(
-      ['fenced', 'limited', 'open', 'private', 'secure'].map((n) => `binding/host/${n}.${BASE_DOMAIN}`),
+      ['fenced', 'limited', 'open', 'private', 'secure', 'shared', 'slow', 'small'].map((n) => `binding/host/${n}.${BASE_DOMAIN}`),
     );
+  });
+
+  it('limits the body with proxy-body-size, answers CORS with enable-cors and cors-allow-origin, and times out with proxy-read-timeout', async () => {
+    await operator.start();
+    const port = running.httpPort;
+    expect((await served(port, `small.${BASE_DOMAIN}`)).status).to.equal(200);
+    expect((await get(port, `small.${BASE_DOMAIN}`, undefined, { method: 'POST', body: 'x'.repeat(100), headers: { 'content-type': 'text/plain' } })).status).to.equal(413);
+    expect((await get(port, `small.${BASE_DOMAIN}`, undefined, { method: 'POST', body: 'x'.repeat(5), headers: { 'content-type': 'text/plain' } })).status).to.equal(200);
+
+    await served(port, `shared.${BASE_DOMAIN}`);
+    const preflight = await get(port, `shared.${BASE_DOMAIN}`, undefined, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT' } });
+    expect(preflight.status).to.be.oneOf([200, 204]);
+    expect(preflight.headers['access-control-allow-origin']).to.equal('https://app.example');
+    const shared = await get(port, `shared.${BASE_DOMAIN}`, undefined, { headers: { origin: 'https://app.example' } });
+    expect([shared.status, shared.headers['access-control-allow-origin']]).to.deep.equal([200, 'https://app.example']);
+
+    expect((await served(port, `slow.${BASE_DOMAIN}`)).status).to.equal(200);
+    expect((await get(port, `slow.${BASE_DOMAIN}`, undefined, { path: '/slow' })).status).to.equal(504);
   });
 });

@@ -39,6 +39,25 @@ function policy(name: string, spec: Record<string, unknown>): KubernetesObject {
   return obj({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' }, spec });
 }
 
+/** TRAFFIC is a RoutePolicy spec per Ingress, for the policies other than authentication. */
+const TRAFFIC: Record<string, Record<string, unknown>> = {
+  limited: { rateLimit: { requests: 2, periodSeconds: 60, burst: 2 } },
+  private: { ipAccess: { deny: ['127.0.0.0/8'] } },
+  secure: { httpsRedirect: {} },
+  small: { maxBodyBytes: 10 },
+  shared: { cors: { allowOrigins: ['https://app.example'], allowMethods: ['GET', 'PUT'] }, responseHeaders: { set: [{ name: 'X-Served-By', value: 'tuna' }] } },
+  slow: { timeout: '1s' },
+};
+
+function ingress(name: string): KubernetesObject {
+  return obj({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: { ingressClassName: 'tuna', rules: [{ host: `${name}.${BASE_DOMAIN}`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+  });
+}
+
 function objects(backendPort: number): KubernetesObject[] {
   return [
     obj({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tuna', uid: 'uid-class', generation: 1 }, spec: { controllerName: 'tuna.dev/gateway-controller' } }),
@@ -68,6 +87,8 @@ function objects(backendPort: number): KubernetesObject[] {
     policy('store-auth', { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'store' }], basicAuth: { secretRef: { name: 'htpasswd' }, realm: 'Store' } }),
     policy('blog-auth', { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name: 'blog' }], basicAuth: { secretRef: { name: 'htpasswd' } }, requestHeaders: { set: [{ name: 'X-Policy', value: 'blog' }] } }),
     policy('api-keys', { keyAuth: { header: 'X-Api-Key', secretRef: { name: 'api-keys' } } }),
+    // the other policies, one Ingress each
+    ...Object.entries(TRAFFIC).flatMap(([name, spec]) => [ingress(name), policy(`${name}-policy`, { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name }], ...spec })]),
     obj({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { ports: [{ name: 'http', port: 80 }] } }),
     obj({
       apiVersion: 'discovery.k8s.io/v1',
@@ -86,15 +107,15 @@ interface Answer {
   body: string;
 }
 
-function get(address: string, port: number, host: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+function get(address: string, port: number, host: string, path: string, headers: Record<string, string> = {}, options: { method?: string; body?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: address, port, path, headers: { host, ...headers }, agent: false }, (res) => {
+    const req = httpRequest({ host: address, port, path, method: options.method ?? 'GET', headers: { host, ...headers }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }
 
@@ -127,7 +148,14 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     running = await startStoreEdge(store, storeEdgeConfig('unused', { addressPorts: [{ port: ADDRESS_PORT, protocol: 'http' }] }));
     const seeded = await seedAccount(store);
     const client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
-    backend = await startHttpBackend('web');
+    // `/slow` answers after 3 s (the `slow` Ingress's policy times out after 1 s); the rest echo
+    backend = await startHttpBackend('web', (req, res) => {
+      req.resume();
+      const answer = (): void => void res.end(JSON.stringify({ backend: 'web', method: req.method ?? '', url: req.url ?? '', headers: req.headers }));
+      if (req.url !== '/slow') return void req.once('end', answer);
+      const timer = setTimeout(answer, 3000);
+      res.once('close', () => clearTimeout(timer));
+    });
     const listed = new ListedObjects();
     listed.items = objects(backend.port);
     const secrets = new ClusterSecrets();
@@ -195,5 +223,43 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     expect(ancestors('store-auth')).to.deep.equal([['HTTPRoute', 'store', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
     expect(ancestors('blog-auth')).to.deep.equal([['Ingress', 'blog', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
     expect(ancestors('api-keys')).to.deep.equal([['HTTPRoute', 'store', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
+  });
+
+  it('applies a rate limit, an IP deny, an HTTPS redirect, a body limit, CORS with a response header and a timeout, each from its RoutePolicy on an Ingress', async () => {
+    const result = await operator.start();
+    const at = (name: string, path = '/', headers: Record<string, string> = {}, options: { method?: string; body?: string } = {}) => get('127.0.0.1', running.httpPort, `${name}.${BASE_DOMAIN}`, path, headers, options);
+    // rate limit: a burst of 2 from this client address, then 429 with Retry-After
+    expect((await served('127.0.0.1', running.httpPort, `limited.${BASE_DOMAIN}`, '/')).status).to.equal(200);
+    expect((await at('limited')).status).to.equal(200);
+    const limited = await at('limited');
+    expect(limited.status).to.equal(429);
+    expect(Number(limited.headers['retry-after'])).to.be.greaterThan(0);
+    // IP deny of the loopback range: the client address the edge saw
+    expect((await served('127.0.0.1', running.httpPort, `private.${BASE_DOMAIN}`, '/')).status).to.equal(403);
+    // HTTPS redirect from the public scheme
+    const secure = await served('127.0.0.1', running.httpPort, `secure.${BASE_DOMAIN}`, '/a?b=1');
+    expect(secure.status).to.equal(308);
+    expect(secure.headers.location).to.equal(`https://secure.${BASE_DOMAIN}/a?b=1`);
+    // body limit: 10 bytes
+    expect((await served('127.0.0.1', running.httpPort, `small.${BASE_DOMAIN}`, '/')).status).to.equal(200);
+    expect((await at('small', '/', { 'content-type': 'text/plain' }, { method: 'POST', body: 'x'.repeat(100) })).status).to.equal(413);
+    expect((await at('small', '/', { 'content-type': 'text/plain' }, { method: 'POST', body: 'x'.repeat(5) })).status).to.equal(200);
+    // CORS: the preflight answered, the origin allowed on responses, and a response header set
+    await served('127.0.0.1', running.httpPort, `shared.${BASE_DOMAIN}`, '/');
+    const preflight = await at('shared', '/', { origin: 'https://app.example', 'access-control-request-method': 'PUT' }, { method: 'OPTIONS' });
+    expect(preflight.status).to.be.oneOf([200, 204]);
+    expect(preflight.headers['access-control-allow-origin']).to.equal('https://app.example');
+    expect(String(preflight.headers['access-control-allow-methods'])).to.include('PUT');
+    const shared = await at('shared', '/', { origin: 'https://app.example' });
+    expect([shared.status, shared.headers['access-control-allow-origin'], shared.headers['x-served-by']]).to.deep.equal([200, 'https://app.example', 'tuna']);
+    expect((await at('shared', '/', { origin: 'https://evil.example' })).headers['access-control-allow-origin']).to.equal(undefined);
+    // timeout: the backend answers after 3 s, the policy gives up after 1 s
+    expect((await served('127.0.0.1', running.httpPort, `slow.${BASE_DOMAIN}`, '/')).status).to.equal(200);
+    expect((await at('slow', '/slow')).status).to.equal(504);
+
+    const accepted = result.state.statuses.filter((st) => st.ref.kind === 'RoutePolicy' && st.ref.name.endsWith('-policy'));
+    expect(accepted.map((st) => (st.status?.ancestors as { conditions: { type: string; status: string }[] }[])[0]?.conditions.map((c) => `${c.type}=${c.status}`).join(','))).to.deep.equal(
+      Object.keys(TRAFFIC).map(() => 'Accepted=True,ResolvedRefs=True'),
+    );
   });
 });
