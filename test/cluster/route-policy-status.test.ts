@@ -1,0 +1,77 @@
+// route-policy-status.test.ts — a RoutePolicy's status as the operator writes it, on a real
+// apiserver: its CRD (config/crd) accepts the ancestors[] the translator gives, one per target with
+// Accepted and ResolvedRefs, and a bad value is told there (Invalid) while a good policy is Accepted.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { parse as loadYaml } from 'yaml';
+import { translateObjects } from '../../src/agent/index.js';
+import { refKey } from '../../src/model/index.js';
+import { KubeObjects } from '../../src/operator/kube-objects.js';
+import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
+import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
+
+type Ancestor = { ancestorRef: { kind: string; name: string }; controllerName: string; conditions: { type: string; status: string; reason: string; lastTransitionTime: string }[] };
+
+describe('operator: a RoutePolicy’s status on the test cluster', function () {
+  this.timeout(120_000);
+  const namespace = `tuna-rpol-${process.pid}`;
+  let custom: CustomObjectsApi;
+  let core: CoreV1Api;
+  let objects: KubeObjects;
+
+  before(async () => {
+    const config = clusterConfig();
+    core = config.makeApiClient(CoreV1Api);
+    custom = config.makeApiClient(CustomObjectsApi);
+    const crds = config.makeApiClient(ApiextensionsV1Api);
+    const crd = loadYaml(readFileSync(path.join(REPO_ROOT, 'config/crd/tuna.dev_routepolicies.yaml'), 'utf8')) as V1CustomResourceDefinition;
+    const name = crd.metadata?.name ?? '';
+    if (!(await crds.readCustomResourceDefinition({ name }).then(() => true, () => false))) await crds.createCustomResourceDefinition({ body: crd });
+    await waitFor(`CRD ${name} Established`, 30_000, async () => ((await crds.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined));
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespacedService({ namespace, body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+    await config.makeApiClient(NetworkingV1Api).createNamespacedIngress({
+      namespace,
+      body: { metadata: { name: 'web' }, spec: { ingressClassName: 'tuna', rules: [{ host: `web.${namespace}.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] } },
+    });
+    const target = [{ group: 'networking.k8s.io', kind: 'Ingress', name: 'web' }];
+    for (const [policyName, spec] of [
+      ['limits', { targetRefs: target, rateLimit: { requests: 10, periodSeconds: 1 } }],
+      ['bad-cidr', { targetRefs: target, ipAccess: { allow: ['10.0.0.0/33'] } }],
+    ] as const) {
+      await custom.createNamespacedCustomObject({ group: 'tuna.dev', version: 'v1alpha1', namespace, plural: 'routepolicies', body: { apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name: policyName }, spec } });
+    }
+    objects = new KubeObjects(config, { debounceMs: 50, retryMs: 1000 });
+    await objects.start();
+    await waitFor('the cache to hold both policies', 30_000, async () => (objects.objects().filter((o) => o.kind === 'RoutePolicy' && o.metadata?.namespace === namespace).length === 2 ? true : undefined));
+  });
+
+  after(async () => {
+    await objects?.stop();
+    await core?.deleteNamespace({ name: namespace }).catch(() => undefined);
+  });
+
+  it('writes ancestors[] with Accepted and ResolvedRefs, and Invalid for a bad CIDR, which the apiserver keeps', async () => {
+    const errors: string[] = [];
+    const writer = new StatusWriter(clusterConfig(), { onError: (ref, err) => errors.push(`${refKey(ref)}: ${String(err)}`) });
+    const statuses = translateObjects(objects.objects()).statuses.filter((s) => s.ref.namespace === namespace && s.ref.kind === 'RoutePolicy');
+    expect(statuses).to.have.length(2);
+    await writer.write(statuses, objectLookup(objects.objects()));
+    expect(errors).to.deep.equal([]);
+    const ancestorsOf = async (name: string) =>
+      (((await custom.getNamespacedCustomObjectStatus({ group: 'tuna.dev', version: 'v1alpha1', namespace, plural: 'routepolicies', name })) as { status?: { ancestors?: Ancestor[] } }).status?.ancestors ?? []).map((a) => [
+        a.ancestorRef.kind,
+        a.ancestorRef.name,
+        a.controllerName,
+        ...a.conditions.map((c) => `${c.type}=${c.status}/${c.reason}${c.lastTransitionTime ? '' : ' (no time)'}`),
+      ]);
+    expect(await ancestorsOf('limits')).to.deep.equal([['Ingress', 'web', 'tuna.dev/gateway-controller', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
+    const bad = await ancestorsOf('bad-cidr');
+    expect(bad).to.have.length(1);
+    expect(bad[0]?.slice(0, 3)).to.deep.equal(['Ingress', 'web', 'tuna.dev/gateway-controller']);
+    expect(bad[0]).to.include('Accepted=False/Invalid');
+  });
+});
