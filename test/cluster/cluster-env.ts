@@ -1,9 +1,10 @@
 // cluster-env.ts — how cluster tests reach the test cluster and run its scripts.
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppsV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
-import type { V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, NetworkingV1Api, loadYaml } from '@kubernetes/client-node';
+import type { ApiextensionsV1Api, V1CustomResourceDefinition, V1Deployment } from '@kubernetes/client-node';
 
 /** REPO_ROOT is the repository's top directory (scripts are run from there). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -100,4 +101,19 @@ export async function deployEchoBehindIngress(config: KubeConfig, namespace: str
     const slices = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: 'kubernetes.io/service-name=echo' });
     return slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length === replicas ? true : undefined;
   });
+}
+
+/** installTunaCrds creates the tuna.dev CRDs of config/crd that are missing and waits until each is Established. */
+export async function installTunaCrds(crds: ApiextensionsV1Api): Promise<void> {
+  const dir = path.join(REPO_ROOT, 'config/crd');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+    // loadYaml maps `x-kubernetes-*` keys to the client's field names, which a plain YAML parse would lose
+    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(dir, file), 'utf8'));
+    const name = crd.metadata?.name ?? '';
+    const exists = await crds.readCustomResourceDefinition({ name }).then(() => true, () => false);
+    if (!exists) await crds.createCustomResourceDefinition({ body: crd });
+    await waitFor(`CRD ${name} Established`, 30_000, async () =>
+      (await crds.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined,
+    );
+  }
 }

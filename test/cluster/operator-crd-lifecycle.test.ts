@@ -5,10 +5,7 @@
 // account took the port meanwhile); deleting a Delete-policy Domain, TCPPort or Tunnel releases its
 // reservation before the object goes; a Retain-policy one stays at the edge, with an Event.
 import { expect } from 'chai';
-import { readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, loadYaml } from '@kubernetes/client-node';
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
 import type { Reservation } from '../../src/control-api/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
@@ -25,24 +22,10 @@ import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
-import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
+import { clusterConfig, installTunaCrds, waitFor } from './cluster-env.js';
 
 type Cond = { type: string; status: string; reason: string; message: string };
 type Obj = { metadata?: { finalizers?: string[] }; status?: { conditions?: Cond[]; port?: number; hostname?: string } };
-
-/** installTunaCrds creates the tuna.dev CRDs of config/crd that are missing and waits until each is Established. */
-async function installTunaCrds(crds: ApiextensionsV1Api): Promise<void> {
-  const dir = path.join(REPO_ROOT, 'config/crd');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
-    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(dir, file), 'utf8'));
-    const name = crd.metadata?.name ?? '';
-    const exists = await crds.readCustomResourceDefinition({ name }).then(() => true, () => false);
-    if (!exists) await crds.createCustomResourceDefinition({ body: crd });
-    await waitFor(`CRD ${name} Established`, 30_000, async () =>
-      (await crds.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined,
-    );
-  }
-}
 
 describe('operator: the tuna.dev CRDs’ reservations through their lifecycle (finalizers, Retain, re-creation)', function () {
   this.timeout(180_000);

@@ -5,10 +5,8 @@
 // status.loadBalancer, an unverified custom domain is not in the Ingress status and its Domain shows
 // the TXT record to create; each gets one Warning event.
 import { expect } from 'chai';
-import { readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, loadYaml, setHeaderOptions } from '@kubernetes/client-node';
-import type { CoreV1Event, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
@@ -23,26 +21,11 @@ import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
-import { REPO_ROOT, clusterConfig, runScript, waitFor } from './cluster-env.js';
+import { clusterConfig, installTunaCrds, runScript, waitFor } from './cluster-env.js';
 
 const GW = 'gateway.networking.k8s.io';
 type Cond = { type: string; status: string; reason: string; message: string };
 type Obj = { status?: { conditions?: Cond[]; listeners?: { name: string; conditions: Cond[] }[]; verification?: Record<string, string>; addresses?: unknown } };
-
-/** installTunaCrds creates the tuna.dev CRDs of config/crd that are missing and waits until each is Established. */
-async function installTunaCrds(crds: ApiextensionsV1Api): Promise<void> {
-  const dir = path.join(REPO_ROOT, 'config/crd');
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
-    // loadYaml maps `x-kubernetes-*` keys to the client's field names, which a plain YAML parse would lose
-    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(path.join(dir, file), 'utf8'));
-    const name = crd.metadata?.name ?? '';
-    const exists = await crds.readCustomResourceDefinition({ name }).then(() => true, () => false);
-    if (!exists) await crds.createCustomResourceDefinition({ body: crd });
-    await waitFor(`CRD ${name} Established`, 30_000, async () =>
-      (await crds.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined,
-    );
-  }
-}
 
 describe('operator: statuses say only what the edge serves (held-back bindings)', function () {
   this.timeout(180_000);

@@ -2,16 +2,12 @@
 // apiserver: its CRD (config/crd) accepts the ancestors[] the translator gives, one per target with
 // Accepted and ResolvedRefs, and a bad value is told there (Invalid) while a good policy is Accepted.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
-import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { parse as loadYaml } from 'yaml';
 import { translateObjects } from '../../src/agent/index.js';
 import { refKey } from '../../src/model/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';
-import { REPO_ROOT, clusterConfig, waitFor } from './cluster-env.js';
+import { clusterConfig, installTunaCrds, waitFor } from './cluster-env.js';
 
 type Ancestor = { ancestorRef: { kind: string; name: string }; controllerName: string; conditions: { type: string; status: string; reason: string; lastTransitionTime: string }[] };
 
@@ -27,10 +23,7 @@ describe('operator: a RoutePolicy’s status on the test cluster', function () {
     core = config.makeApiClient(CoreV1Api);
     custom = config.makeApiClient(CustomObjectsApi);
     const crds = config.makeApiClient(ApiextensionsV1Api);
-    const crd = loadYaml(readFileSync(path.join(REPO_ROOT, 'config/crd/tuna.dev_routepolicies.yaml'), 'utf8')) as V1CustomResourceDefinition;
-    const name = crd.metadata?.name ?? '';
-    if (!(await crds.readCustomResourceDefinition({ name }).then(() => true, () => false))) await crds.createCustomResourceDefinition({ body: crd });
-    await waitFor(`CRD ${name} Established`, 30_000, async () => ((await crds.readCustomResourceDefinition({ name })).status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined));
+    await installTunaCrds(crds);
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     await core.createNamespacedService({ namespace, body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
     await config.makeApiClient(NetworkingV1Api).createNamespacedIngress({
