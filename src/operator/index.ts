@@ -24,3 +24,4 @@ export * from './crd-reservations.js';
 export * from './crd-reservation-status.js';
 export * from './finalizers.js';
 export * from './pooled-kube-config.js';
+export * from './spec-changes.js';
