@@ -25,3 +25,4 @@ export * from './crd-reservation-status.js';
 export * from './finalizers.js';
 export * from './pooled-kube-config.js';
 export * from './spec-changes.js';
+export * from './status-lane.js';
