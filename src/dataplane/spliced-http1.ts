@@ -1,0 +1,130 @@
+import http from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { Duplex } from 'node:stream';
+import { splicedRequestId } from '../wire/index.js';
+import type { TunnelStreamContext } from '../wire/index.js';
+import { normalizeHost } from './host.js';
+
+/**
+ * Spliced HTTP/1.1 on the agent (docs/protocol.md §4.5, issue 13 item 2): the edge carries a whole
+ * public HTTP/1.1 connection on one extended CONNECT stream (`:protocol: tuna-http1`), and the
+ * agent's own HTTP/1.1 server parses every request on it, as it does for HTTP/1.1 decrypted in the
+ * cluster. What the edge adds to each request per-request (X-Forwarded-*, x-request-id; the
+ * `tuna-*` fields a client sent removed) is added here, once per request, from the stream's
+ * tunnel headers.
+ */
+
+/** SplicedHttp1Limits bound the requests after the first (the edge checked the first head itself). */
+export interface SplicedHttp1Limits {
+  /** 431 above this many bytes of request head (the edge's `limits.maxHeaderBytes` default) */
+  maxHeaderBytes: number;
+  /** a request head must be complete within this long (the edge's `limits.public.headersTimeoutMs` default) */
+  headersTimeoutMs: number;
+  /** a whole request must arrive within this long (Node's default) */
+  requestTimeoutMs: number;
+  /** an idle keep-alive connection is closed after this long (the edge's `limits.public.idleTimeoutMs` default) */
+  keepAliveTimeoutMs: number;
+}
+
+/** DEFAULT_SPLICED_HTTP1_LIMITS are the edge's public HTTP/1.1 defaults (docs/edge-relay.md). */
+export const DEFAULT_SPLICED_HTTP1_LIMITS: Readonly<SplicedHttp1Limits> = Object.freeze({
+  maxHeaderBytes: 16 << 10,
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+  keepAliveTimeoutMs: 75_000,
+});
+
+/** SplicedConnection is what the agent knows about one spliced connection. */
+export interface SplicedConnection {
+  readonly context: TunnelStreamContext;
+  readonly scheme: 'http' | 'https';
+  /** the host (normal form) the edge picked the binding by; undefined when it was not one */
+  readonly routedHost: string | undefined;
+}
+
+/** SplicedHandlers serve the requests of spliced connections. */
+export interface SplicedHandlers {
+  onRequest(req: IncomingMessage, res: ServerResponse, conn: SplicedConnection): void;
+  onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, conn: SplicedConnection): void;
+}
+
+interface ConnectionState extends SplicedConnection {
+  requests: number;
+}
+
+/**
+ * SplicedHttp1Server is one HTTP/1.1 server (not listening) that every spliced stream of a data
+ * plane is handed to as a connection: keep-alive, pipelining, `100-continue` and Upgrade are
+ * Node's, the limits are SplicedHttp1Limits.
+ */
+export class SplicedHttp1Server {
+  readonly #server: http.Server;
+  readonly #connections = new WeakMap<object, ConnectionState>();
+
+  constructor(handlers: SplicedHandlers, limits: SplicedHttp1Limits = DEFAULT_SPLICED_HTTP1_LIMITS) {
+    this.#server = http.createServer({
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+    });
+    this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const conn = this.#connections.get(req.socket);
+      if (conn === undefined || !prepareRequest(req, res, conn)) return;
+      handlers.onRequest(req, res, conn);
+    });
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const conn = this.#connections.get(socket);
+      if (conn === undefined || hasAmbiguousHost(req.rawHeaders)) return void socket.destroy();
+      addForwardedHeaders(req.headers, conn);
+      handlers.onUpgrade(req, socket, head, conn);
+    });
+  }
+
+  /** serve accepts one spliced stream: answers 200 and hands the stream to the server as its connection. */
+  serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, context: TunnelStreamContext): void {
+    const authority = headers[':authority'];
+    const routedHost = typeof authority === 'string' ? normalizeHost(authority) : undefined;
+    const scheme = context.publicProtocol === 'https' ? 'https' : 'http';
+    this.#connections.set(stream, { context, scheme, routedHost, requests: 0 });
+    stream.respond({ ':status': 200 });
+    this.#server.emit('connection', stream);
+  }
+}
+
+// RFC 9112 §3.2: two Host lines are a 400 (the edge checks this per request; Node keeps only the first).
+function hasAmbiguousHost(raw: readonly string[]): boolean {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++;
+  return count > 1;
+}
+
+function prepareRequest(req: IncomingMessage, res: ServerResponse, conn: ConnectionState): boolean {
+  if (hasAmbiguousHost(req.rawHeaders)) {
+    const body = 'bad request: ambiguous Host header\n';
+    res.shouldKeepAlive = false;
+    res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    return false;
+  }
+  addForwardedHeaders(req.headers, conn);
+  return true;
+}
+
+/**
+ * addForwardedHeaders does for one request of a spliced connection what the edge does for a
+ * request it forwards itself (docs/protocol.md §4.1): the client address appended to
+ * X-Forwarded-For, X-Forwarded-Proto/-Host/-Port set, x-request-id replaced (the stream's id and
+ * the request's number on the connection), and any `tuna-*` field the client sent removed.
+ */
+function addForwardedHeaders(headers: IncomingHttpHeaders, conn: ConnectionState): void {
+  for (const name in headers) if (name.startsWith('tuna-')) delete headers[name];
+  const { clientAddress, publicPort, requestId } = conn.context;
+  const prior = headers['x-forwarded-for'];
+  headers['x-forwarded-for'] = prior === undefined || prior === '' ? clientAddress : `${prior}, ${clientAddress}`;
+  headers['x-forwarded-proto'] = conn.scheme;
+  headers['x-forwarded-host'] = normalizeHost(headers.host ?? '') ?? '';
+  headers['x-forwarded-port'] = String(publicPort);
+  headers['x-request-id'] = splicedRequestId(requestId, ++conn.requests);
+}
