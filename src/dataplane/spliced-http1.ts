@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { STATUS_CODES } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Duplex } from 'node:stream';
@@ -74,6 +74,7 @@ export class SplicedHttp1Server {
       if (conn === undefined || !prepareRequest(req, res, conn)) return;
       handlers.onRequest(req, res, conn);
     });
+    this.#server.on('clientError', answerClientError);
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const conn = this.#connections.get(socket);
       if (conn === undefined || hasAmbiguousHost(req.rawHeaders)) return void socket.destroy();
@@ -91,6 +92,23 @@ export class SplicedHttp1Server {
     stream.respond({ ':status': 200 });
     this.#server.emit('connection', stream);
   }
+}
+
+// How long a connection answered for a broken request may take to close before it is reset.
+const CLIENT_ERROR_LINGER_MS = 5_000;
+
+/**
+ * answerClientError answers a request the parser refused (431 for a head over the limit, 408 for a
+ * head or request past its deadline, 400 otherwise) and ends the connection. Node's own answer
+ * destroys the socket right after writing, which on a tunnel stream is a reset that discards the
+ * answer still queued in it, so the client would see only a closed connection.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent === true) return void socket.destroy();
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
 }
 
 // RFC 9112 §3.2: two Host lines are a 400 (the edge checks this per request; Node keeps only the first).

@@ -3,12 +3,15 @@ import { Agent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
 import type { EdgeConfigFile } from '../../src/edge/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { BINDING, hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { maskedTextFrame } from '../support/backend-ws.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
 import { openSession, startTestEdge } from '../support/tunnel-harness.js';
@@ -49,13 +52,18 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
   let session: TunnelSession | undefined;
   let plane: DataPlane | undefined;
   let agent: Agent | undefined;
+  let wss: WebSocketServer | undefined;
 
   async function setUp(options: { spliceHttp1?: boolean; edge?: Partial<EdgeConfigFile>; certificate?: TestCertificate } = {}): Promise<TestEdge> {
     const api = await startHttpBackend('api');
     const web = await startHttpBackend('web');
     const other = await startHttpBackend('other');
     backends.push(api, web, other);
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((r) => wss!.once('listening', () => r()));
+    wss.on('connection', (ws) => ws.on('message', (data) => ws.send(`echo ${String(data)}`)));
     const endpoints = new StaticEndpointResolver();
+    endpoints.set('default', 'wsvc', 'http', [{ address: '127.0.0.1', port: (wss.address() as AddressInfo).port }]);
     endpoints.set('default', 'api', 'http', [{ address: '127.0.0.1', port: api.port }]);
     endpoints.set('default', 'web', 'http', [{ address: '127.0.0.1', port: web.port }]);
     endpoints.set('default', 'other', 'http', [{ address: '127.0.0.1', port: other.port }]);
@@ -64,7 +72,11 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
       hostGraph([
         {
           hostname: 'app.test',
-          routes: [httpRoute('api', [serviceBackend('api')], { match: { path: { type: 'Prefix', value: '/api' } } }), httpRoute('web', [serviceBackend('web')])],
+          routes: [
+            httpRoute('api', [serviceBackend('api')], { match: { path: { type: 'Prefix', value: '/api' } } }),
+            httpRoute('ws', [serviceBackend('wsvc', { protocol: 'ws' })], { match: { path: { type: 'Prefix', value: '/ws' } } }),
+            httpRoute('web', [serviceBackend('web')]),
+          ],
         },
         { hostname: 'other.test', routes: [httpRoute('other', [serviceBackend('other')])] },
       ]),
@@ -92,6 +104,9 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     plane = undefined;
     await Promise.all(backends.map((b) => b.close()));
     backends = [];
+    for (const client of wss?.clients ?? []) client.terminate();
+    await new Promise<void>((r) => (wss === undefined ? r() : wss.close(() => r())));
+    wss = undefined;
   });
 
   it('carries a keep-alive connection with several requests to two paths of two Services, and two hosts, on one stream', async () => {
@@ -200,6 +215,51 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
       expect(edge.edge.metrics.streamsTotal).to.equal(1);
     } finally {
       tlsAgent.destroy();
+    }
+  });
+
+  it("answers 431 to a later request whose head is over the limit: the agent applies the edge's header limit", async () => {
+    const edge = await setUp();
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect((await get(edge.httpPort, 'app.test', '/api/small', agent)).status).to.equal(200);
+    const big = await get(edge.httpPort, 'app.test', '/api/big', agent, { 'x-big': 'a'.repeat(20_000) });
+    expect(big.status).to.equal(431);
+    expect(edge.edge.metrics.streamsTotal).to.equal(1);
+    expect(backends[0]!.requests.map((r) => r.url)).to.deep.equal(['/api/small']);
+  });
+
+  it('upgrades a later request of a spliced connection to a WebSocket and relays frames', async () => {
+    const edge = await setUp();
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect((await get(edge.httpPort, 'app.test', '/api/before', agent)).status).to.equal(200);
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port: edge.httpPort,
+        path: '/ws/chat',
+        agent,
+        headers: { host: 'app.test', connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      });
+      req.once('upgrade', (res, s: Socket, head: Buffer) => {
+        expect(res.statusCode).to.equal(101);
+        if (head.length > 0) s.unshift(head);
+        resolve(s);
+      });
+      req.once('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+      req.once('error', reject);
+      req.end();
+    });
+    try {
+      socket.write(maskedTextFrame('spliced'));
+      let frame = Buffer.alloc(0);
+      for await (const chunk of socket) {
+        frame = Buffer.concat([frame, chunk as Buffer]);
+        if (frame.length >= 2 && frame.length >= 2 + (frame[1]! & 0x7f)) break;
+      }
+      expect(frame.subarray(2, 2 + (frame[1]! & 0x7f)).toString()).to.equal('echo spliced');
+      expect(edge.edge.metrics.streamsTotal).to.equal(1);
+    } finally {
+      socket.destroy();
     }
   });
 });
