@@ -83,8 +83,9 @@ export class DataPlane implements TunnelStreamHandler {
     // Each request of a spliced connection is routed on the table in force when it arrives.
     this.spliced = new SplicedHttp1Server(
       {
-        onRequest: (req, res, c) => this.serveHttp(this.table, downstreamFromHttp1(req, res), splicedFacts(c), c.context),
-        onUpgrade: (req, socket, head, c) => this.serveHttp1Upgrade(this.table, req, socket, head, splicedFacts(c), c.context),
+        // the context of one request names it by its own id (the inspector and error logs key on it)
+        onRequest: (req, res, c) => this.serveHttp(this.table, downstreamFromHttp1(req, res), splicedFacts(c), requestContext(c, req)),
+        onUpgrade: (req, socket, head, c) => this.serveHttp1Upgrade(this.table, req, socket, head, splicedFacts(c), requestContext(c, req)),
       },
       options.splicedHttp1Limits,
     );
@@ -129,6 +130,11 @@ export class DataPlane implements TunnelStreamHandler {
       this.onError(err, context);
       if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     }
+  }
+
+  /** drainSpliced ends spliced HTTP/1.1 connections between requests (the agent is stopping; spliced-http1.ts). */
+  drainSpliced(): void {
+    this.spliced.drain();
   }
 
   /** close releases pooled upstream connections. */
@@ -261,6 +267,11 @@ function splicedFacts(c: SplicedConnection): ConnectionFacts {
   const { context } = c;
   const entry: EntryPoint = { bindingId: context.bindingId, publicPort: context.publicPort, publicProtocol: context.publicProtocol };
   return { clientAddress: context.clientAddress, scheme: c.scheme, entry, splicedHost: c.routedHost ?? '' };
+}
+
+function requestContext(c: SplicedConnection, req: IncomingMessage): TunnelStreamContext {
+  const id = req.headers['x-request-id'];
+  return { ...c.context, requestId: typeof id === 'string' ? id : c.context.requestId };
 }
 
 function isSecure(protocol: TunnelStreamContext['publicProtocol']): boolean {

@@ -50,7 +50,15 @@ export interface SplicedHandlers {
 }
 
 interface ConnectionState extends SplicedConnection {
+  readonly stream: ServerHttp2Stream;
+  /** requests begun on the connection (x-request-id numbers them) */
   requests: number;
+  /** requests whose response has not closed yet */
+  inFlight: number;
+  /** set once the tunnel drains: the connection ends after its last response */
+  isDraining: boolean;
+  /** the connection became a WebSocket: it is no longer HTTP the server can end between requests */
+  isUpgraded: boolean;
 }
 
 /**
@@ -61,6 +69,8 @@ interface ConnectionState extends SplicedConnection {
 export class SplicedHttp1Server {
   readonly #server: http.Server;
   readonly #connections = new WeakMap<object, ConnectionState>();
+  readonly #open = new Set<ConnectionState>();
+  readonly #watchedSessions = new WeakSet<object>();
 
   constructor(handlers: SplicedHandlers, limits: SplicedHttp1Limits = DEFAULT_SPLICED_HTTP1_LIMITS) {
     this.#server = http.createServer({
@@ -71,13 +81,22 @@ export class SplicedHttp1Server {
     });
     this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const conn = this.#connections.get(req.socket);
-      if (conn === undefined || !prepareRequest(req, res, conn)) return;
+      if (conn === undefined) return void res.destroy();
+      conn.inFlight++;
+      res.once('close', () => {
+        conn.inFlight--;
+        if (conn.isDraining && conn.inFlight === 0) endConnection(conn);
+      });
+      // while the tunnel drains, keep-alive clients go after this response (RFC 9112 §9.6), as at the edge.
+      if (conn.isDraining) res.shouldKeepAlive = false;
+      if (!prepareRequest(req, res, conn)) return;
       handlers.onRequest(req, res, conn);
     });
     this.#server.on('clientError', answerClientError);
     this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const conn = this.#connections.get(socket);
       if (conn === undefined || hasAmbiguousHost(req.rawHeaders)) return void socket.destroy();
+      conn.isUpgraded = true;
       addForwardedHeaders(req.headers, conn);
       handlers.onUpgrade(req, socket, head, conn);
     });
@@ -88,10 +107,41 @@ export class SplicedHttp1Server {
     const authority = headers[':authority'];
     const routedHost = typeof authority === 'string' ? normalizeHost(authority) : undefined;
     const scheme = context.publicProtocol === 'https' ? 'https' : 'http';
-    this.#connections.set(stream, { context, scheme, routedHost, requests: 0 });
+    const state: ConnectionState = { context, scheme, routedHost, stream, requests: 0, inFlight: 0, isDraining: false, isUpgraded: false };
+    this.#connections.set(stream, state);
+    this.#open.add(state);
+    stream.once('close', () => this.#open.delete(state));
+    // The edge drains (its GOAWAY): spliced connections of that tunnel end between requests.
+    const session = stream.session;
+    if (session !== undefined && !this.#watchedSessions.has(session)) {
+      this.#watchedSessions.add(session);
+      session.once('goaway', () => {
+        for (const c of this.#open) if (c.stream.session === session) drainConnection(c);
+      });
+    }
     stream.respond({ ':status': 200 });
     this.#server.emit('connection', stream);
   }
+
+  /**
+   * drain ends every spliced connection between requests: idle ones now, busy ones after their
+   * response (with `Connection: close`). Called when the agent stops, so that idle keep-alive
+   * clients do not hold its tunnels open until the drain timeout.
+   */
+  drain(): void {
+    for (const c of this.#open) drainConnection(c);
+  }
+}
+
+function drainConnection(conn: ConnectionState): void {
+  if (conn.isUpgraded) return;
+  conn.isDraining = true;
+  if (conn.inFlight === 0) endConnection(conn);
+}
+
+// END_STREAM: the edge ends the public connection (FIN) once its bytes are out (docs/protocol.md §4.5).
+function endConnection(conn: ConnectionState): void {
+  if (!conn.stream.writableEnded && !conn.stream.destroyed) conn.stream.end();
 }
 
 // How long a connection answered for a broken request may take to close before it is reset.

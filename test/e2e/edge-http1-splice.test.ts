@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -261,5 +262,21 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     } finally {
       socket.destroy();
     }
+  });
+
+  it('ends an idle spliced keep-alive connection with a FIN when the agent drains', async () => {
+    const edge = await setUp();
+    const socket = connect({ host: '127.0.0.1', port: edge.httpPort });
+    socket.write('GET /api/idle HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    let text = '';
+    const ended = once(socket, 'end');
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.endsWith('}')) plane!.drainSpliced();
+    });
+    await ended;
+    socket.destroy();
+    expect(text).to.match(/^HTTP\/1\.1 200 /).and.contain('"url":"/api/idle"');
+    expect(edge.edge.metrics.streamsTotal).to.equal(1);
   });
 });
