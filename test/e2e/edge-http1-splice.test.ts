@@ -6,6 +6,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { startEdge } from '../../src/edge/index.js';
 import type { EdgeConfigFile } from '../../src/edge/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
@@ -15,7 +16,7 @@ import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { maskedTextFrame } from '../support/backend-ws.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
-import { openSession, startTestEdge } from '../support/tunnel-harness.js';
+import { openSession, testEdgeConfig } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 const FOREIGN = 'binding/host/foreign.test';
@@ -55,7 +56,7 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
   let agent: Agent | undefined;
   let wss: WebSocketServer | undefined;
 
-  async function setUp(options: { spliceHttp1?: boolean; edge?: Partial<EdgeConfigFile>; certificate?: TestCertificate } = {}): Promise<TestEdge> {
+  async function setUp(options: { spliceHttp1?: boolean; edge?: Partial<EdgeConfigFile>; certificate?: TestCertificate; drainTimeoutMs?: number } = {}): Promise<TestEdge> {
     const api = await startHttpBackend('api');
     const web = await startHttpBackend('web');
     const other = await startHttpBackend('other');
@@ -82,13 +83,15 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
         { hostname: 'other.test', routes: [httpRoute('other', [serviceBackend('other')])] },
       ]),
     );
-    const edge = await startTestEdge(
-      [
-        { id: BINDING, kind: 'host', hostnames: ['app.test', 'other.test'] },
-        { id: FOREIGN, kind: 'host', hostnames: ['foreign.test'] },
-      ],
-      { limits: { tunnelWaitMs: 0 }, ...options.edge },
-    );
+    const keys = new Map<string, string>();
+    const bindings = [
+      { id: BINDING, kind: 'host' as const, hostnames: ['app.test', 'other.test'] },
+      { id: FOREIGN, kind: 'host' as const, hostnames: ['foreign.test'] },
+    ];
+    const config = testEdgeConfig(bindings, { limits: { tunnelWaitMs: 0 }, ...options.edge }, keys);
+    const server = await startEdge(config, options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs });
+    const addr = server.address();
+    const edge: TestEdge = { edge: server, keys, config, endpoint: { host: '127.0.0.1', port: addr.tunnel.port, tls: false }, httpPort: addr.http?.port ?? 0 };
     t = edge;
     session = await openSession(edge, BINDING, plane);
     return edge;
@@ -278,5 +281,25 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     socket.destroy();
     expect(text).to.match(/^HTTP\/1\.1 200 /).and.contain('"url":"/api/idle"');
     expect(edge.edge.metrics.streamsTotal).to.equal(1);
+  });
+
+  it('ends an idle spliced keep-alive connection with a FIN when the edge drains (its GOAWAY), long before the drain timeout', async () => {
+    // a drain timeout far past the test's own: only the agent ending the idle connection lets close() finish in time.
+    const edge = await setUp({ drainTimeoutMs: 120_000 });
+    const socket = connect({ host: '127.0.0.1', port: edge.httpPort });
+    socket.write('GET /api/idle HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    let text = '';
+    const ended = once(socket, 'end');
+    let closing: Promise<void> | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.endsWith('}')) closing ??= edge.edge.close();
+    });
+    await ended;
+    socket.destroy();
+    await closing;
+    t = undefined;
+    expect(text).to.match(/^HTTP\/1\.1 200 /);
+    expect(edge.edge.metrics.streamsActive).to.equal(0);
   });
 });
