@@ -39,6 +39,8 @@ export class Agent {
 
   /** close drains the tunnels, then releases upstream connections. */
   async close(): Promise<void> {
+    // idle keep-alive clients of spliced connections would otherwise hold the tunnels until the drain timeout.
+    this.dataPlane.drainSpliced();
     await this.tunnels.close();
     this.dataPlane.close();
   }

@@ -99,6 +99,6 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
     },
     createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),
     startEdge: async (config, log = noLog) => starter((await import('../edge/index.js')).decodeEdgeConfig(config), log),
-    startEdgeFromFile: async (path, log = noLog) => starter(await (await import('../edge/index.js')).loadEdgeConfig(path), log),
+    startEdgeFromFile: async (path, log = noLog, overrides = {}) => starter({ ...(await (await import('../edge/index.js')).loadEdgeConfig(path)), ...overrides }, log),
   };
 }

@@ -18,8 +18,8 @@ export interface CliRuntime {
   createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */
   startEdge(config: unknown, log?: (line: string) => void): Promise<RunningEdge>;
-  /** startEdgeFromFile runs an edge from a configuration file */
-  startEdgeFromFile(path: string, log?: (line: string) => void): Promise<RunningEdge>;
+  /** startEdgeFromFile runs an edge from a configuration file; `overrides` (already checked flags) replace top-level keys of it */
+  startEdgeFromFile(path: string, log?: (line: string) => void, overrides?: { http1Forwarding?: 'spliced' | 'per-request' }): Promise<RunningEdge>;
 }
 
 /** RunningEdge is an edge started by the CLI. */

@@ -8,7 +8,7 @@ import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
 import { upgradeTunnel } from './handshake.js';
-import { DEFAULT_TUNNEL_LIMITS, takeStreamMeta, tunnelSettings } from '../wire/index.js';
+import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, takeStreamMeta, tunnelSettings } from '../wire/index.js';
 import type { TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
 
 /** TunnelSessionOptions configures one tunnel connection. */
@@ -134,6 +134,7 @@ export class TunnelSession extends EventEmitter {
         ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
         connectionId: this.connectionId,
         timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
+        ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
       });
       if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
       this.#grant = result.headers;

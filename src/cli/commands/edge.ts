@@ -8,7 +8,15 @@ import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
 import { pick } from './http.js';
 
-const EdgeFlags = t.partial({ config: t.string, tunnel: t.string, http: t.string, store: t.string, 'base-domain': t.string, bind: t.array(t.string) });
+const EdgeFlags = t.partial({
+  config: t.string,
+  tunnel: t.string,
+  http: t.string,
+  store: t.string,
+  'base-domain': t.string,
+  bind: t.array(t.string),
+  'http1-forwarding': t.keyof({ spliced: null, 'per-request': null }),
+});
 
 const quickStartFlags = ['tunnel', 'http', 'store', 'base-domain', 'bind'] as const;
 
@@ -19,6 +27,7 @@ const options = {
   store: { type: 'string' },
   'base-domain': { type: 'string' },
   bind: { type: 'string', multiple: true },
+  'http1-forwarding': { type: 'string' },
   ...logFlagOptions,
 } as const;
 
@@ -30,13 +39,17 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   const parsed = parseFlags(args, options, 'edge');
   if (parsed.values.help === true) return (io.out(commandHelp.edge!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna edge: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', ...quickStartFlags]), 'edge');
+  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'http1-forwarding', ...quickStartFlags]), 'edge');
   const quick = quickStartFlags.filter((f) => flags[f] !== undefined);
   if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
   const onLog = (line: string): void => log.notice(line);
-  const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog);
+  // --http1-forwarding overrides the file's (or the quick start's) `http1Forwarding` (docs/edge.md).
+  const forwarding = flags['http1-forwarding'];
+  const overrides = forwarding === undefined ? {} : { http1Forwarding: forwarding };
+  const edge =
+    flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog, overrides) : await runtime.startEdge({ ...edgeConfigFromFlags(flags), ...overrides }, onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, parseFeatures } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
@@ -99,7 +99,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   }
   let tunnel: EdgeTunnel | undefined;
   try {
-    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress);
+    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress, parseFeatures(req.headers[HEADER_FEATURES]));
   } finally {
     // A shared cap (capId) counts no live tunnel by key: its slot is held until the tunnel closes.
     if (tunnel !== undefined && verdict.capId !== undefined) tunnel.onClose(release);
@@ -118,6 +118,7 @@ async function upgradeGranted(
   head: Buffer,
   connectionId: string,
   remoteAddress: string,
+  features: ReadonlySet<string>,
 ): Promise<EdgeTunnel | undefined> {
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
@@ -130,6 +131,7 @@ async function upgradeGranted(
     connectionId,
     limits: options.limits,
     pingIntervalMs: options.pingIntervalMs,
+    features,
   });
   if (await tunnel.ready()) {
     options.registry.add(tunnel);
@@ -191,7 +193,8 @@ async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingM
   }
   const tcp = tcpOf(socket);
   if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, ''))) return;
-  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs });
+  const features = parseFeatures(req.headers[HEADER_FEATURES]);
+  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs, features });
   const shared = new SharedTunnel(options, connection, remoteAddress);
   if (!(await shared.start())) return;
   options.registry.addShared(connection);
