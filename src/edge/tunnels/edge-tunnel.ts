@@ -13,6 +13,8 @@ export interface EdgeTunnelOptions {
   connectionId: string;
   limits: TunnelLimits;
   pingIntervalMs: number;
+  /** the agent reads the compact stream context (EdgeConnectionOptions) */
+  readsCompactMeta?: boolean;
 }
 
 /**
