@@ -53,9 +53,11 @@ export class Http1Client implements UpstreamClient {
       const onAbort = (): void => {
         req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.once('close', () => signal.removeEventListener('abort', onAbort));
-      req.once('response', (res) => {
+      // No `{ once: true }` (an options object and its validation per request): 'abort' fires once
+      // and the listener goes with the request. `on`, not `once`: 'close' and 'response' fire once.
+      signal.addEventListener('abort', onAbort);
+      req.on('close', () => signal.removeEventListener('abort', onAbort));
+      req.on('response', (res) => {
         // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
         res.on('error', () => undefined);
         resolve({
