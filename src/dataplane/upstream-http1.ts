@@ -47,7 +47,7 @@ export class Http1Client implements UpstreamClient {
         port: endpoint.port,
         method: request.method,
         path: request.path,
-        headers,
+        headers: headers.expect === undefined ? headerList(headers) : headers,
         setHost: false,
       });
       const onAbort = (): void => {
@@ -85,4 +85,21 @@ export class Http1Client implements UpstreamClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * headerList flattens a header map into the `[name, value, …]` list http.request also takes: Node
+ * then writes the head from it directly, where an object is first copied header by header with
+ * setHeader (an entry array each; 1.6 KB per request of the agent's allocation, the largest item
+ * in its heap profile after the keep-alive pool). With `Expect` present the object is passed, so
+ * that Node still sends the head at once and waits for `100 Continue` as it does for an object.
+ */
+function headerList(headers: HeaderMap): string[] {
+  const list: string[] = [];
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (typeof value === 'string') list.push(name, value);
+    else for (const v of value) list.push(name, v);
+  }
+  return list;
 }
