@@ -5,7 +5,8 @@ import { BINDING, hostGraph, httpRoute, serviceBackend } from '../support/backen
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
-import { http1, openSession, startTestEdge } from '../support/tunnel-harness.js';
+import { newTestManager } from '../support/tunnel-manager-fixture.js';
+import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 // the data plane's graph names the binding the edge serves (BINDING of backend-graph.ts)
@@ -88,5 +89,19 @@ describe('tunnel: the compact stream context', () => {
     expect(body.headers['x-forwarded-host']).to.equal('app.test');
     expect(body.headers['x-forwarded-for']).to.equal('127.0.0.1');
     expect(Object.keys(body.headers).filter((k) => k.startsWith('tuna-'))).to.deep.equal([]);
+  });
+
+  it('is negotiated on a shared (version 2) connection too, for every binding on it', async () => {
+    const manager = newTestManager(plane, new Map([['k', t.keys.get(APP)!]]), { sharedConnections: true });
+    try {
+      manager.apply([{ bindingId: APP, edges: [t.endpoint], keyRef: 'k' }]);
+      await waitUntil(() => t.edge.registry.all().length === 1);
+      expect(t.edge.registry.shared().map((c) => c.readsCompactMeta)).to.deep.equal([true]);
+      const res = await http1(t.httpPort, 'App.Test:8080', '/who?x=1', { headers: { 'x-forwarded-for': '203.0.113.9' } });
+      expect(res.status).to.equal(200);
+      expectForwarded((JSON.parse(res.body.toString()) as EchoReply).headers);
+    } finally {
+      manager.destroy();
+    }
   });
 });

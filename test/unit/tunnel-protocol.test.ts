@@ -36,10 +36,15 @@ describe('tunnel stream headers', () => {
     const expanded = { ...compact };
     expandStreamMeta(expanded);
     expect(expanded).to.not.have.property('tuna-meta');
+    // a request retried on another connection may meet expandStreamMeta twice: the second changes nothing
+    const again = { ...expanded };
+    expandStreamMeta(again);
+    expect(again).to.deep.equal(expanded).and.to.have.property('tuna-request-id', 'r9');
     const context = takeStreamMeta(compact as IncomingHttpHeaders);
     expect(context).to.deep.equal({ publicPort: 80, publicProtocol: 'http', clientAddress: '127.0.0.1', requestId: 'r9' });
     expect(takeStreamMeta(expanded as IncomingHttpHeaders)).to.deep.equal(context);
     expect(compact).to.deep.equal(expanded);
+
     expect(compact).to.deep.equal({
       ':path': '/',
       'x-forwarded-for': '203.0.113.9, 127.0.0.1',
