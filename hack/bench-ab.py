@@ -13,7 +13,9 @@ and `tuna http` agent over a TLS tunnel on loopback. Per round and variant: wrk 
 /1k) for req/s, with the CPU time edge and agent spent per request (utime + stime of all their
 threads, from /proc); h2load at a fixed rate for p50/p99; optionally one download and one upload.
 Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB),
-AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies), EDGE_ARGS (JSON: variant
+AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies; every agent runs with
+`--inspect=false`: the request inspector listens on one port, 4040, which only the first variant's
+agent would get, and its recording costs about 4 KB per request), EDGE_ARGS (JSON: variant
 name -> extra `tuna edge` flags, e.g. ["--http1-forwarding","per-request"]), HEADER (one more
 request header every client sends, e.g. an Authorization for a --basic-auth variant).
 Needs wrk, h2load, curl, openssl (hack/bench-tools.sh). Loopback only.
@@ -49,7 +51,7 @@ try:
         open(f'{D}/{name}.yaml','w').write(f'listen:\n  tunnel: {{host: "127.0.0.1", port: {tp}, tls: {{certFile: "{D}/c.pem", keyFile: "{D}/k.pem"}}}}\n  http: {{host: "127.0.0.1", port: {hp}}}\nbindings:\n  - {{id: "binding/host/bench.test", kind: host, hostnames: ["bench.test"], keys: [{{sha256: "{sha}"}}]}}\n')
         e=start([NODE,*flags,f'{dist}/cli/main.js','edge','--config',f'{D}/{name}.yaml',*EDGE_ARGS.get(name,[])], f'{D}/{name}-edge.log')
         time.sleep(1.5)
-        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
+        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem','--inspect=false',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
         for _ in range(100):
             r=subprocess.run(['curl','-s','-o','/dev/null','-w','%{http_code}','-H','Host: bench.test',*EXTRA,f'http://127.0.0.1:{hp}/1k'],capture_output=True,text=True)
             if r.stdout=='200': break

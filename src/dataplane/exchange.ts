@@ -110,7 +110,7 @@ class Http2Downstream implements Downstream {
 
   onClose(callback: () => void): void {
     if (this.stream.closed) queueMicrotask(callback);
-    else this.stream.once('close', callback);
+    else this.stream.on('close', callback); // 'close' fires once; `once` would wrap it per request
   }
 
   destroy(err?: Error): void {

@@ -73,7 +73,7 @@ export async function forwardRequest(deps: ProxyDeps, route: HttpRoute, ds: Down
         return;
       }
       if (outcome.kind === 'local') sendLocalResponse(ds, outcome.status, outcome.body);
-      else await streamResponse(ds, outcome.sent, outcome.response, whole.signal);
+      else await streamResponse(ds, outcome.sent, outcome.response, requestTimer === undefined && !route.timeouts?.backendRequestMs ? undefined : whole.signal);
       return;
     }
   } finally {
@@ -153,8 +153,10 @@ function clientOf(deps: ProxyDeps, backend: ServiceBackend): UpstreamClient {
 /**
  * streamResponse sends the backend's status and headers, then pipes the body with backpressure.
  * A failure mid-body resets the client's stream: a truncated response must not look complete.
+ * `signal` is given when a timeout may still cut the body; a client that leaves needs none,
+ * since the relay tears down both sides when its destination closes early.
  */
-function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse, signal: AbortSignal): Promise<void> {
+function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse, signal: AbortSignal | undefined): Promise<void> {
   if (ds.isClosed) {
     res.body.destroy();
     return Promise.resolve();
@@ -169,10 +171,11 @@ function streamResponse(ds: Downstream, plan: ForwardPlan, res: UpstreamResponse
     return Promise.resolve();
   }
   return new Promise((resolve) => {
+    if (signal === undefined) return relay([res.body, ds.out], () => resolve());
     const onAbort = (): void => {
       res.body.destroy(signal.reason instanceof Error ? signal.reason : undefined);
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort);
     relay([res.body, ds.out], () => {
       signal.removeEventListener('abort', onAbort);
       resolve();

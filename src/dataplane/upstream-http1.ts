@@ -47,15 +47,17 @@ export class Http1Client implements UpstreamClient {
         port: endpoint.port,
         method: request.method,
         path: request.path,
-        headers,
+        headers: headers.expect === undefined ? headerList(headers) : headers,
         setHost: false,
       });
       const onAbort = (): void => {
         req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.once('close', () => signal.removeEventListener('abort', onAbort));
-      req.once('response', (res) => {
+      // No `{ once: true }` (an options object and its validation per request): 'abort' fires once
+      // and the listener goes with the request. `on`, not `once`: 'close' and 'response' fire once.
+      signal.addEventListener('abort', onAbort);
+      req.on('close', () => signal.removeEventListener('abort', onAbort));
+      req.on('response', (res) => {
         // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
         res.on('error', () => undefined);
         resolve({
@@ -83,4 +85,21 @@ export class Http1Client implements UpstreamClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * headerList flattens a header map into the `[name, value, …]` list http.request also takes: Node
+ * then writes the head from it directly, where an object is first copied header by header with
+ * setHeader (an entry array each; 1.6 KB per request of the agent's allocation, the largest item
+ * in its heap profile after the keep-alive pool). With `Expect` present the object is passed, so
+ * that Node still sends the head at once and waits for `100 Continue` as it does for an object.
+ */
+function headerList(headers: HeaderMap): string[] {
+  const list: string[] = [];
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (typeof value === 'string') list.push(name, value);
+    else for (const v of value) list.push(name, v);
+  }
+  return list;
 }

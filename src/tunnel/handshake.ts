@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { TunnelProtocolError, TunnelRefusedError, TunnelTimeoutError } from './errors.js';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
+import { FEATURE_COMPACT_META, HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
 
 /** UpgradeRequest is what the agent asks for in the upgrade (docs/protocol.md §2). */
 export interface UpgradeRequest {
@@ -12,6 +12,8 @@ export interface UpgradeRequest {
   timeoutMs: number;
   /** optional features the agent supports (`tuna-features`, docs/protocol.md §4.5); none: the header is left out */
   features?: readonly string[];
+  /** announce that this agent reads the compact stream context (`tuna-features: compact-meta`); default true */
+  compactMeta?: boolean;
 }
 
 /** UpgradeResult is what the edge granted: the 101 response headers, lowercased. */
@@ -82,6 +84,8 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
     socket.on('error', onError);
     socket.on('close', onClose);
     const { binding } = request;
+    // the features named: the caller's, and compact-meta unless it is told not to (an older agent)
+    const features = [...(request.compactMeta === false ? [] : [FEATURE_COMPACT_META]), ...(request.features ?? [])];
     socket.write(
       `GET ${TUNNEL_PATH} HTTP/1.1\r\n` +
         `Host: ${request.host}\r\n` +
@@ -89,7 +93,7 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
         `Upgrade: ${token}\r\n` +
         (binding === undefined ? '' : `Authorization: Bearer ${binding.key}\r\n${HEADER_BINDING}: ${encodeURIComponent(binding.id)}\r\n`) +
         `${HEADER_CONNECTION_ID}: ${request.connectionId}\r\n` +
-        (request.features === undefined || request.features.length === 0 ? '' : `${HEADER_FEATURES}: ${request.features.join(', ')}\r\n`) +
+        (features.length === 0 ? '' : `${HEADER_FEATURES}: ${features.join(', ')}\r\n`) +
         `\r\n`,
     );
   });

@@ -35,6 +35,8 @@ export interface TunnelSessionOptions {
   handshakeTimeoutMs?: number;
   /** close() waits this long for in-flight streams before destroying them (default 30 s) */
   drainTimeoutMs?: number;
+  /** tell the edge this agent reads the compact stream context (docs/protocol.md §4); default true, false acts as an older agent */
+  compactMeta?: boolean;
 }
 
 /** SharedStreamRouter takes every stream of a shared connection: the control stream and the bindings' streams. */
@@ -135,6 +137,7 @@ export class TunnelSession extends EventEmitter {
         connectionId: this.connectionId,
         timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
         ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
+        compactMeta: this.#options.compactMeta,
       });
       if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
       this.#grant = result.headers;

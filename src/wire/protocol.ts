@@ -33,6 +33,7 @@ export const HEADER_REQUEST_ID = 'tuna-request-id';
 
 /** TUNNEL_HEADERS lists every stream header the edge adds and the agent strips; the edge drops client copies. */
 export const TUNNEL_HEADERS: readonly string[] = [
+  'tuna-meta',
   HEADER_PUBLIC_PORT,
   HEADER_PUBLIC_PROTOCOL,
   HEADER_CLIENT_ADDRESS,
@@ -92,19 +93,125 @@ const PUBLIC_PROTOCOLS: ReadonlySet<string> = new Set(['http', 'https', 'tls', '
 /** StreamMeta is the part of TunnelStreamContext the edge sends on each stream. */
 export type StreamMeta = Omit<TunnelStreamContext, 'bindingId'>;
 
-/** writeStreamMeta adds the tunnel headers for one stream to an outgoing header object. */
-export function writeStreamMeta(headers: OutgoingHttpHeaders, meta: StreamMeta): void {
+/**
+ * HEADER_META carries the whole stream context in one field (docs/protocol.md §4): the compact
+ * form the edge sends to an agent that told it FEATURE_COMPACT_META in the upgrade, instead of the
+ * four `tuna-*` headers and, on HTTP streams, the five `x-forwarded-*`/`x-request-id` headers.
+ */
+export const HEADER_META = 'tuna-meta';
+
+/**
+ * HEADER_FEATURES lists, on the upgrade request (versions 1 and 2 alike), the optional features
+ * the agent supports, comma-separated (docs/protocol.md §2.2, §4.5). An edge uses a feature on a
+ * connection only when the agent named it there; unknown tokens are ignored.
+ */
+export const HEADER_FEATURES = 'tuna-features';
+
+/** FEATURE_COMPACT_META: the agent reads HEADER_META and adds the forwarded headers itself. */
+export const FEATURE_COMPACT_META = 'compact-meta';
+
+/** ForwardMeta is StreamMeta plus, on HTTP streams, the host the edge forwards as `x-forwarded-host`. */
+export interface ForwardMeta extends StreamMeta {
+  /** set on HTTP and WebSocket streams (the forwarded headers are due); absent on raw CONNECT streams */
+  host?: string;
+}
+
+/** featureTokens reads a HEADER_FEATURES value (comma-separated tokens, any case). */
+export function featureTokens(value: string | string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  if (value === undefined) return out;
+  for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
+    const token = part.trim().toLowerCase();
+    if (token !== '') out.add(token);
+  }
+  return out;
+}
+
+/**
+ * writeStreamMeta adds the stream context to an outgoing header object in the compact form:
+ * `tuna-meta: <port>,<protocol>,<request id>,<client address>[,<host>]`. None of the fields can
+ * hold a comma (a decimal, a token, the edge's own id, an IP address, a normal host name).
+ * EdgeConnection expands it (expandStreamMeta) for an agent that does not read it.
+ */
+export function writeStreamMeta(headers: OutgoingHttpHeaders, meta: ForwardMeta): void {
+  const base = `${meta.publicPort},${meta.publicProtocol},${meta.requestId},${meta.clientAddress}`;
+  headers[HEADER_META] = meta.host === undefined ? base : `${base},${meta.host}`;
+}
+
+/**
+ * addForwardHeaders writes what the backend sees of the edge: `x-forwarded-for` (the client
+ * address appended to any value the client sent), `x-forwarded-proto`, `-host`, `-port` and
+ * `x-request-id`, replacing client-sent ones. The edge did this itself before the compact form;
+ * now the agent does it on arrival (or the edge, expanding for an older agent): same values.
+ */
+export function addForwardHeaders(headers: Record<string, unknown>, meta: StreamMeta, host: string): void {
+  const prior = headers['x-forwarded-for'] as string | string[] | undefined;
+  // append, as every proxy in the chain does (RFC 7239 §5.2 semantics for the de-facto header).
+  headers['x-forwarded-for'] = prior === undefined ? meta.clientAddress : `${[prior].flat().join(', ')}, ${meta.clientAddress}`;
+  headers['x-forwarded-proto'] = meta.publicProtocol;
+  headers['x-forwarded-host'] = host;
+  headers['x-forwarded-port'] = String(meta.publicPort);
+  headers['x-request-id'] = meta.requestId;
+}
+
+/**
+ * expandStreamMeta turns a compact HEADER_META back into the four `tuna-*` headers and, on HTTP
+ * streams, the forwarded headers: what an agent that did not announce FEATURE_COMPACT_META reads.
+ * Headers without HEADER_META (already expanded: a retry on another connection) are left as they are.
+ */
+export function expandStreamMeta(headers: OutgoingHttpHeaders): void {
+  const raw = headers[HEADER_META];
+  if (typeof raw !== 'string') return;
+  delete headers[HEADER_META];
+  const meta = parseCompactMeta(raw);
+  if (meta === undefined) return;
+  if (meta.host !== undefined) addForwardHeaders(headers, meta, meta.host);
   headers[HEADER_PUBLIC_PORT] = String(meta.publicPort);
   headers[HEADER_PUBLIC_PROTOCOL] = meta.publicProtocol;
   headers[HEADER_CLIENT_ADDRESS] = meta.clientAddress;
   headers[HEADER_REQUEST_ID] = meta.requestId;
 }
 
+/** parseCompactMeta reads a HEADER_META value, or undefined when it is malformed. */
+export function parseCompactMeta(raw: string): ForwardMeta | undefined {
+  const fields = raw.split(',');
+  const meta: ForwardMeta | undefined = metaOfFields(fields);
+  if (meta !== undefined && fields.length === 5) meta.host = fields[4]!;
+  return meta;
+}
+
+/** metaOfFields reads the four (raw streams) or five (HTTP streams) fields of HEADER_META. */
+function metaOfFields(fields: string[]): StreamMeta | undefined {
+  if (fields.length !== 4 && fields.length !== 5) return undefined;
+  const protocol = fields[1]!;
+  const publicPort = parsePort(fields[0]!);
+  if (publicPort === undefined || !PUBLIC_PROTOCOLS.has(protocol)) return undefined;
+  return { publicPort, publicProtocol: protocol as PublicProtocol, clientAddress: fields[3]!, requestId: fields[2]! };
+}
+
+function parsePort(value: string): number | undefined {
+  if (value === '' || value.length > 5) return undefined;
+  const port = Number(value);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
+}
+
 /**
  * takeStreamMeta removes the tunnel headers from a stream's headers and returns them, or undefined
- * when they are missing or malformed (the agent answers 400: only a broken edge sends that).
+ * when they are missing or malformed (the agent answers 400: only a broken edge sends that). The
+ * compact form (HEADER_META) is read first; on an HTTP stream its reading adds the forwarded
+ * headers (addForwardHeaders), so the data plane sees what the edge used to send. Without it the
+ * four `tuna-*` headers of older edges are read.
  */
 export function takeStreamMeta(headers: IncomingHttpHeaders): StreamMeta | undefined {
+  const compact = headers[HEADER_META];
+  if (compact !== undefined) {
+    delete headers[HEADER_META];
+    if (typeof compact !== 'string') return undefined;
+    const fields = compact.split(',');
+    const meta = metaOfFields(fields);
+    if (meta !== undefined && fields.length === 5) addForwardHeaders(headers, meta, fields[4]!);
+    return meta;
+  }
   const port = headers[HEADER_PUBLIC_PORT];
   const protocol = headers[HEADER_PUBLIC_PROTOCOL];
   const client = headers[HEADER_CLIENT_ADDRESS];
@@ -120,29 +227,11 @@ export function takeStreamMeta(headers: IncomingHttpHeaders): StreamMeta | undef
   return { publicPort, publicProtocol: protocol as PublicProtocol, clientAddress: client, requestId };
 }
 
-/**
- * HEADER_FEATURES lists, on the upgrade request (versions 1 and 2 alike), the optional features
- * the agent supports, comma-separated (docs/protocol.md §4.5). An edge uses a feature on a
- * connection only when the agent named it there; unknown tokens are ignored.
- */
-export const HEADER_FEATURES = 'tuna-features';
-
 /** FEATURE_SPLICED_HTTP1 says the agent takes whole public HTTP/1.1 connections on one stream (§4.5). */
 export const FEATURE_SPLICED_HTTP1 = 'spliced-http1';
 
 /** SPLICED_HTTP1_PROTOCOL is the extended CONNECT `:protocol` (RFC 8441 §4) of a spliced HTTP/1.1 connection. */
 export const SPLICED_HTTP1_PROTOCOL = 'tuna-http1';
-
-/** parseFeatures reads a `tuna-features` value into its lowercase tokens (empty without one). */
-export function parseFeatures(value: string | string[] | undefined): ReadonlySet<string> {
-  const tokens = new Set<string>();
-  if (value === undefined) return tokens;
-  for (const part of [value].flat().join(',').split(',')) {
-    const token = part.trim().toLowerCase();
-    if (token !== '') tokens.add(token);
-  }
-  return tokens;
-}
 
 /** splicedRequestId is the id of the `n`th request (from 1) of a spliced connection whose stream id is `base`. */
 export function splicedRequestId(base: string, n: number): string {

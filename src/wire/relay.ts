@@ -87,14 +87,16 @@ function pump(src: NodeJS.ReadableStream, dst: NodeJS.WritableStream, done: Rela
     if ((dst as Destroyable).writableFinished !== true) settle(new StreamGoneError('the destination closed before the relay finished'));
   };
   // 'error' listeners stay after settling: a late error must not become an uncaught exception.
+  // `on`, not `once`: each of these events fires once anyway and settle() removes them all, and
+  // `once` wraps every listener in two more objects per relay (issue 13: the per-request path).
   src.on('error', onError);
   dst.on('error', onError);
   src.on('data', onData);
-  src.once('end', onEnd);
-  src.once('close', onSrcClose);
+  src.on('end', onEnd);
+  src.on('close', onSrcClose);
   dst.on('drain', onDrain);
-  dst.once('finish', onFinish);
-  dst.once('close', onDstClose);
+  dst.on('finish', onFinish);
+  dst.on('close', onDstClose);
   // as pipe() does: a source paused on purpose (a raw socket waiting for the agent's 2xx) flows now.
   src.resume();
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spliceableAuthority } from '../../src/edge/fronts/http1-splice.js';
-import { parseFeatures, splicedRequestId } from '../../src/wire/index.js';
+import { featureTokens, splicedRequestId } from '../../src/wire/index.js';
 
 describe('edge: which first request heads a connection may be spliced on (docs/protocol.md §4.5)', () => {
   const cases: [string, string, string | undefined][] = [
@@ -27,8 +27,8 @@ describe('edge: which first request heads a connection may be spliced on (docs/p
 
 describe('wire: feature tokens and spliced request ids', () => {
   it('reads tuna-features case-insensitively, ignoring blanks', () => {
-    expect([...parseFeatures(' Spliced-HTTP1 , ,future-thing')]).to.deep.equal(['spliced-http1', 'future-thing']);
-    expect(parseFeatures(undefined).size).to.equal(0);
+    expect([...featureTokens(' Spliced-HTTP1 , ,future-thing')]).to.deep.equal(['spliced-http1', 'future-thing']);
+    expect(featureTokens(undefined).size).to.equal(0);
   });
 
   it('numbers the requests of a spliced connection after its stream id, base 36', () => {

@@ -35,7 +35,6 @@ export interface ConnectionInfo {
 /** forwardInfo is what the edge adds to one request that arrived on a public connection. */
 export function forwardInfo(info: ConnectionInfo, host: string, requestId: string): ForwardInfo {
   return {
-    scheme: info.publicProtocol,
     host,
     publicPort: info.port,
     publicProtocol: info.publicProtocol,

@@ -22,9 +22,9 @@ const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'http2-settings',
 ]);
 
-/** ForwardInfo is what the edge adds to a request. */
+/** ForwardInfo is what the edge adds to a request (`x-forwarded-proto` is its public protocol). */
 export interface ForwardInfo extends StreamMeta {
-  scheme: 'http' | 'https';
+  publicProtocol: 'http' | 'https';
   host: string;
 }
 
@@ -42,14 +42,12 @@ function isDropped(name: string, listed: Set<string> | undefined): boolean {
   return HOP_BY_HOP.has(name) || name.startsWith('tuna-') || (listed?.has(name) ?? false);
 }
 
+/**
+ * addForwarded adds the stream context in its compact form (`tuna-meta`, host included): the agent
+ * adds the X-Forwarded-* and x-request-id the backend sees, and EdgeConnection expands it into
+ * those headers for an agent that does not read the compact form (docs/protocol.md §4).
+ */
 function addForwarded(out: OutgoingHttpHeaders, info: ForwardInfo): void {
-  const prior = out['x-forwarded-for'];
-  // append, as every proxy in the chain does (RFC 7239 §5.2 semantics for the de-facto header).
-  out['x-forwarded-for'] = prior === undefined ? info.clientAddress : `${[prior].flat().join(', ')}, ${info.clientAddress}`;
-  out['x-forwarded-proto'] = info.scheme;
-  out['x-forwarded-host'] = info.host;
-  out['x-forwarded-port'] = String(info.publicPort);
-  out['x-request-id'] = info.requestId;
   writeStreamMeta(out, info);
 }
 

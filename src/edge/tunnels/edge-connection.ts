@@ -1,7 +1,7 @@
 import { connect } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
 import type { Socket } from 'node:net';
-import { FEATURE_SPLICED_HTTP1, tunnelSettings } from '../../wire/index.js';
+import { FEATURE_SPLICED_HTTP1, expandStreamMeta, tunnelSettings } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 
 // 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
@@ -15,6 +15,8 @@ export interface EdgeConnectionOptions {
   pingIntervalMs: number;
   /** the optional features the agent named in its upgrade request (`tuna-features`, docs/protocol.md §4.5) */
   features?: ReadonlySet<string>;
+  /** the agent announced `tuna-features: compact-meta` in the upgrade: it reads `tuna-meta` (docs/protocol.md §4) */
+  readsCompactMeta?: boolean;
 }
 
 /**
@@ -29,6 +31,8 @@ export class EdgeConnection {
   readonly session: ClientHttp2Session;
   /** canSpliceHttp1 says whether the agent takes whole public HTTP/1.1 connections on one stream (docs/protocol.md §4.5). */
   readonly canSpliceHttp1: boolean;
+  /** readsCompactMeta: streams carry the context as one `tuna-meta` field; otherwise it is expanded into today's nine headers. */
+  readonly readsCompactMeta: boolean;
   #streamsOpened = 0;
   #ready = false;
   #closing = false;
@@ -41,6 +45,7 @@ export class EdgeConnection {
     this.connectionId = options.connectionId;
     this.socket = options.socket;
     this.canSpliceHttp1 = options.features?.has(FEATURE_SPLICED_HTTP1) ?? false;
+    this.readsCompactMeta = options.readsCompactMeta === true;
     this.session = connect('http://tunnel.invalid', {
       createConnection: () => options.socket,
       settings: tunnelSettings(options.limits, false),
@@ -85,6 +90,8 @@ export class EdgeConnection {
 
   /** request opens one stream toward the agent. */
   request(headers: OutgoingHttpHeaders, options?: ClientSessionRequestOptions): ClientHttp2Stream {
+    // The fronts write the compact form; an agent that did not announce it gets the expanded one.
+    if (!this.readsCompactMeta) expandStreamMeta(headers);
     const stream = this.session.request(headers, options);
     // Client stream ids are odd 31-bit numbers and cannot be reused (RFC 9113 §5.1.1): retire the
     // connection gracefully well before they run out; the agent redials on GOAWAY.

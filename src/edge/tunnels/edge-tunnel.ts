@@ -15,6 +15,8 @@ export interface EdgeTunnelOptions {
   pingIntervalMs: number;
   /** the optional features the agent named in its upgrade request (docs/protocol.md §4.5) */
   features?: ReadonlySet<string>;
+  /** the agent reads the compact stream context (EdgeConnectionOptions) */
+  readsCompactMeta?: boolean;
 }
 
 /**

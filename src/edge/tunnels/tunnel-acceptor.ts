@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, parseFeatures } from '../../wire/index.js';
+import { FEATURE_COMPACT_META, HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, featureTokens } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
@@ -76,6 +76,8 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
     return refuse(socket, 'credentials');
   }
   const connectionId = String(req.headers[HEADER_CONNECTION_ID] ?? '').slice(0, 64);
+  const features = featureTokens(req.headers[HEADER_FEATURES]);
+  const readsCompactMeta = features.has(FEATURE_COMPACT_META);
   const remoteAddress = req.socket.remoteAddress ?? '';
   // Brute force (issue 4): refused before the key is looked at, so a right guess looks like a wrong one.
   const retryAfter = options.limiter?.retryAfter(remoteAddress) ?? 0;
@@ -99,7 +101,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   }
   let tunnel: EdgeTunnel | undefined;
   try {
-    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress, parseFeatures(req.headers[HEADER_FEATURES]));
+    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, { connectionId, readsCompactMeta }, remoteAddress, features);
   } finally {
     // A shared cap (capId) counts no live tunnel by key: its slot is held until the tunnel closes.
     if (tunnel !== undefined && verdict.capId !== undefined) tunnel.onClose(release);
@@ -116,10 +118,11 @@ async function upgradeGranted(
   verdict: Grant,
   tcp: Socket,
   head: Buffer,
-  connectionId: string,
+  upgrade: { connectionId: string; readsCompactMeta: boolean },
   remoteAddress: string,
   features: ReadonlySet<string>,
 ): Promise<EdgeTunnel | undefined> {
+  const { connectionId } = upgrade;
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
   const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n`);
@@ -129,6 +132,7 @@ async function upgradeGranted(
     bindingId,
     keyId: verdict.keyId,
     connectionId,
+    readsCompactMeta: upgrade.readsCompactMeta,
     limits: options.limits,
     pingIntervalMs: options.pingIntervalMs,
     features,
@@ -193,8 +197,9 @@ async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingM
   }
   const tcp = tcpOf(socket);
   if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, ''))) return;
-  const features = parseFeatures(req.headers[HEADER_FEATURES]);
-  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs, features });
+  const features = featureTokens(req.headers[HEADER_FEATURES]);
+  const readsCompactMeta = features.has(FEATURE_COMPACT_META);
+  const connection = new EdgeConnection({ socket: tcp, connectionId, readsCompactMeta, limits: options.limits, pingIntervalMs: options.pingIntervalMs, features });
   const shared = new SharedTunnel(options, connection, remoteAddress);
   if (!(await shared.start())) return;
   options.registry.addShared(connection);
