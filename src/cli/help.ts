@@ -115,6 +115,8 @@ Options:
   --base-domain D    store mode: the base domain of reserved names (default localhost)
   --bind HOST=SHA256 config mode: publish HOST for the key with that digest (repeatable;
                      tuna edge key --host HOST mints a key and prints this flag)
+  --workers N        worker processes sharing the listeners (default: the core count, or
+                     the config file's \`workers\`; 1 runs the edge in this process)
 ${logFlagsHelp}
 
 tuna edge init --store URL creates the first account and admin key (tuna edge init --help).

@@ -112,7 +112,7 @@ export const EdgeConfigCodec = t.intersection([
       t.partial({ http: Endpoint, https: Endpoint, metrics: Endpoint, addressPool: t.string }),
     ]),
   }),
-  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection }),
+  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection, workers: t.number }),
 ]);
 
 /** EdgeStoreConfig is the `store` section: where the state lives and what the control API hands out. */
@@ -150,6 +150,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
   checkStoreLimits(result.right.store);
+  checkWorkers(result.right);
   checkPublicLimits(result.right.limits?.public, 'limits.public');
   checkPublicLimits(result.right.limits?.tunnelListener, 'limits.tunnelListener');
   const pool = result.right.listen.addressPool;
@@ -196,6 +197,20 @@ function checkPortPool(config: EdgeConfigFile): void {
       throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);
     }
   }
+}
+
+/** MAX_CONFIG_WORKERS bounds `workers` (the edge's worker processes, `tuna edge --workers`). */
+export const MAX_CONFIG_WORKERS = 256;
+
+// `workers`: processes sharing the listeners (src/cli/edge-workers.ts). ACME issues and renews in
+// one process only, so an ACME edge runs one (docs/edge.md, "Workers").
+function checkWorkers(config: EdgeConfigFile): void {
+  const { workers } = config;
+  if (workers === undefined) return;
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_CONFIG_WORKERS) {
+    throw new EdgeConfigError(`invalid edge config: workers: must be a whole number from 1 to ${MAX_CONFIG_WORKERS}, got ${JSON.stringify(workers)}`);
+  }
+  if (workers > 1 && config.acme !== undefined) throw new EdgeConfigError('invalid edge config: workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
 }
 
 // Quotas and the expiry are whole numbers (a quota of 0 means "none allowed"; an expiry of 0 days would release at once).

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
-import type { TunnelLimits } from '../wire/index.js';
+import type { EdgeWorker, TunnelLimits } from '../wire/index.js';
 import type { ListenerStatus } from '../control-api/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
 import { StaticTunnelAuthority } from './tunnels/authority.js';
@@ -56,6 +56,18 @@ export interface EdgeServerOptions {
   bindingRetryMs?: number;
   /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
   openStore?: StoreOpener;
+  /** this process is one worker of several sharing the node's listeners (`tuna edge --workers N`, src/cli/edge-workers.ts) */
+  worker?: EdgeWorker;
+  /** the other workers of the node: a control API change here makes them re-read the store at once (store mode) */
+  peers?: EdgePeers;
+}
+
+/** EdgePeers connects one worker to the other workers of its edge node (through the cluster's primary). */
+export interface EdgePeers {
+  /** announce tells the other workers that this one changed the store */
+  announce(): void;
+  /** onAnnounce hears the other workers' announcements */
+  onAnnounce(listener: () => void): void;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */
@@ -106,7 +118,7 @@ export class EdgeServer {
   /** registry holds the live tunnels (exposed for the control API: revocation closes tunnels). */
   readonly registry = new TunnelRegistry();
   /** metrics are the edge's counters. */
-  readonly metrics = new EdgeMetrics();
+  readonly metrics: EdgeMetrics;
   /** directory resolves bindings. */
   readonly directory: BindingDirectory;
   readonly #options: EdgeServerOptions;
@@ -128,6 +140,7 @@ export class EdgeServer {
 
   constructor(options: EdgeServerOptions) {
     this.#options = options;
+    this.metrics = new EdgeMetrics(options.worker);
     const { config } = options;
     this.#log = options.log ?? (() => {});
     this.directory = options.directory ?? new StaticBindingDirectory(bindingsFromConfig(config));
@@ -186,6 +199,7 @@ export class EdgeServer {
           pingIntervalMs: this.#options.config.limits?.pingIntervalMs ?? 10_000,
           log: this.#log,
           limiter: this.#limiter,
+          ...(this.#options.worker !== undefined ? { worker: this.#options.worker } : {}),
           ...(this.#options.onTunnelGranted !== undefined ? { onGranted: this.#options.onTunnelGranted } : {}),
         },
         req,
@@ -346,6 +360,8 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    ...(options.worker !== undefined ? { worker: options.worker } : {}),
+    ...(options.peers !== undefined ? { peers: options.peers } : {}),
     publicListeners,
     ownPorts,
     listenerStatus: (bindingId) => started.edge?.bindingListenerStatus(bindingId) ?? [],

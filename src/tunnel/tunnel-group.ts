@@ -175,8 +175,9 @@ export class TunnelGroup extends EventEmitter {
   /** resize adjusts the number of connections per edge without touching the ones that stay. */
   resize(spec: TunnelSpec): void {
     this.spec = spec;
-    const want = Math.max(1, spec.connections ?? 1);
     for (const edge of spec.edges) {
+      // an edge of several worker processes: the connections to each worker (docs/protocol.md §9.8)
+      const want = Math.max(1, spec.connections ?? 1) * (this.deps.pool?.workersOf(edge) ?? 1);
       const id = edgeEndpointKey(edge);
       const slots = this.#slots.get(id) ?? [];
       this.#slots.set(id, slots);

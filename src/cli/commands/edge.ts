@@ -1,14 +1,15 @@
 import * as t from 'io-ts';
 import { UsageError } from '../errors.js';
-import { decodeFlags, parseFlags } from '../flags.js';
+import { PositiveIntString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
+import { defaultWorkerCount, runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
 
-const EdgeFlags = t.partial({ config: t.string, tunnel: t.string, http: t.string, store: t.string, 'base-domain': t.string, bind: t.array(t.string) });
+const EdgeFlags = t.partial({ config: t.string, tunnel: t.string, http: t.string, store: t.string, 'base-domain': t.string, bind: t.array(t.string), workers: PositiveIntString });
 
 const quickStartFlags = ['tunnel', 'http', 'store', 'base-domain', 'bind'] as const;
 
@@ -19,6 +20,7 @@ const options = {
   store: { type: 'string' },
   'base-domain': { type: 'string' },
   bind: { type: 'string', multiple: true },
+  workers: { type: 'string' },
   ...logFlagOptions,
 } as const;
 
@@ -30,12 +32,24 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   const parsed = parseFlags(args, options, 'edge');
   if (parsed.values.help === true) return (io.out(commandHelp.edge!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna edge: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', ...quickStartFlags]), 'edge');
+  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'workers', ...quickStartFlags]), 'edge');
   const quick = quickStartFlags.filter((f) => flags[f] !== undefined);
   if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
   const onLog = (line: string): void => log.notice(line);
+  const worker = workerOfProcess(io.env);
+  if (worker !== undefined) {
+    // one of the primary's workers: the primary reports the ports and says when to stop.
+    const instance = workerInstance(worker);
+    const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog, instance) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog, instance);
+    await serveAsWorker(edge, io.stopSignal);
+    await edge.close();
+    process.disconnect?.();
+    return 0;
+  }
+  const workers = await workerCount(flags.workers, flags.config);
+  if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal);
   const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
@@ -43,4 +57,15 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   log.notice(`${signal}: draining the edge`, { signal });
   await edge.close();
   return 0;
+}
+
+/**
+ * workerCount is `--workers`, else the config file's `workers`, else the core count, but one for
+ * an ACME edge (it issues and renews in one process; docs/edge.md, "Workers").
+ */
+async function workerCount(flag: number | undefined, configPath: string | undefined): Promise<number> {
+  if (configPath === undefined) return flag ?? defaultWorkerCount();
+  const config = await (await import('../../edge/index.js')).loadEdgeConfig(configPath);
+  if (flag !== undefined && flag > 1 && config.acme !== undefined) throw new UsageError('tuna edge: --workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
+  return flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount());
 }

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../../wire/index.js';
-import type { TunnelLimits } from '../../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_EDGE_WORKER, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, formatEdgeWorker } from '../../wire/index.js';
+import type { EdgeWorker, TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
@@ -25,6 +25,13 @@ export interface TunnelAcceptorOptions {
   limiter?: FailureRateLimiter;
   /** called with the grant of each registered tunnel (store mode tracks expiry and revocation) */
   onGranted?: (grant: Grant) => void;
+  /** this process is one of several workers of the edge node: named in every 101 (docs/protocol.md §9.8) */
+  worker?: EdgeWorker;
+}
+
+// The worker header of the 101, or nothing for an edge of one process.
+function workerHeader(options: TunnelAcceptorOptions): string {
+  return options.worker === undefined ? '' : `${HEADER_EDGE_WORKER}: ${formatEdgeWorker(options.worker)}\r\n`;
 }
 
 // One body for every credential problem so a refusal tells an attacker nothing about which part
@@ -121,7 +128,7 @@ async function upgradeGranted(
 ): Promise<EdgeTunnel | undefined> {
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
-  const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n`);
+  const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n${workerHeader(options)}`);
   if (!switched) return undefined;
   const tunnel = new EdgeTunnel({
     socket: tcp,
@@ -190,7 +197,7 @@ async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingM
     return refuse(socket, 'rate-limited', retryAfter);
   }
   const tcp = tcpOf(socket);
-  if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, ''))) return;
+  if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, workerHeader(options)))) return;
   const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs });
   const shared = new SharedTunnel(options, connection, remoteAddress);
   if (!(await shared.start())) return;

@@ -1,0 +1,155 @@
+import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { EdgeInstanceOptions } from '../edge/index.js';
+import { parseEdgeWorker } from '../wire/index.js';
+import type { EdgeWorker } from '../wire/index.js';
+import type { RunningEdge } from './runtime.js';
+
+/**
+ * `tuna edge --workers N` (issue 13 item 5): N worker processes (node:cluster) share the edge's
+ * listeners; cluster's primary accepts each connection and hands it to the workers in turn
+ * (round-robin, the default on Linux). Each worker is a whole edge; the agent learns from the
+ * 101 answer which worker its connection reached and how many there are (docs/protocol.md §9.8),
+ * and holds one connection per worker, so every worker has every binding.
+ *
+ * The primary holds no listener logic of its own: it starts worker 0 first (it runs the store's
+ * migrations alone), then the others; restarts a worker that dies; relays "the store changed"
+ * between workers (a control API write on one makes the others re-read the feed at once); and on
+ * SIGINT/SIGTERM tells every worker to drain and waits for them.
+ */
+
+/** EDGE_WORKER_ENV names the worker a process is (`<index>/<count>`); set by the primary on fork. */
+export const EDGE_WORKER_ENV = 'TUNA_EDGE_WORKER';
+
+/** defaultWorkerCount is the core count (`os.availableParallelism()`). */
+export function defaultWorkerCount(): number {
+  return availableParallelism();
+}
+
+/** WorkerMessage is what the primary and the workers say to each other over the cluster's IPC channel. */
+type WorkerMessage = { tuna: 'ready'; tunnelPort: number; httpPort?: number } | { tuna: 'announce' } | { tuna: 'stop' };
+
+function isWorkerMessage(m: unknown): m is WorkerMessage {
+  return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
+}
+
+/** workerOfProcess is the worker this process is, when the primary started it as one. */
+export function workerOfProcess(env: NodeJS.ProcessEnv): EdgeWorker | undefined {
+  return cluster.isWorker ? parseEdgeWorker(env[EDGE_WORKER_ENV]) : undefined;
+}
+
+/** workerInstance is what a worker's edge takes: its name, and the other workers through the primary. */
+export function workerInstance(worker: EdgeWorker): EdgeInstanceOptions {
+  const listeners: (() => void)[] = [];
+  process.on('message', (m: unknown) => {
+    if (isWorkerMessage(m) && m.tuna === 'announce') for (const l of listeners) l();
+  });
+  return {
+    worker,
+    peers: {
+      announce: () => process.send?.({ tuna: 'announce' } satisfies WorkerMessage),
+      onAnnounce: (listener) => void listeners.push(listener),
+    },
+  };
+}
+
+/**
+ * serveAsWorker tells the primary the edge listens, and resolves when it (or a signal to this
+ * process) says stop; the caller then drains the edge.
+ */
+export function serveAsWorker(edge: RunningEdge, stopSignal: Promise<string>): Promise<string> {
+  const ready: WorkerMessage = { tuna: 'ready', tunnelPort: edge.tunnelPort, ...(edge.httpPort !== undefined ? { httpPort: edge.httpPort } : {}) };
+  process.send?.(ready);
+  return new Promise((resolve) => {
+    process.on('message', (m: unknown) => {
+      if (isWorkerMessage(m) && m.tuna === 'stop') resolve('stop');
+    });
+    // the primary gone (killed): nobody will say stop
+    process.once('disconnect', () => resolve('disconnect'));
+    void stopSignal.then(resolve);
+  });
+}
+
+/** PrimaryLog is how the primary reports (the command's logger). */
+export interface PrimaryLog {
+  info(line: string, fields?: Record<string, unknown>): void;
+  notice(line: string, fields?: Record<string, unknown>): void;
+}
+
+// A worker that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
+const RESTART_FIRST_MS = 100;
+const RESTART_MAX_MS = 10_000;
+const HEALTHY_AFTER_MS = 10_000;
+// SIGTERM: workers drain (their drain timeout is 10 s), then are killed.
+const STOP_GRACE_MS = 20_000;
+
+/**
+ * runEdgePrimary forks `count` workers of `tuna edge <args>` and supervises them until the stop
+ * signal; it resolves with the exit status once every worker has exited.
+ */
+export async function runEdgePrimary(count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>): Promise<number> {
+  const here = fileURLToPath(import.meta.url);
+  const ext = here.endsWith('.ts') ? '.ts' : '.js';
+  const exec = fileURLToPath(new URL(`./main${ext}`, import.meta.url));
+  const execArgv = ext === '.ts' && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
+  cluster.setupPrimary({ exec, args: ['edge', ...args], execArgv });
+  const workers = new Map<number, Worker>();
+  let isStopping = false;
+  const restarts = new Map<number, { delayMs: number; startedAt: number }>();
+
+  const fork = (index: number): Promise<WorkerMessage & { tuna: 'ready' }> => {
+    const worker = cluster.fork({ [EDGE_WORKER_ENV]: `${index}/${count}` });
+    workers.set(index, worker);
+    const startedAt = Date.now();
+    return new Promise((resolve, reject) => {
+      worker.on('message', (m: unknown) => {
+        if (!isWorkerMessage(m)) return;
+        if (m.tuna === 'ready') {
+          log.info(`tuna edge: worker ${index} (pid ${worker.process.pid}) ready`, { worker: index, pid: worker.process.pid });
+          resolve(m);
+        } else if (m.tuna === 'announce') {
+          for (const [i, other] of workers) if (i !== index && other.isConnected()) other.send({ tuna: 'announce' } satisfies WorkerMessage);
+        }
+      });
+      worker.once('exit', (code, signal) => {
+        reject(new Error(`worker ${index} exited (${signal ?? code}) before it listened`));
+        if (workers.get(index) !== worker || isStopping) return;
+        const previous = restarts.get(index);
+        const wasHealthy = Date.now() - startedAt > HEALTHY_AFTER_MS;
+        const delayMs = previous === undefined || wasHealthy ? RESTART_FIRST_MS : Math.min(previous.delayMs * 2, RESTART_MAX_MS);
+        restarts.set(index, { delayMs, startedAt });
+        log.notice(`tuna edge: worker ${index} exited (${signal ?? code}); restarting in ${delayMs} ms`, { worker: index, code, signal });
+        setTimeout(() => {
+          if (!isStopping) fork(index).catch(() => undefined);
+        }, delayMs);
+      });
+    });
+  };
+
+  let first: WorkerMessage & { tuna: 'ready' };
+  try {
+    // Worker 0 alone first: it opens the store (migrations run once) before the others do.
+    first = await fork(0);
+    await Promise.all(Array.from({ length: count - 1 }, (_, i) => fork(i + 1)));
+  } catch (err) {
+    isStopping = true;
+    for (const w of workers.values()) w.kill();
+    throw err;
+  }
+  const ports = first.httpPort === undefined ? { tunnelPort: first.tunnelPort } : { tunnelPort: first.tunnelPort, httpPort: first.httpPort };
+  log.info(`tuna edge: tunnel listener on port ${first.tunnelPort}${first.httpPort === undefined ? '' : `, public HTTP on port ${first.httpPort}`} (${count} workers)`, { ...ports, workers: count });
+  const signal = await stopSignal;
+  isStopping = true;
+  log.notice(`${signal}: draining the edge's ${count} workers`, { signal });
+  const live = [...workers.values()].filter((w) => !w.isDead());
+  const exited = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
+  for (const w of live) if (w.isConnected()) w.send({ tuna: 'stop' } satisfies WorkerMessage);
+  const grace = setTimeout(() => {
+    for (const w of live) if (!w.isDead()) w.kill('SIGKILL');
+  }, STOP_GRACE_MS);
+  await exited;
+  clearTimeout(grace);
+  return 0;
+}
