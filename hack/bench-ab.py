@@ -13,14 +13,15 @@ and `tuna http` agent over a TLS tunnel on loopback. Per round and variant: wrk 
 /1k) for req/s, with the CPU time edge and agent spent per request (utime + stime of all their
 threads, from /proc); h2load at a fixed rate for p50/p99; optionally one download and one upload.
 Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB),
-AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies), HEADER (one more
+AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies), EDGE_ARGS (JSON: variant
+name -> extra `tuna edge` flags, e.g. ["--workers","2"]; CPU counts the edge's worker processes too), HEADER (one more
 request header every client sends, e.g. an Authorization for a --basic-auth variant).
 Needs wrk, h2load, curl, openssl (hack/bench-tools.sh). Loopback only.
 """
 import os, sys, subprocess, time, hashlib, secrets, tempfile, statistics, random, re, signal, json, shutil
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NODE = subprocess.check_output([os.path.join(ROOT, 'hack', 'node24.sh'), 'which', 'node'], cwd=ROOT).decode().strip()
-AGENT_ARGS=json.loads(os.environ.get('AGENT_ARGS','{}')); EXTRA=['-H',os.environ['HEADER']] if os.environ.get('HEADER') else []
+AGENT_ARGS=json.loads(os.environ.get('AGENT_ARGS','{}')); EDGE_ARGS=json.loads(os.environ.get('EDGE_ARGS','{}')); EXTRA=['-H',os.environ['HEADER']] if os.environ.get('HEADER') else []
 ROUNDS=int(os.environ.get('ROUNDS','3')); SECS=int(os.environ.get('SECS','4')); DL=int(os.environ.get('DL','268435456')); RATE=int(os.environ.get('RPS','2000'))
 D=tempfile.mkdtemp(prefix='ab-')
 procs=[]
@@ -46,7 +47,7 @@ try:
         key=secrets.token_urlsafe(24); sha=hashlib.sha256(key.encode()).hexdigest()
         hp=21000+random.randint(0,9000)+i*2; tp=hp+1
         open(f'{D}/{name}.yaml','w').write(f'listen:\n  tunnel: {{host: "127.0.0.1", port: {tp}, tls: {{certFile: "{D}/c.pem", keyFile: "{D}/k.pem"}}}}\n  http: {{host: "127.0.0.1", port: {hp}}}\nbindings:\n  - {{id: "binding/host/bench.test", kind: host, hostnames: ["bench.test"], keys: [{{sha256: "{sha}"}}]}}\n')
-        e=start([NODE,*flags,f'{dist}/cli/main.js','edge','--config',f'{D}/{name}.yaml'], f'{D}/{name}-edge.log')
+        e=start([NODE,*flags,f'{dist}/cli/main.js','edge','--config',f'{D}/{name}.yaml',*EDGE_ARGS.get(name,[])], f'{D}/{name}-edge.log')
         time.sleep(1.5)
         a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
         for _ in range(100):
@@ -60,9 +61,11 @@ try:
         order=variants[r%len(variants):]+variants[:r%len(variants)]
         for v in order:
             host=EXTRA+([] if v.get('direct') else ['-H','Host: bench.test'])
-            def cpu(pr):
-                f=open(f'/proc/{pr.pid}/stat').read().rsplit(')',1)[1].split()
-                return (int(f[11])+int(f[12]))*10000/1  # ticks(10ms) -> us
+            def cpu(pr, pid=None):
+                pid=pid or pr.pid
+                f=open(f'/proc/{pid}/stat').read().rsplit(')',1)[1].split()
+                kids=[int(k) for k in open(f'/proc/{pid}/task/{pid}/children').read().split()]
+                return (int(f[11])+int(f[12]))*10000/1+sum(cpu(None,k) for k in kids)  # ticks(10ms) -> us, with live children (edge workers)
             c0=(cpu(v['edge']),cpu(v['agent'])) if not v.get('direct') else (0,0)
             out=subprocess.run(['wrk','-t2','-c64',f'-d{SECS}s',*host,f'http://127.0.0.1:{v["hp"]}/1k'],capture_output=True,text=True).stdout
             v['rps'].append(float(re.search(r'Requests/sec:\s+([\d.]+)',out).group(1)))

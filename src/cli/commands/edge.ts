@@ -38,19 +38,21 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
   const onLog = (line: string): void => log.notice(line);
+  // the flags' document is checked here, before any worker is forked: a mistake is one clear error
+  const document = flags.config === undefined ? edgeConfigFromFlags(flags) : undefined;
   const worker = workerOfProcess(io.env);
   if (worker !== undefined) {
     // one of the primary's workers: the primary reports the ports and says when to stop.
     const instance = workerInstance(worker);
-    const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog, instance) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog, instance);
+    const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, instance) : await runtime.startEdge(document, onLog, instance);
     await serveAsWorker(edge, io.stopSignal);
     await edge.close();
     process.disconnect?.();
     return 0;
   }
-  const workers = await workerCount(flags.workers, flags.config);
+  const workers = await workerCount(flags.workers, flags.config, document);
   if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal);
-  const edge = flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog) : await runtime.startEdge(edgeConfigFromFlags(flags), onLog);
+  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog) : await runtime.startEdge(document, onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;
@@ -63,9 +65,14 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
  * workerCount is `--workers`, else the config file's `workers`, else the core count, but one for
  * an ACME edge (it issues and renews in one process; docs/edge.md, "Workers").
  */
-async function workerCount(flag: number | undefined, configPath: string | undefined): Promise<number> {
-  if (configPath === undefined) return flag ?? defaultWorkerCount();
-  const config = await (await import('../../edge/index.js')).loadEdgeConfig(configPath);
+async function workerCount(flag: number | undefined, configPath: string | undefined, document: Record<string, unknown> | undefined): Promise<number> {
+  if (flag === 1) return 1;
+  const edge = await import('../../edge/index.js');
+  if (configPath === undefined) {
+    edge.decodeEdgeConfig(document);
+    return flag ?? defaultWorkerCount();
+  }
+  const config = await edge.loadEdgeConfig(configPath);
   if (flag !== undefined && flag > 1 && config.acme !== undefined) throw new UsageError('tuna edge: --workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
   return flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount());
 }
