@@ -115,7 +115,8 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
       });
       worker.once('exit', (code, signal) => {
         reject(new Error(`worker ${index} exited (${signal ?? code}) before it listened`));
-        if (workers.get(index) !== worker || isStopping) return;
+        // exit 0 is a worker told to stop (Ctrl-C reaches the workers too, maybe before the primary): not restarted
+        if (workers.get(index) !== worker || isStopping || code === 0) return;
         const previous = restarts.get(index);
         const wasHealthy = Date.now() - startedAt > HEALTHY_AFTER_MS;
         const delayMs = previous === undefined || wasHealthy ? RESTART_FIRST_MS : Math.min(previous.delayMs * 2, RESTART_MAX_MS);
