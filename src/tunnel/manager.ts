@@ -115,7 +115,7 @@ export class TunnelManager extends EventEmitter {
       const status: BindingTunnelStatus = {
         bindingId: g.spec.bindingId,
         open: g.sessions().length,
-        wanted: g.spec.edges.reduce((n, edge) => n + Math.max(1, g.spec.connections ?? 1) * (this.#pool?.workersOf(edge) ?? 1), 0),
+        wanted: g.wanted(),
       };
       const err = g.lastError();
       if (err !== undefined) status.lastError = err;

@@ -89,6 +89,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     [['edge', '--tunnel', '127.0.0.1:0', '--store', 'x.db', '--bind', `a.test=${'0'.repeat(64)}`], /--store .* and --bind .* exclude each other/],
     [['edge', '--tunnel', '127.0.0.1:0', '--bind', 'a.test=abc'], /--bind a.test: the digest must be 64 lowercase hex digits/],
     [['edge', '--tunnel', 'nowhere', '--bind', `a.test=${'0'.repeat(64)}`], /--tunnel "nowhere" is not HOST:PORT/],
+    [['edge', '--tunnel', '127.0.0.1:0', '--bind', `a.test=${'0'.repeat(64)}`, '--workers', '0'], /--workers.*whole number from 1/],
   ];
   for (const [argv, message] of refusals) {
     it(`refuses tuna ${argv.join(' ')} with a usage error`, async () => {

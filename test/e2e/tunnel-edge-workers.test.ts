@@ -74,6 +74,19 @@ describe('agent connections to an edge of several worker processes', function ()
     expect(manager.status().map((s) => s.wanted)).to.deep.equal([2, 2, 2]);
   });
 
+  it('gives each binding one connection per worker in protocol version 1 too (connections of its own)', async () => {
+    const keys = await startWorkers();
+    const dialer = new WorkerDialer(() => workers.map((w) => w.address().tunnel.port));
+    manager = new TunnelManager(dialer, new SystemClock(), new TestStreamHandler(), new StaticKeySource(keys), { backoff: { baseMs: 100, maxMs: 400 } });
+    manager.apply(hosts.map((h) => ({ bindingId: idOf(h), edges: [{ host: '127.0.0.1', port: 1, tls: false }], keyRef: idOf(h) })));
+    await waitUntil(() => workers.every((w) => hosts.every((h) => w.registry.count().get(idOf(h)) === 1)), 10_000);
+    for (const w of workers) {
+      expect(w.registry.shared()).to.have.length(0);
+      for (const h of hosts) expect((await http1(w.address().http!.port, h, '/')).status, `${h} on a worker`).to.equal(200);
+    }
+    expect(manager.status().map((s) => s.wanted)).to.deep.equal([2, 2, 2]);
+  });
+
   it('gives up on a worker after a bounded number of dials when every connection reaches the other one', async () => {
     const keys = await startWorkers();
     // a primary that hands everything to worker 0: worker 1 is never reached
