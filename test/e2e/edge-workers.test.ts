@@ -9,7 +9,9 @@ import type { TestBackend } from '../support/backend-servers.js';
 import { countOf, httpGet, scrapeWorkers, startEdgeProcess, stopEdgeProcess } from '../support/edge-process.js';
 import type { EdgeProcess } from '../support/edge-process.js';
 import { BASE_DOMAIN, api, reserveAndMint, seedAccount } from '../support/edge-store-harness.js';
-import { openStore } from '../../src/edge/store/index.js';
+import { openPostgresStore, openStore } from '../../src/edge/store/index.js';
+import type { Store } from '../../src/edge/store/index.js';
+import { freshPostgresSchema } from '../support/postgres.js';
 
 /**
  * Issue 13 item 5: `tuna edge --workers N` runs N processes sharing the listeners. A tunnel
@@ -117,15 +119,26 @@ describe('tuna edge --workers: worker processes sharing the listeners (issue 13 
     for (const pid of pids) expect(() => process.kill(pid, 0), `worker pid ${pid} still runs`).to.throw(/ESRCH/);
   });
 
-  it('cuts a revoked key on every worker (store mode, SQLite)', async () => {
-    const db = join(dir, 'edge.db');
-    const store = await openStore(db);
+  // store mode on either store: the test seeds it, the edge's worker 0 opens it first.
+  const stores: { name: string; open: () => Promise<{ store: Store; section: Record<string, unknown> }> }[] = [
+    { name: 'SQLite', open: async () => ({ store: await openStore(join(dir, 'edge.db')), section: { url: join(dir, 'edge.db') } }) },
+    {
+      name: 'PostgreSQL',
+      open: async () => {
+        const target = await freshPostgresSchema();
+        return { store: await openPostgresStore(target), section: { url: target.connectionString, schema: target.schema } };
+      },
+    },
+  ];
+  for (const backend of stores) it(`cuts a revoked key on every worker (store mode, ${backend.name})`, async function () {
+    this.timeout(240_000);
+    const { store, section } = await backend.open();
     const seeded = await seedAccount(store);
     await store.close();
     const config = join(dir, 'edge.json');
     writeFileSync(config, JSON.stringify({
       listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } },
-      store: { url: db, baseDomain: BASE_DOMAIN, pollMs: 200 },
+      store: { ...section, baseDomain: BASE_DOMAIN, pollMs: 200 },
       limits: { tunnelWaitMs: 300 },
     }));
     edge = await startEdgeProcess(['--config', config, '--workers', '2']);
