@@ -94,6 +94,18 @@ function workerEntry(): { exec: string; execArgv: string[] } {
 export interface PrimaryLog {
   info(line: string, fields?: Record<string, unknown>): void;
   notice(line: string, fields?: Record<string, unknown>): void;
+  error(line: string, fields?: Record<string, unknown>): void;
+}
+
+/** WorkerStartError: a worker exited before it listened (its own error went to stderr before). */
+class WorkerStartError extends Error {
+  constructor(
+    readonly index: number,
+    readonly exitCode: number,
+    why: string,
+  ) {
+    super(`worker ${index} exited (${why}) before it listened`);
+  }
 }
 
 // A worker that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
@@ -111,16 +123,20 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   cluster.setupPrimary({ ...workerEntry(), args: ['edge', ...args] });
   const workers = new Map<number, Worker>();
   let isStopping = false;
+  /** every worker listened once: from then on a worker that dies is restarted */
+  let isStarted = false;
   const restarts = new Map<number, { delayMs: number; startedAt: number }>();
 
   const fork = (index: number): Promise<WorkerMessage & { tuna: 'ready' }> => {
     const worker = cluster.fork({ [EDGE_WORKER_ENV]: `${index}/${count}` });
     workers.set(index, worker);
     const startedAt = Date.now();
+    let isReady = false;
     return new Promise((resolve, reject) => {
       worker.on('message', (m: unknown) => {
         if (!isWorkerMessage(m)) return;
         if (m.tuna === 'ready') {
+          isReady = true;
           log.info(`tuna edge: worker ${index} (pid ${worker.process.pid}) ready`, { worker: index, pid: worker.process.pid });
           resolve(m);
         } else if (m.tuna === 'announce') {
@@ -128,7 +144,11 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
         }
       });
       worker.once('exit', (code, signal) => {
-        reject(new Error(`worker ${index} exited (${signal ?? code}) before it listened`));
+        // one that never listened fails the start (at start-up) or its restart (then retried later)
+        if (!isReady) {
+          reject(new WorkerStartError(index, code !== null && code !== 0 ? code : 1, String(signal ?? code)));
+          if (!isStarted) return;
+        }
         // exit 0 is a worker told to stop (Ctrl-C reaches the workers too, maybe before the primary): not restarted
         if (workers.get(index) !== worker || isStopping || code === 0) return;
         const previous = restarts.get(index);
@@ -151,8 +171,12 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   } catch (err) {
     isStopping = true;
     for (const w of workers.values()) w.kill();
-    throw err;
+    if (!(err instanceof WorkerStartError)) throw err;
+    // the worker said why (a config mistake, a port in use) on stderr; its exit status is the edge's
+    log.error(`tuna edge: ${err.message}`, { worker: err.index, exitCode: err.exitCode });
+    return err.exitCode;
   }
+  isStarted = true;
   const ports = first.httpPort === undefined ? { tunnelPort: first.tunnelPort } : { tunnelPort: first.tunnelPort, httpPort: first.httpPort };
   log.info(`tuna edge: tunnel listener on port ${first.tunnelPort}${first.httpPort === undefined ? '' : `, public HTTP on port ${first.httpPort}`} (${count} workers)`, { ...ports, workers: count });
   const signal = await stopSignal;

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
@@ -117,6 +119,24 @@ describe('tuna edge --workers: worker processes sharing the listeners (issue 13 
     expect(await stopEdgeProcess(e, 'SIGTERM')).to.equal(0);
     expect(e.stderr()).to.contain("SIGTERM: draining the edge's 2 workers");
     for (const pid of pids) expect(() => process.kill(pid, 0), `worker pid ${pid} still runs`).to.throw(/ESRCH/);
+  });
+
+  it('exits with the worker\'s status and its reason when a worker cannot listen, restarting nothing', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const failed = await startEdgeProcess(['--tunnel', `127.0.0.1:${port}`, '--bind', `app.test=${sha256}`, '--workers', '2']).then(
+        () => 'started',
+        (err: Error) => err.message,
+      );
+      expect(failed).to.match(/tuna edge exited \(78\)/);
+      expect(failed).to.contain('EADDRINUSE');
+      expect(failed).to.contain('worker 0 exited (78) before it listened');
+      expect(failed).to.not.contain('restarting');
+    } finally {
+      taken.close();
+    }
   });
 
   // store mode on either store: the test seeds it, the edge's worker 0 opens it first.
