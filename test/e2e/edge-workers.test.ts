@@ -158,7 +158,8 @@ describe('tuna edge --workers: worker processes sharing the listeners (issue 13 
     const config = join(dir, 'edge.json');
     writeFileSync(config, JSON.stringify({
       listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } },
-      store: { ...section, baseDomain: BASE_DOMAIN, pollMs: 200 },
+      // a feed read only every minute: the other worker hears of the revocation from the primary's relay (SQLite) or NOTIFY (PostgreSQL)
+      store: { ...section, baseDomain: BASE_DOMAIN, pollMs: 60_000 },
       limits: { tunnelWaitMs: 300 },
     }));
     edge = await startEdgeProcess(['--config', config, '--workers', '2']);
