@@ -7,6 +7,7 @@ import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
 import type { EdgeWorker, TunnelLimits } from '../wire/index.js';
 import type { ListenerStatus } from '../control-api/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
+import type { EdgePeers } from './edge-peers.js';
 import { StaticTunnelAuthority } from './tunnels/authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
@@ -60,14 +61,6 @@ export interface EdgeServerOptions {
   worker?: EdgeWorker;
   /** the other workers of the node: a control API change here makes them re-read the store at once (store mode) */
   peers?: EdgePeers;
-}
-
-/** EdgePeers connects one worker to the other workers of its edge node (through the cluster's primary). */
-export interface EdgePeers {
-  /** announce tells the other workers that this one changed the store */
-  announce(): void;
-  /** onAnnounce hears the other workers' announcements */
-  onAnnounce(listener: () => void): void;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */

@@ -1,6 +1,7 @@
 /** The edge relay: public listeners, the tunnel acceptor, routing to tunnels, metrics, and store mode. */
 export { EdgeServer, startEdge, bindingsFromConfig, keysFromConfig } from './edge-server.js';
-export type { EdgeServerOptions, EdgeAddresses, EdgePeers } from './edge-server.js';
+export type { EdgeServerOptions, EdgeAddresses } from './edge-server.js';
+export type { EdgePeers } from './edge-peers.js';
 export { EdgeConfigCodec, decodeEdgeConfig, loadEdgeConfig } from './config.js';
 export type { EdgeConfigFile, EdgeStoreConfig, EdgeAcmeConfig } from './config.js';
 export { StaticTunnelAuthority, hashTunnelKey } from './tunnels/authority.js';

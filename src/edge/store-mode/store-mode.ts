@@ -6,7 +6,7 @@ import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
 import type { EdgeWorker } from '../../wire/index.js';
-import type { EdgePeers } from '../edge-server.js';
+import type { EdgePeers } from '../edge-peers.js';
 import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
 import { EdgeConfigError } from '../errors.js';
 import { TunnelKeyEnforcer } from './key-enforcer.js';
