@@ -14,7 +14,8 @@ and `tuna http` agent over a TLS tunnel on loopback. Per round and variant: wrk 
 threads, from /proc); h2load at a fixed rate for p50/p99; optionally one download and one upload.
 Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB),
 AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies), EDGE_ARGS (JSON: variant
-name -> extra `tuna edge` flags, e.g. ["--workers","2"]; CPU counts the edge's worker processes too), HEADER (one more
+name -> extra `tuna edge` flags, e.g. ["--workers","2"] or ["--http1-forwarding","per-request"]; CPU counts the edge's
+worker processes too), HEADER (one more
 request header every client sends, e.g. an Authorization for a --basic-auth variant).
 Needs wrk, h2load, curl, openssl (hack/bench-tools.sh). Loopback only.
 """

@@ -18,6 +18,8 @@ import { repoRoot } from '../tunnel/tools.js';
 export const SCALE_BASE_DOMAIN = 'scale.test';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+/** TUNA_BENCH_NODE_FLAGS: node flags for the edge and the operator (e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile of the run) */
+const nodeFlags = (): string[] => (process.env['TUNA_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 const day = 24 * 3600_000;
 
 /** ScaleEdge is the running edge and what the operator needs to reach it. */
@@ -73,7 +75,7 @@ export async function startScaleEdge(group: ProcessGroup, dir: string): Promise<
   const configFile = join(dir, 'edge.yaml');
   await writeFile(configFile, config);
   const adminKey = lastLine(runCli(['edge', 'init', '--store', db]));
-  const proc = group.start('edge', process.execPath, [cli, 'edge', '--config', configFile, '--workers', '1'], day, { cwd: repoRoot });
+  const proc = group.start('edge', process.execPath, [...nodeFlags(), cli, 'edge', '--config', configFile, '--workers', '1'], day, { cwd: repoRoot });
   logTo(proc, join(dir, 'edge.log'));
   await readyOrExit(proc, waitForListening({ port: httpPort }, 30_000), (code) => new BenchProcessError('edge', `exited ${code}`, proc.output()));
   const env = { TUNA_API_KEY: adminKey, TUNA_EDGE: `${loopback}:${tunnelPort}` };
@@ -83,7 +85,7 @@ export async function startScaleEdge(group: ProcessGroup, dir: string): Promise<
 
 /** startScaleOperator runs `tuna operator` against the cluster with its keys in a Secret of `namespace`. */
 export function startScaleOperator(group: ProcessGroup, edge: ScaleEdge, kubeconfig: string, namespace: string, dir: string): SpawnedProcess {
-  const args = [cli, 'operator', '--key', edge.operatorKey, '--ca', edge.certFile, '--keys-namespace', namespace, '--cluster-id', 'scale-bench'];
+  const args = [...nodeFlags(), cli, 'operator', '--key', edge.operatorKey, '--ca', edge.certFile, '--keys-namespace', namespace, '--cluster-id', 'scale-bench'];
   const env = { ...process.env, KUBECONFIG: kubeconfig, TUNA_EDGE: `${loopback}:${edge.tunnelPort}` };
   const proc = group.start('operator', process.execPath, args, day, { cwd: repoRoot, env });
   logTo(proc, join(dir, 'operator.log'));

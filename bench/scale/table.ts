@@ -33,7 +33,7 @@ function batchCell(row: ScaleRow): string {
     const statuses = Object.entries(b.lastStatuses).map(([s, n]) => `${int(n)}× ${s}`).join(', ');
     return `**never** within ${seconds(b.allMs)}: ${int(b.pending)} of +${int(b.added)} not 200 (last round: ${statuses})`;
   }
-  return `${seconds(b.allMs)} (+${int(b.added)}; created in ${seconds(b.createMs)})`;
+  return `${seconds(b.allMs)} (+${int(b.added)}; created in ${seconds(b.createMs)}, all 200 ${seconds(Math.max(0, b.allMs - b.createMs))} after the last create)`;
 }
 
 /** renderScaleTable is the markdown table of the rows. */

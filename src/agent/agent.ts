@@ -1,5 +1,5 @@
 import type { Binding, RouteGraph } from '../model/index.js';
-import { diff, emptyGraph } from '../model/index.js';
+import { emptyGraph, tunnelsDiffer } from '../model/index.js';
 import type { DataPlane } from '../dataplane/index.js';
 
 /**
@@ -29,16 +29,18 @@ export class Agent {
 
   /** apply serves a new route graph; it reports whether the tunnels had to change. */
   async apply(graph: RouteGraph): Promise<{ tunnelsChanged: boolean }> {
-    const change = diff(this.current, graph);
+    const isTunnelChange = tunnelsDiffer(this.current, graph);
     this.dataPlane.update(graph);
     this.current = graph;
-    if (!change.isTunnelChange) return { tunnelsChanged: false };
+    if (!isTunnelChange) return { tunnelsChanged: false };
     await this.tunnels.apply(graph.bindings);
     return { tunnelsChanged: true };
   }
 
   /** close drains the tunnels, then releases upstream connections. */
   async close(): Promise<void> {
+    // idle keep-alive clients of spliced connections would otherwise hold the tunnels until the drain timeout.
+    this.dataPlane.drainSpliced();
     await this.tunnels.close();
     this.dataPlane.close();
   }

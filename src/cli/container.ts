@@ -102,6 +102,7 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
     },
     createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),
     startEdge: async (config, log = noLog, instance) => starter((await import('../edge/index.js')).decodeEdgeConfig(config), log, instance),
-    startEdgeFromFile: async (path, log = noLog, instance) => starter(await (await import('../edge/index.js')).loadEdgeConfig(path), log, instance),
+    startEdgeFromFile: async (path, log = noLog, overrides = {}, instance) =>
+      starter({ ...(await (await import('../edge/index.js')).loadEdgeConfig(path)), ...overrides }, log, instance),
   };
 }

@@ -117,6 +117,9 @@ Options:
                      tuna edge key --host HOST mints a key and prints this flag)
   --workers N        worker processes sharing the listeners (default: the core count, or
                      the config file's \`workers\`; 1 runs the edge in this process)
+  --http1-forwarding spliced|per-request
+                     public HTTP/1.1: one tunnel stream per connection to agents that take it
+                     (spliced, the default) or one per request; overrides the file's http1Forwarding
 ${logFlagsHelp}
 
 tuna edge init --store URL creates the first account and admin key (tuna edge init --help).

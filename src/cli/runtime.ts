@@ -19,8 +19,8 @@ export interface CliRuntime {
   createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent;
   /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside); `instance` names the worker it is (`tuna edge --workers`) */
   startEdge(config: unknown, log?: (line: string) => void, instance?: EdgeInstanceOptions): Promise<RunningEdge>;
-  /** startEdgeFromFile runs an edge from a configuration file */
-  startEdgeFromFile(path: string, log?: (line: string) => void, instance?: EdgeInstanceOptions): Promise<RunningEdge>;
+  /** startEdgeFromFile runs an edge from a configuration file; `overrides` (already checked flags) replace top-level keys of it; `instance` names the worker */
+  startEdgeFromFile(path: string, log?: (line: string) => void, overrides?: { http1Forwarding?: 'spliced' | 'per-request' }, instance?: EdgeInstanceOptions): Promise<RunningEdge>;
 }
 
 /** RunningEdge is an edge started by the CLI. */

@@ -55,10 +55,24 @@ interface RawAnswer {
 export class ControlClient {
   readonly #endpoint: ControlEndpoint;
   readonly #apiKey: string;
+  /**
+   * one keep-alive pool per client: a connection (and for https one TLS context and handshake) is
+   * reused by the calls after it. A connection per call made each of the operator's thousands of
+   * reservations and keys pay a new TLS context and handshake on both sides (issue 15). Idle
+   * connections do not keep a process alive (the agent unrefs them).
+   */
+  readonly #agent: http.Agent;
 
   constructor(endpoint: ControlEndpoint, apiKey: string) {
     this.#endpoint = endpoint;
     this.#apiKey = apiKey;
+    const pool = { keepAlive: true, maxFreeSockets: 16 };
+    this.#agent = endpoint.url.protocol === 'https:' ? new https.Agent({ ...pool, ...(endpoint.ca !== undefined ? { ca: endpoint.ca } : {}) }) : new http.Agent(pool);
+  }
+
+  /** close ends the pool's idle connections (calls in flight finish). */
+  close(): void {
+    this.#agent.destroy();
   }
 
   /** describeEdge asks what the edge serves: base domain, pools, public listeners, version (any valid key). */
@@ -153,13 +167,24 @@ export class ControlClient {
     return decoded.right;
   }
 
-  #send(method: string, path: string, body: unknown): Promise<RawAnswer> {
-    const { url, ca } = this.#endpoint;
+  async #send(method: string, path: string, body: unknown): Promise<RawAnswer> {
+    try {
+      return await this.#sendOnce(method, path, body);
+    } catch (err) {
+      // the edge closed an idle pooled connection as this call took it: the request never reached
+      // the edge (a server closes only idle connections), so it is sent once more on a new one
+      if (!(err instanceof ControlUnreachableError && isStaleConnection(err))) throw err;
+      return this.#sendOnce(method, path, body);
+    }
+  }
+
+  #sendOnce(method: string, path: string, body: unknown): Promise<RawAnswer> {
+    const { url } = this.#endpoint;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
     if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
     const target = new URL(path, url);
-    const options: https.RequestOptions = { method, headers, agent: false, timeout: TIMEOUT_MS, ...(ca !== undefined ? { ca } : {}) };
+    const options: https.RequestOptions = { method, headers, agent: this.#agent, timeout: TIMEOUT_MS };
     return new Promise((resolve, reject) => {
       const req = (target.protocol === 'https:' ? https : http).request(target, options, (res) => {
         const chunks: Buffer[] = [];
@@ -175,17 +200,27 @@ export class ControlClient {
         res.on('error', (err) => reject(unreachable(url, err)));
       });
       req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })));
-      req.on('error', (err) => reject(unreachable(url, err)));
+      req.on('error', (err) => reject(unreachable(url, err, req.reusedSocket)));
       req.end(payload);
     });
   }
 }
 
-function unreachable(url: URL, err: Error): ControlUnreachableError {
+/** a pooled connection that was reused and reset or closed before any answer: the edge had closed it as idle */
+const STALE_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
+const staleErrors = new WeakSet<ControlUnreachableError>();
+
+function isStaleConnection(err: ControlUnreachableError): boolean {
+  return staleErrors.has(err);
+}
+
+function unreachable(url: URL, err: Error, reusedSocket = false): ControlUnreachableError {
   // The error's code (ECONNREFUSED, ENOTFOUND, CERT_…) says enough; the request itself (and its
   // Authorization header) is never part of the message.
   const code = (err as NodeJS.ErrnoException).code;
-  return new ControlUnreachableError(`cannot reach ${url.origin}: ${code ?? err.message}`, { cause: err });
+  const wrapped = new ControlUnreachableError(`cannot reach ${url.origin}: ${code ?? err.message}`, { cause: err });
+  if (reusedSocket && code !== undefined && STALE_CODES.has(code)) staleErrors.add(wrapped);
+  return wrapped;
 }
 
 function header(value: string | string[] | undefined): string | undefined {

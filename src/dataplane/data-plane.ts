@@ -3,6 +3,7 @@ import http2 from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { BackendProtocol, RouteGraph } from '../model/index.js';
 import { emptyGraph } from '../model/index.js';
+import { SPLICED_HTTP1_PROTOCOL } from '../wire/index.js';
 import type { TunnelStreamContext, TunnelStreamHandler } from '../wire/index.js';
 import type { Random } from './balancer.js';
 import { SecureContextCache, StaticCertificateSource } from './certificates.js';
@@ -27,6 +28,8 @@ import { limitBody } from './policies/body-limit.js';
 import { PolicyCompiler } from './policies/compile.js';
 import type { CompiledPolicies } from './policies/compile.js';
 import type { EntryPoint, RouteTable } from './router.js';
+import { SplicedHttp1Server } from './spliced-http1.js';
+import type { SplicedConnection, SplicedHttp1Limits } from './spliced-http1.js';
 import { proxyDecrypted, proxyTcp } from './tcp-proxy.js';
 import { terminateTls } from './tls-terminator.js';
 import { Http1Client } from './upstream-http1.js';
@@ -51,6 +54,10 @@ export interface DataPlaneOptions {
   observer?: ExchangeObserver;
   /** clock of the rate-limit policies, in milliseconds (tests inject a fake one); default performance.now */
   now?: () => number;
+  /** false: do not tell edges that whole HTTP/1.1 connections may come on one stream (docs/protocol.md §4.5); default true */
+  spliceHttp1?: boolean;
+  /** limits of the HTTP/1.1 server that parses spliced connections (default: the edge's public defaults) */
+  splicedHttp1Limits?: SplicedHttp1Limits;
 }
 
 /**
@@ -60,6 +67,8 @@ export interface DataPlaneOptions {
  * atomically: a request keeps the table it started with, so a route change never fails it.
  */
 export class DataPlane implements TunnelStreamHandler {
+  /** acceptsSplicedHttp1 makes the tunnels tell the edge that this data plane serves spliced HTTP/1.1 connections. */
+  readonly acceptsSplicedHttp1: boolean;
   private table: RouteTable = compileRouteTable(emptyGraph());
   private readonly deps: ProxyDeps;
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
@@ -67,8 +76,19 @@ export class DataPlane implements TunnelStreamHandler {
   private readonly onError: (err: unknown, context: TunnelStreamContext) => void;
   private readonly observer: ExchangeObserver | undefined;
   private readonly policies: PolicyCompiler;
+  private readonly spliced: SplicedHttp1Server;
 
   constructor(options: DataPlaneOptions) {
+    this.acceptsSplicedHttp1 = options.spliceHttp1 ?? true;
+    // Each request of a spliced connection is routed on the table in force when it arrives.
+    this.spliced = new SplicedHttp1Server(
+      {
+        // the context of one request names it by its own id (the inspector and error logs key on it)
+        onRequest: (req, res, c) => this.serveHttp(this.table, downstreamFromHttp1(req, res), splicedFacts(c), requestContext(c, req)),
+        onUpgrade: (req, socket, head, c) => this.serveHttp1Upgrade(this.table, req, socket, head, splicedFacts(c), requestContext(c, req)),
+      },
+      options.splicedHttp1Limits,
+    );
     const random = options.random ?? Math.random;
     const picker = new EndpointPicker();
     this.clients = { http: new Http1Client(options.http1), h2c: new Http2Client({ mode: 'h2c' }), h2: new Http2Client({ mode: 'h2' }) };
@@ -103,12 +123,18 @@ export class DataPlane implements TunnelStreamHandler {
       if (headers[':method'] !== 'CONNECT') return this.serveHttp(table, downstreamFromHttp2(stream, headers), conn, context);
       const protocol = headers[':protocol'];
       if (protocol === 'websocket') return this.serveWebSocket(table, stream, headers, conn, context);
+      if (protocol === SPLICED_HTTP1_PROTOCOL && this.acceptsSplicedHttp1) return this.spliced.serve(stream, headers, context);
       if (protocol !== undefined) return void stream.respond({ ':status': 501 }, { endStream: true });
       this.serveRawStream(table, stream, headers, entry, context);
     } catch (err) {
       this.onError(err, context);
       if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     }
+  }
+
+  /** drainSpliced ends spliced HTTP/1.1 connections between requests (the agent is stopping; spliced-http1.ts). */
+  drainSpliced(): void {
+    this.spliced.drain();
   }
 
   /** close releases pooled upstream connections. */
@@ -235,6 +261,17 @@ export class DataPlane implements TunnelStreamHandler {
       tlsOptions,
     );
   }
+}
+
+function splicedFacts(c: SplicedConnection): ConnectionFacts {
+  const { context } = c;
+  const entry: EntryPoint = { bindingId: context.bindingId, publicPort: context.publicPort, publicProtocol: context.publicProtocol };
+  return { clientAddress: context.clientAddress, scheme: c.scheme, entry, splicedHost: c.routedHost ?? '' };
+}
+
+function requestContext(c: SplicedConnection, req: IncomingMessage): TunnelStreamContext {
+  const id = req.headers['x-request-id'];
+  return { ...c.context, requestId: typeof id === 'string' ? id : c.context.requestId };
 }
 
 function isSecure(protocol: TunnelStreamContext['publicProtocol']): boolean {

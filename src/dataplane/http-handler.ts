@@ -36,6 +36,12 @@ export interface ConnectionFacts {
   /** the scheme the client used at the edge (`https` when TLS was terminated anywhere) */
   scheme: 'http' | 'https';
   entry: EntryPoint;
+  /**
+   * set on a spliced HTTP/1.1 connection (spliced-http1.ts): the host the edge chose its binding
+   * by. A request for another host that the binding has no virtual host for gets 421, not 404:
+   * the client should send it on a connection of its own (RFC 9110 §15.5.20).
+   */
+  splicedHost?: string;
 }
 
 /**
@@ -66,6 +72,9 @@ export function resolveRequest(
   const matchFacts: RequestFacts = { method: methodForMatch, path, headers, query: search === '' ? noQuery : new URLSearchParams(search) };
   const result = routeHttp(table, conn.entry, host, matchFacts);
   if (result.kind === 'misdirected') return { status: 421, body: `misdirected request: ${host} is not served on a connection for ${result.sni}\n` };
+  if (result.kind === 'no-host' && conn.splicedHost !== undefined && host !== conn.splicedHost) {
+    return { status: 421, body: `misdirected request: ${host} is not served on this connection\n` };
+  }
   if (result.kind === 'no-host') return { status: 404, body: `no route for host ${host}\n` };
   if (result.kind === 'no-route') return { status: 404, body: `no route for ${path} on ${host}\n` };
   const proto = headerValue(headers, 'x-forwarded-proto');

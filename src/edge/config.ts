@@ -112,7 +112,16 @@ export const EdgeConfigCodec = t.intersection([
       t.partial({ http: Endpoint, https: Endpoint, metrics: Endpoint, addressPool: t.string }),
     ]),
   }),
-  t.partial({ certificates: t.array(Certificate), bindings: t.array(BindingEntry), limits: Limits, store: StoreSection, acme: AcmeSection, workers: t.number }),
+  t.partial({
+    certificates: t.array(Certificate),
+    bindings: t.array(BindingEntry),
+    limits: Limits,
+    store: StoreSection,
+    acme: AcmeSection,
+    workers: t.number,
+    /** public HTTP/1.1: one tunnel stream per connection (`spliced`, to agents that support it) or per request (docs/edge.md) */
+    http1Forwarding: t.keyof({ spliced: null, 'per-request': null }),
+  }),
 ]);
 
 /** EdgeStoreConfig is the `store` section: where the state lives and what the control API hands out. */

@@ -18,6 +18,7 @@ import { certificatesOnReservation, createConfiguredCertificates, staticCertific
 import { DEFAULT_PUBLIC_CONNECTION_LIMITS } from './fronts/connection-guard.js';
 import { ClientFairness } from './fronts/client-fairness.js';
 import { newRequestIdGenerator } from './fronts/front-context.js';
+import { DEFAULT_HTTP1_FORWARDING } from './fronts/http1-splice.js';
 import type { EdgeLimits, FrontContext } from './fronts/front-context.js';
 import { EdgeMetrics } from './metrics.js';
 import { adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics-endpoint.js';
@@ -160,6 +161,7 @@ export class EdgeServer {
       fairness: new ClientFairness(edgeLimits.connections.maxInFlightPerClient),
       requestId: newRequestIdGenerator(),
       isClosing: () => this.#isClosing,
+      http1Forwarding: config.http1Forwarding ?? DEFAULT_HTTP1_FORWARDING,
     };
     this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
     this.#tunnelServer = this.#createTunnelServer();

@@ -96,12 +96,64 @@ function diffById<T>(
   return result;
 }
 
-/** stableStringify serialises plain data with object keys sorted, so equal data gives equal text. */
+/**
+ * tunnelsDiffer tells whether two graphs hold different tunnels: a binding added, removed or
+ * changed, its policies aside (the data plane applies those). It is what the agent asks on every
+ * sync, so it compares the bindings alone and stops at the first difference: the whole `diff`
+ * serialised every route of 10,000 hosts twice per sync (issue 15).
+ */
+export function tunnelsDiffer(before: RouteGraph, after: RouteGraph): boolean {
+  if (before.bindings.length !== after.bindings.length) return true;
+  const old = new Map(before.bindings.map((b) => [b.id, b]));
+  for (const b of after.bindings) {
+    const prior = old.get(b.id);
+    if (prior === undefined) return true;
+    if (prior !== b && stableStringify(bindingWithoutPolicies(prior)) !== stableStringify(bindingWithoutPolicies(b))) return true;
+  }
+  return false;
+}
+
+/** stableStringify serialises plain data with object keys sorted, so equal data gives equal text (JSON.stringify's rules otherwise). */
 export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  return writeStable(value);
+}
+
+/** writeStable is stableStringify of an object or array, written directly rather than through a replacer's sorted copies. */
+function writeStable(value: object): string {
+  const json = (value as { toJSON?: () => unknown }).toJSON;
+  if (typeof json === 'function') return stableStringify(json.call(value)) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (i > 0) out += ',';
+      out += v === undefined || typeof v === 'function' || typeof v === 'symbol' ? 'null' : v === null || typeof v !== 'object' ? JSON.stringify(v) : writeStable(v);
+    }
+    return `${out}]`;
+  }
+  let out = '{';
+  let first = true;
+  for (const k of sortedKeys(value)) {
+    const v: unknown = (value as Record<string, unknown>)[k];
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${v === null || typeof v !== 'object' ? JSON.stringify(v) : writeStable(v)}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+const ARRAY_INDEX = /^(0|[1-9]\d{0,9})$/;
+
+/**
+ * sortedKeys orders keys as the object built from sorted keys enumerates them, which is what the
+ * serialiser wrote before: integer-like keys first, in numeric order (the language puts them
+ * there), then the others sorted.
+ */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value).sort();
+  const indices = keys.filter((k) => ARRAY_INDEX.test(k) && Number(k) < 4294967295);
+  if (indices.length === 0) return keys;
+  const isIndex = new Set(indices);
+  return [...indices.sort((a, b) => Number(a) - Number(b)), ...keys.filter((k) => !isIndex.has(k))];
 }

@@ -23,3 +23,6 @@ export * from './request-metrics.js';
 export * from './crd-reservations.js';
 export * from './crd-reservation-status.js';
 export * from './finalizers.js';
+export * from './pooled-kube-config.js';
+export * from './spec-changes.js';
+export * from './status-lane.js';

@@ -2,6 +2,7 @@ import { KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
 import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { KINDS } from '../translate/index.js';
 import type { KindEntry } from '../translate/index.js';
+import { SpecChanges } from './spec-changes.js';
 
 /**
  * WatchedKind is one resource the operator lists and watches: a watched row of the table of kinds
@@ -83,6 +84,8 @@ export interface KubeObjectsOptions {
   kinds?: readonly WatchedKind[];
   /** quiet time after the last change before `onChange` runs (default 100 ms) */
   debounceMs?: number;
+  /** longest a change waits for quiet: under a steady stream of changes `onChange` still runs this often (default 1 s) */
+  maxWaitMs?: number;
   /** wait before a failed watch, an absent optional kind or a less preferred version is tried again (default 5 s) */
   retryMs?: number;
   /** called for failures worth a log line */
@@ -120,6 +123,11 @@ export class KubeObjects {
   /** informers replaced by one at another version: their late errors are not acted on */
   readonly #retired = new WeakSet<CachedInformer>();
   #debounce: NodeJS.Timeout | undefined;
+  /** when the first change not yet reported arrived (performance.now()) */
+  #pendingSince: number | undefined;
+  readonly #maxWaitMs: number;
+  /** status-only updates (tuna's own status writes coming back) are not changes */
+  readonly #specChanges = new SpecChanges();
   #isStopped = false;
 
   constructor(config: KubeConfig, options: KubeObjectsOptions = {}) {
@@ -128,6 +136,7 @@ export class KubeObjects {
     this.#discovery = options.discovery ?? config.makeApiClient(ObjectApiDiscovery);
     this.#kinds = options.kinds ?? WATCHED_KINDS;
     this.#debounceMs = options.debounceMs ?? 100;
+    this.#maxWaitMs = options.maxWaitMs ?? 1000;
     this.#retryMs = options.retryMs ?? 5000;
     this.#onError = options.onError ?? (() => undefined);
   }
@@ -242,7 +251,7 @@ export class KubeObjects {
       first = undefined;
       return listed;
     });
-    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, () => this.#changed());
+    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (obj: KubernetesObject) => (this.#specChanges.isChange(kind, verb, obj) ? this.#changed() : undefined));
     informer.on('error', (err: unknown) => {
       if (this.#isStopped) return; // our own stop aborts the watch: not an error
       if (this.#retired.has(informer)) return;
@@ -337,11 +346,19 @@ export class KubeObjects {
 
   #changed(): void {
     if (this.#isStopped) return;
-    if (this.#debounce) clearTimeout(this.#debounce);
+    const now = performance.now();
+    this.#pendingSince ??= now;
+    // a steady stream of changes never leaves `debounceMs` of quiet: after `maxWaitMs` the timer runs out as set
+    const left = this.#pendingSince + this.#maxWaitMs - now;
+    if (this.#debounce) {
+      if (left <= 0) return;
+      clearTimeout(this.#debounce);
+    }
     this.#debounce = setTimeout(() => {
       this.#debounce = undefined;
+      this.#pendingSince = undefined;
       for (const l of this.#listeners) l();
-    }, this.#debounceMs);
+    }, Math.max(0, Math.min(this.#debounceMs, left)));
   }
 }
 

@@ -17,6 +17,8 @@ import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
 import type { ObjectSource } from './object-source.js';
 import type { SecretReader } from './secret-reader.js';
+import { StatusLane } from './status-lane.js';
+import type { LaneReport } from './status-lane.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
 import { objectLookup } from './status-writer.js';
 
@@ -137,11 +139,19 @@ export class Operator {
   #keySignature = '';
   #wasWriter = false;
   #serial: Promise<unknown> = Promise.resolve();
+  /** statuses and events are written here, beside the syncs (status-lane.ts) */
+  readonly #lane: StatusLane | undefined;
+  /** syncs of the change loop waiting for their statuses, woken by the next change */
+  #changeWaiters: (() => void)[] = [];
 
   constructor(options: OperatorOptions) {
     this.#o = options;
     this.#agent = new Agent(options.dataPlane, options.tunnels);
     this.#clock = options.clock ?? new SystemClock();
+    if (options.writer || options.events) {
+      const lookup = () => objectLookup(splitDeleting(options.objects.objects()).live);
+      this.#lane = new StatusLane({ ...(options.writer ? { writer: options.writer } : {}), ...(options.events ? { events: options.events } : {}), lookup });
+    }
   }
 
   /** start fills the cache, syncs once, and follows changes from then on. */
@@ -239,9 +249,15 @@ export class Operator {
     if (edge) result.edge = edge;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
     const isComplete = (edge?.deferred ?? []).length === 0;
-    const lookup = objectLookup(objects);
-    if (isWriter && isComplete && this.#o.writer) result.statuses = await this.#o.writer.write(statuses, lookup);
-    if (isWriter && isComplete && this.#o.events) result.events = await this.#o.events.record(statuses, lookup);
+    if (isWriter && isComplete && this.#lane) {
+      // A sync of the change loop waits for its statuses only until the next change: then it ends
+      // and the next sync starts at once, while the statuses go on being written beside it (a new
+      // Ingress no longer waits behind the status PATCHes of a batch; issue 15).
+      const written = this.#lane.submit(statuses);
+      const report: LaneReport | undefined = preemptible ? await Promise.race([written, this.#nextChange()]) : await written;
+      if (report?.statuses) result.statuses = report.statuses;
+      if (report?.events !== undefined) result.events = report.events;
+    }
     if (isWriter && isComplete && edge && this.#o.finalizers) result.finalizers = await this.#o.finalizers.apply(objects, deleting, edge.crd ?? emptyCrdReport());
     this.#o.onSynced?.(result);
     // only the edge knows when a domain is verified, or when a port of its pool is free again
@@ -249,14 +265,33 @@ export class Operator {
     return result;
   }
 
+  /** nextChange settles (undefined) once a change arrives that no sync has taken up yet. */
+  #nextChange(): Promise<undefined> {
+    if (this.#hasPendingChange || this.#isStopped) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#changeWaiters.push(() => resolve(undefined)));
+  }
+
+  #wakeChangeWaiters(): void {
+    const waiters = this.#changeWaiters;
+    this.#changeWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** statusesWritten settles once every status handed to the lane is written (tests, stop). */
+  async statusesWritten(): Promise<void> {
+    await this.#lane?.idle();
+  }
+
   /** stop ends the watches and drains the tunnels (in-flight streams finish). */
   async stop(): Promise<void> {
     this.#isStopped = true;
+    this.#wakeChangeWaiters();
     if (this.#retry) this.#clock.clearTimeout(this.#retry);
     if (this.#recheck) this.#clock.clearTimeout(this.#recheck);
     await this.#o.objects.stop();
     await this.#o.secrets?.stop();
     await this.#running?.catch(() => undefined);
+    await this.#lane?.idle();
     await this.#agent.close();
   }
 
@@ -273,6 +308,7 @@ export class Operator {
     // Before the cache is complete there is nothing to act on; start() syncs once it is.
     if (this.#isStopped || !this.#o.objects.hasSynced()) return;
     this.#hasPendingChange = true;
+    this.#wakeChangeWaiters();
     if (this.#running) {
       this.#again = true;
       return;

@@ -70,9 +70,10 @@ export class StatusWriter {
    * write brings every object's status up to date. `current` returns the object as the cache
    * holds it (undefined once deleted). Writes run `concurrency` at a time: one after another made
    * the first sync of 5,000 objects 5,000 round trips long (issue 15), and all at once would open
-   * thousands of requests against the apiserver.
+   * thousands of requests against the apiserver. `shouldStop` (asked before each PATCH) ends it
+   * early: a newer set of statuses is waiting (status-lane.ts).
    */
-  async write(statuses: readonly ObjectStatus[], current: (ref: ObjectRef) => KubernetesObject | undefined): Promise<WriteReport> {
+  async write(statuses: readonly ObjectStatus[], current: (ref: ObjectRef) => KubernetesObject | undefined, shouldStop: () => boolean = () => false): Promise<WriteReport> {
     const report: WriteReport = { written: 0, unchanged: 0, gone: 0, failed: 0 };
     const now = rfc3339Seconds(this.#now());
     const patches: { target: WatchedKind; apiVersion: string; ref: ObjectRef; body: object }[] = [];
@@ -102,7 +103,7 @@ export class StatusWriter {
         report.failed++;
         this.#onError(p.ref, err);
       }
-    });
+    }, shouldStop);
     return report;
   }
 

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { TunnelProtocolError, TunnelRefusedError, TunnelTimeoutError } from './errors.js';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
+import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN } from '../wire/index.js';
 
 /** UpgradeRequest is what the agent asks for in the upgrade (docs/protocol.md §2). */
 export interface UpgradeRequest {
@@ -10,6 +10,8 @@ export interface UpgradeRequest {
   binding?: { id: string; key: string };
   connectionId: string;
   timeoutMs: number;
+  /** optional features the agent supports (`tuna-features`, docs/protocol.md §4.5); none: the header is left out */
+  features?: readonly string[];
 }
 
 /** UpgradeResult is what the edge granted: the 101 response headers, lowercased. */
@@ -87,6 +89,7 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
         `Upgrade: ${token}\r\n` +
         (binding === undefined ? '' : `Authorization: Bearer ${binding.key}\r\n${HEADER_BINDING}: ${encodeURIComponent(binding.id)}\r\n`) +
         `${HEADER_CONNECTION_ID}: ${request.connectionId}\r\n` +
+        (request.features === undefined || request.features.length === 0 ? '' : `${HEADER_FEATURES}: ${request.features.join(', ')}\r\n`) +
         `\r\n`,
     );
   });

@@ -8,7 +8,7 @@ import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { EdgeWorkerMissedError, TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
 import { upgradeTunnel } from './handshake.js';
-import { DEFAULT_TUNNEL_LIMITS, HEADER_EDGE_WORKER, parseEdgeWorker, takeStreamMeta, tunnelSettings } from '../wire/index.js';
+import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, HEADER_EDGE_WORKER, parseEdgeWorker, takeStreamMeta, tunnelSettings } from '../wire/index.js';
 import type { EdgeWorker, TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
 
 /** TunnelSessionOptions configures one tunnel connection. */
@@ -149,6 +149,7 @@ export class TunnelSession extends EventEmitter {
           ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
           connectionId: this.connectionId,
           timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
+          ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
         });
         if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
         const reached = parseEdgeWorker(result.headers[HEADER_EDGE_WORKER]);

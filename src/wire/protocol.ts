@@ -119,3 +119,32 @@ export function takeStreamMeta(headers: IncomingHttpHeaders): StreamMeta | undef
   if (!Number.isInteger(publicPort) || publicPort < 0 || publicPort > 65535) return undefined;
   return { publicPort, publicProtocol: protocol as PublicProtocol, clientAddress: client, requestId };
 }
+
+/**
+ * HEADER_FEATURES lists, on the upgrade request (versions 1 and 2 alike), the optional features
+ * the agent supports, comma-separated (docs/protocol.md §4.5). An edge uses a feature on a
+ * connection only when the agent named it there; unknown tokens are ignored.
+ */
+export const HEADER_FEATURES = 'tuna-features';
+
+/** FEATURE_SPLICED_HTTP1 says the agent takes whole public HTTP/1.1 connections on one stream (§4.5). */
+export const FEATURE_SPLICED_HTTP1 = 'spliced-http1';
+
+/** SPLICED_HTTP1_PROTOCOL is the extended CONNECT `:protocol` (RFC 8441 §4) of a spliced HTTP/1.1 connection. */
+export const SPLICED_HTTP1_PROTOCOL = 'tuna-http1';
+
+/** parseFeatures reads a `tuna-features` value into its lowercase tokens (empty without one). */
+export function parseFeatures(value: string | string[] | undefined): ReadonlySet<string> {
+  const tokens = new Set<string>();
+  if (value === undefined) return tokens;
+  for (const part of [value].flat().join(',').split(',')) {
+    const token = part.trim().toLowerCase();
+    if (token !== '') tokens.add(token);
+  }
+  return tokens;
+}
+
+/** splicedRequestId is the id of the `n`th request (from 1) of a spliced connection whose stream id is `base`. */
+export function splicedRequestId(base: string, n: number): string {
+  return `${base}.${n.toString(36)}`;
+}

@@ -26,5 +26,11 @@ export interface TunnelStreamContext {
  * (`:protocol: websocket`, RFC 8441); raw TCP and TLS as plain CONNECT streams carrying bytes.
  */
 export interface TunnelStreamHandler {
+  /**
+   * acceptsSplicedHttp1, when true, makes the agent tell the edge (`tuna-features`) that it serves
+   * whole HTTP/1.1 connections on one extended CONNECT stream (`:protocol: tuna-http1`,
+   * docs/protocol.md §4.5); absent or false, the edge sends it one stream per request.
+   */
+  readonly acceptsSplicedHttp1?: boolean;
   handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, context: TunnelStreamContext): void;
 }

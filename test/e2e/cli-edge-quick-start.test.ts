@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,17 @@ import { api } from '../support/edge-store-harness.js';
  * `tuna edge key` mints a config-mode key and prints the flag, and `tuna edge` runs from flags in
  * config mode (`--bind`) or store mode (`--store`, then `tuna edge init`).
  */
+function status(port: number, host: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', agent, headers: { host } }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
 describe('tuna edge quick start without YAML (issue 12 finding 6)', function () {
   this.timeout(30_000);
   let runs: CliRun[] = [];
@@ -68,6 +80,26 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     expect([res.status, (JSON.parse(res.body) as EchoReply).backend]).to.deep.equal([200, 'quick']);
   });
 
+  it('forwards per request with --http1-forwarding per-request, one tunnel stream per request of a keep-alive connection', async () => {
+    const backend = await startHttpBackend('modes');
+    backends.push(backend);
+    const minted = cli(['edge', 'key', '--host', 'm.test', '--json']);
+    expect(await minted.exit).to.equal(0);
+    const { key, sha256 } = JSON.parse(minted.out.join('\n')) as { key: string; sha256: string };
+    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `m.test=${sha256}`, '--http1-forwarding', 'per-request']);
+    const ports = await edgePorts(edge);
+    const agent = cli(['http', String(backend.port), '--host', 'm.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await agent.waitForOut('Forwarding m.test');
+    const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 3; i++) expect(await status(ports.http, 'm.test', keepAlive)).to.equal(200);
+    } finally {
+      keepAlive.destroy();
+    }
+    const metrics = await getVia(ports.tunnel, 'edge', '/metrics');
+    expect(/^tuna_edge_streams_total (\d+)$/m.exec(metrics.body)?.[1]).to.equal('3');
+  });
+
   it('runs a store-mode edge from --store, initialised by tuna edge init, with its control API on the tunnel port', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tuna-quick-'));
     dirs.push(dir);
@@ -90,6 +122,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     [['edge', '--tunnel', '127.0.0.1:0', '--bind', 'a.test=abc'], /--bind a.test: the digest must be 64 lowercase hex digits/],
     [['edge', '--tunnel', 'nowhere', '--bind', `a.test=${'0'.repeat(64)}`], /--tunnel "nowhere" is not HOST:PORT/],
     [['edge', '--tunnel', '127.0.0.1:0', '--bind', `a.test=${'0'.repeat(64)}`, '--workers', '0'], /--workers.*whole number from 1/],
+    [['edge', '--tunnel', '127.0.0.1:0', '--bind', `a.test=${'0'.repeat(64)}`, '--http1-forwarding', 'both'], /http1-forwarding/],
   ];
   for (const [argv, message] of refusals) {
     it(`refuses tuna ${argv.join(' ')} with a usage error`, async () => {

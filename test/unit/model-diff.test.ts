@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { canonicalize, diff, stableStringify } from '../../src/model/index.js';
+import { canonicalize, diff, stableStringify, tunnelsDiffer } from '../../src/model/index.js';
+import type { RouteGraph } from '../../src/model/index.js';
 import { graphWith, route, serviceBackend } from '../support/graph-builders.js';
 
 const base = () => canonicalize(graphWith('a.example.com', [route('r1', { type: 'Prefix', value: '/' }), route('r2', { type: 'Exact', value: '/x' })]));
@@ -72,5 +73,68 @@ describe('stableStringify', () => {
   });
   it('keeps array order', () => {
     expect(stableStringify([1, 2])).to.not.equal(stableStringify([2, 1]));
+  });
+});
+
+/** the replacer-based serialiser stableStringify replaced (issue 15: it made sorted copies of every object) */
+function replacerStringify(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
+}
+
+describe('stableStringify writes what the replacer-based version wrote', () => {
+  const samples: unknown[] = [
+    null, 0, -1.5, 'text "quoted" \\ \u2028', true, [], {}, [null, undefined, 1, 'a', [2, [3]]],
+    { z: 1, a: undefined, m: null, f: () => 1, n: { y: [1, { b: 2, a: 1 }], x: new Date(0) } },
+    { 'key with "quotes"': 1, '': 2, '10': 3, '9': 4 },
+    base(),
+  ];
+  for (const [i, sample] of samples.entries()) {
+    it(`sample ${i}`, () => expect(stableStringify(sample)).to.equal(replacerStringify(sample)));
+  }
+});
+
+describe('tunnelsDiffer', () => {
+  const other = (): RouteGraph => {
+    const g = base();
+    const b = graphWith('b.example.com', [route('rb', { type: 'Prefix', value: '/' })]);
+    g.bindings.push(...b.bindings);
+    g.listeners.push(...b.listeners);
+    g.virtualHosts.push(...b.virtualHosts);
+    return canonicalize(g);
+  };
+  const changedClaim = (): RouteGraph => {
+    const g = base();
+    g.bindings[0]!.hostnames = ['a.example.com', 'www.a.example.com'];
+    return g;
+  };
+  const changedBackend = (): RouteGraph => {
+    const g = base();
+    g.virtualHosts[0]!.routes[0]!.backends = [serviceBackend('other', 8080)];
+    return g;
+  };
+  const empty = (): RouteGraph => ({ bindings: [], listeners: [], virtualHosts: [], streamRoutes: [], reservations: [] });
+  const cases: [string, () => RouteGraph, () => RouteGraph][] = [
+    ['equal graphs', base, base],
+    ['a changed backend', base, changedBackend],
+    ['a new host', base, other],
+    ['a host gone', other, base],
+    ['a changed claim', base, changedClaim],
+    ['every binding gone', base, empty],
+  ];
+  for (const [what, before, after] of cases) {
+    it(`agrees with diff().isTunnelChange: ${what}`, () => {
+      const [b, a] = [before(), after()];
+      expect(tunnelsDiffer(b, a)).to.equal(diff(b, a).isTunnelChange);
+    });
+  }
+  it('says a changed claim and a new host are tunnel changes, a changed backend is not', () => {
+    expect(tunnelsDiffer(base(), changedClaim())).to.equal(true);
+    expect(tunnelsDiffer(base(), other())).to.equal(true);
+    expect(tunnelsDiffer(base(), changedBackend())).to.equal(false);
   });
 });

@@ -34,6 +34,8 @@ export interface TunaEdgeSetup {
   hosts: string[];
   /** SHA-256 (hex) of each host's tunnel key: the edge accepts a key for one binding only */
   keySha256: Map<string, string>;
+  /** the edge's `http1Forwarding` (docs/edge.md); absent: the edge's default */
+  http1Forwarding?: 'spliced' | 'per-request';
 }
 
 const cliPath = join(repoRoot, 'src', 'cli', 'main.ts');
@@ -64,6 +66,7 @@ export function bindingIdOf(host: string): string {
 export function edgeConfig(setup: TunaEdgeSetup): string {
   const tls = setup.certFile && setup.keyFile ? `, tls: {certFile: "${setup.certFile}", keyFile: "${setup.keyFile}"}` : '';
   const lines = [
+    ...(setup.http1Forwarding === undefined ? [] : [`http1Forwarding: ${setup.http1Forwarding}`]),
     'listen:',
     `  tunnel: {host: "${loopback}", port: ${setup.tunnelPort}${tls}}`,
     `  http: {host: "${loopback}", port: ${setup.httpPort}}`,
@@ -100,14 +103,20 @@ export class TunaContender implements Contender {
   private readonly keys = new Map<string, string>();
   /** a prebuilt CLI to run instead of this checkout's (the "before" of an A/B run), if any */
   private readonly prebuiltCli: string | undefined;
+  /** the edge's HTTP/1.1 forwarding mode for this row (issue 13 item 2); absent: the edge's default */
+  private readonly http1Forwarding: 'spliced' | 'per-request' | undefined;
 
   /** edge worker processes (`tuna edge --workers`) */
   private readonly workers: number;
 
-  /** `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`; `workers` is the edge's `--workers`. */
-  constructor(name = 'tuna', prebuiltCli?: string, workers = 1) {
+  /**
+   * `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`;
+   * `http1Forwarding` sets the edge's mode; `workers` is the edge's `--workers`.
+   */
+  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers = 1) {
     this.name = name;
     this.prebuiltCli = prebuiltCli;
+    this.http1Forwarding = http1Forwarding;
     this.workers = workers;
   }
 
@@ -212,6 +221,7 @@ export class TunaContender implements Contender {
     const certs = this.certFiles ?? {};
     const keySha256 = new Map(hosts.map((h) => [h, createHash('sha256').update(this.keyOf(h)).digest('hex')]));
     const setup: TunaEdgeSetup = { httpPort: await freePort(), tunnelPort: await freePort(), ...certs, hosts, keySha256 };
+    if (this.http1Forwarding !== undefined) setup.http1Forwarding = this.http1Forwarding;
     const configFile = join(this.dir, `edge-${label}.yaml`);
     await writeFile(configFile, edgeConfig(setup), { mode: 0o600 });
     const args = tunaCommands(setup, configFile, this.workers).edge;

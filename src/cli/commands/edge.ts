@@ -9,7 +9,16 @@ import { edgeConfigFromFlags } from '../edge-flags.js';
 import { defaultWorkerCount, runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
 
-const EdgeFlags = t.partial({ config: t.string, tunnel: t.string, http: t.string, store: t.string, 'base-domain': t.string, bind: t.array(t.string), workers: PositiveIntString });
+const EdgeFlags = t.partial({
+  config: t.string,
+  tunnel: t.string,
+  http: t.string,
+  store: t.string,
+  'base-domain': t.string,
+  bind: t.array(t.string),
+  workers: PositiveIntString,
+  'http1-forwarding': t.keyof({ spliced: null, 'per-request': null }),
+});
 
 const quickStartFlags = ['tunnel', 'http', 'store', 'base-domain', 'bind'] as const;
 
@@ -21,6 +30,7 @@ const options = {
   'base-domain': { type: 'string' },
   bind: { type: 'string', multiple: true },
   workers: { type: 'string' },
+  'http1-forwarding': { type: 'string' },
   ...logFlagOptions,
 } as const;
 
@@ -32,19 +42,22 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   const parsed = parseFlags(args, options, 'edge');
   if (parsed.values.help === true) return (io.out(commandHelp.edge!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna edge: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'workers', ...quickStartFlags]), 'edge');
+  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'workers', 'http1-forwarding', ...quickStartFlags]), 'edge');
   const quick = quickStartFlags.filter((f) => flags[f] !== undefined);
   if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
   const onLog = (line: string): void => log.notice(line);
+  // --http1-forwarding overrides the file's (or the quick start's) `http1Forwarding` (docs/edge.md).
+  const forwarding = flags['http1-forwarding'];
+  const overrides = forwarding === undefined ? {} : { http1Forwarding: forwarding };
   // the flags' document is checked here, before any worker is forked: a mistake is one clear error
-  const document = flags.config === undefined ? edgeConfigFromFlags(flags) : undefined;
+  const document = flags.config === undefined ? { ...edgeConfigFromFlags(flags), ...overrides } : undefined;
   const worker = workerOfProcess(io.env);
   if (worker !== undefined) {
     // one of the primary's workers: the primary reports the ports and says when to stop.
     const instance = workerInstance(worker);
-    const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, instance) : await runtime.startEdge(document, onLog, instance);
+    const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides, instance) : await runtime.startEdge(document, onLog, instance);
     await serveAsWorker(edge, io.stopSignal);
     await edge.close();
     process.disconnect?.();
@@ -52,7 +65,7 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   }
   const workers = await workerCount(flags.workers, flags.config, document);
   if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal);
-  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog) : await runtime.startEdge(document, onLog);
+  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides) : await runtime.startEdge(document, onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;

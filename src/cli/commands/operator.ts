@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
 import {
@@ -24,6 +25,7 @@ import {
   KubeObjects,
   LeaderElector,
   OperatorHealth,
+  PooledKubeConfig,
   RequestMetrics,
   startHealthServer,
   OperatorTunnels,
@@ -74,7 +76,8 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
 
-  const kube = new KubeConfig();
+  // one connection pool for every call to the apiserver (client-node makes a new one per call)
+  const kube = new PooledKubeConfig();
   if (flags.kubeconfig !== undefined) kube.loadFromFile(flags.kubeconfig);
   else kube.loadFromDefault();
   const clusterId = flags['cluster-id'] ?? (await kubeSystemUid(kube));

@@ -55,6 +55,8 @@ export interface FrontContext {
   requestId(): string;
   /** isClosing turns true when the edge drains: HTTP/1.1 responses then say `Connection: close`. */
   isClosing(): boolean;
+  /** how public HTTP/1.1 is forwarded (http1-splice.ts); absent: per request */
+  http1Forwarding?: 'spliced' | 'per-request';
 }
 
 /** newRequestIdGenerator returns cheap unique ids: a random per-process prefix and a counter. */

@@ -14,6 +14,7 @@ import { forwardHttp1 } from './http1-front.js';
 import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
 import type { AbuseWatch } from './http2-abuse.js';
 import { forwardHttp2 } from './http2-front.js';
+import { spliceHttp1 } from './http1-splice.js';
 import { forwardRaw, watchRawTimeouts } from './raw-front.js';
 import { peekServerName } from './sni.js';
 import { forwardWebSocket } from './websocket-front.js';
@@ -225,11 +226,16 @@ export class PublicFront {
       this.#pendingInfo = info;
       this.#h2.emit('connection', socket);
       this.#pendingInfo = undefined;
-    } else {
-      this.#h1.emit('connection', socket);
-      // the HTTP/1.1 server reads the native handle; start the flow for bytes we pushed back.
-      socket.resume();
-    }
+    } else if (this.#ctx.http1Forwarding === 'spliced' && info.binding === undefined && this.#ctx.limits.maxRequestBodyBytes === undefined) {
+      // Dedicated addresses (every Host is the binding's) and an edge body limit stay per request (docs/edge.md).
+      spliceHttp1(this.#ctx, socket, info, { onSpliced: () => this.#guard.headersDone(socket), fallback: () => this.#serveHttp1(socket) });
+    } else this.#serveHttp1(socket);
+  }
+
+  #serveHttp1(socket: Socket): void {
+    this.#h1.emit('connection', socket);
+    // the HTTP/1.1 server reads the native handle; start the flow for bytes we pushed back.
+    socket.resume();
   }
 
   /** acceptHttp serves a plain connection: HTTP/1.1, or h2c when it opens with the HTTP/2 preface. */

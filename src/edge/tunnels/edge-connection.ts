@@ -1,7 +1,7 @@
 import { connect } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
 import type { Socket } from 'node:net';
-import { tunnelSettings } from '../../wire/index.js';
+import { FEATURE_SPLICED_HTTP1, tunnelSettings } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 
 // 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
@@ -13,6 +13,8 @@ export interface EdgeConnectionOptions {
   connectionId: string;
   limits: TunnelLimits;
   pingIntervalMs: number;
+  /** the optional features the agent named in its upgrade request (`tuna-features`, docs/protocol.md §4.5) */
+  features?: ReadonlySet<string>;
 }
 
 /**
@@ -25,6 +27,8 @@ export class EdgeConnection {
   readonly connectionId: string;
   readonly socket: Socket;
   readonly session: ClientHttp2Session;
+  /** canSpliceHttp1 says whether the agent takes whole public HTTP/1.1 connections on one stream (docs/protocol.md §4.5). */
+  readonly canSpliceHttp1: boolean;
   #streamsOpened = 0;
   #ready = false;
   #closing = false;
@@ -36,6 +40,7 @@ export class EdgeConnection {
   constructor(options: EdgeConnectionOptions) {
     this.connectionId = options.connectionId;
     this.socket = options.socket;
+    this.canSpliceHttp1 = options.features?.has(FEATURE_SPLICED_HTTP1) ?? false;
     this.session = connect('http://tunnel.invalid', {
       createConnection: () => options.socket,
       settings: tunnelSettings(options.limits, false),

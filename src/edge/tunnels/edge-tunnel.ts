@@ -13,6 +13,8 @@ export interface EdgeTunnelOptions {
   connectionId: string;
   limits: TunnelLimits;
   pingIntervalMs: number;
+  /** the optional features the agent named in its upgrade request (docs/protocol.md §4.5) */
+  features?: ReadonlySet<string>;
 }
 
 /**
@@ -65,6 +67,11 @@ export class EdgeTunnel {
   /** isShared says whether this binding shares its connection (protocol version 2). */
   get isShared(): boolean {
     return this.#isShared;
+  }
+
+  /** canSpliceHttp1 says whether this binding's agent takes whole public HTTP/1.1 connections on one stream (docs/protocol.md §4.5). */
+  get canSpliceHttp1(): boolean {
+    return this.connection.canSpliceHttp1;
   }
 
   /** ready resolves when the connection can take streams (false if it closed first). */

@@ -1,7 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_EDGE_WORKER, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, formatEdgeWorker } from '../../wire/index.js';
+import {
+  HEADER_BINDING,
+  HEADER_CONNECTION_ID,
+  HEADER_EDGE_WORKER,
+  HEADER_FEATURES,
+  SHARED_UPGRADE_TOKEN,
+  TUNNEL_PATH,
+  TUNNEL_UPGRADE_TOKEN,
+  formatEdgeWorker,
+  parseFeatures,
+} from '../../wire/index.js';
 import type { EdgeWorker, TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
@@ -106,7 +116,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   }
   let tunnel: EdgeTunnel | undefined;
   try {
-    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress);
+    tunnel = await upgradeGranted(options, verdict, tcpOf(socket), head, connectionId, remoteAddress, parseFeatures(req.headers[HEADER_FEATURES]));
   } finally {
     // A shared cap (capId) counts no live tunnel by key: its slot is held until the tunnel closes.
     if (tunnel !== undefined && verdict.capId !== undefined) tunnel.onClose(release);
@@ -125,6 +135,7 @@ async function upgradeGranted(
   head: Buffer,
   connectionId: string,
   remoteAddress: string,
+  features: ReadonlySet<string>,
 ): Promise<EdgeTunnel | undefined> {
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
@@ -137,6 +148,7 @@ async function upgradeGranted(
     connectionId,
     limits: options.limits,
     pingIntervalMs: options.pingIntervalMs,
+    features,
   });
   if (await tunnel.ready()) {
     options.registry.add(tunnel);
@@ -198,7 +210,8 @@ async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingM
   }
   const tcp = tcpOf(socket);
   if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, workerHeader(options)))) return;
-  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs });
+  const features = parseFeatures(req.headers[HEADER_FEATURES]);
+  const connection = new EdgeConnection({ socket: tcp, connectionId, limits: options.limits, pingIntervalMs: options.pingIntervalMs, features });
   const shared = new SharedTunnel(options, connection, remoteAddress);
   if (!(await shared.start())) return;
   options.registry.addShared(connection);

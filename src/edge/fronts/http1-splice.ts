@@ -1,0 +1,177 @@
+import { constants as h2c } from 'node:http2';
+import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
+import type { Socket } from 'node:net';
+import { relay, SPLICED_HTTP1_PROTOCOL, writeStreamMeta } from '../../wire/index.js';
+import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import { resolveHttpBinding } from './front-context.js';
+import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { hostWithoutPort } from './request-headers.js';
+
+/**
+ * Spliced HTTP/1.1 (issue 13 item 2, docs/protocol.md §4.5): the edge reads the first request head
+ * of a public HTTP/1.1 connection for its Host only, picks the binding's tunnel, and carries the
+ * whole connection — the bytes read so far, then both directions — as one extended CONNECT stream.
+ * The agent parses, routes and answers every request on it. Whatever the edge would answer itself
+ * or treat specially (a malformed or oversized head, an unknown host, no tunnel yet, an agent that
+ * did not name the feature, an Upgrade, a client over its in-flight cap) goes the per-request way
+ * instead, with the bytes pushed back, so those answers stay the edge's.
+ */
+
+/** Http1Forwarding is how the edge forwards public HTTP/1.1: one stream per connection, or per request. */
+export type Http1Forwarding = 'spliced' | 'per-request';
+
+/** HTTP1_FORWARDING_MODES lists the values of `--http1-forwarding` and the config's `http1Forwarding`. */
+export const HTTP1_FORWARDING_MODES: readonly Http1Forwarding[] = ['spliced', 'per-request'];
+
+/** DEFAULT_HTTP1_FORWARDING is the mode of an edge whose config names none (the faster one measured, docs/tunnel-performance.md §8). */
+export const DEFAULT_HTTP1_FORWARDING: Http1Forwarding = 'spliced';
+
+// A spliced connection without a byte either way this long is cut (as STREAM_IDLE_TIMEOUT_MS of the
+// per-request path; the agent's own keep-alive timeout closes idle connections well before).
+const SPLICED_IDLE_TIMEOUT_MS = 300_000;
+
+const METHOD = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** SpliceHooks are what the public front does when a connection is spliced or not. */
+export interface SpliceHooks {
+  /** the connection became one tunnel stream: its HTTP/1.1 header deadline no longer applies here */
+  onSpliced(): void;
+  /** serve the connection per request (the bytes read are back in the socket, which is paused) */
+  fallback(): void;
+}
+
+/**
+ * spliceableAuthority returns the Host of a first request head (the text before its blank line)
+ * when the connection may be spliced on it: an HTTP/1.1 origin-form request line, well-formed
+ * field lines (no obs-fold, no bare LF), exactly one non-empty Host, no Upgrade. Undefined sends
+ * the connection the per-request way, whose parser then gives the edge's usual answers.
+ */
+export function spliceableAuthority(head: string): string | undefined {
+  const lines = head.split('\r\n');
+  const requestLine = lines[0] ?? '';
+  const first = requestLine.indexOf(' ');
+  const last = requestLine.lastIndexOf(' ');
+  if (first <= 0 || last <= first) return undefined;
+  if (requestLine.slice(last + 1) !== 'HTTP/1.1' || !METHOD.test(requestLine.slice(0, first))) return undefined;
+  if (!requestLine.startsWith('/', first + 1)) return undefined;
+  let host: string | undefined;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.includes('\n')) return undefined;
+    const colon = line.indexOf(':');
+    if (colon <= 0) return undefined;
+    const name = line.slice(0, colon).toLowerCase();
+    if (!FIELD_NAME.test(name)) return undefined;
+    if (name === 'upgrade') return undefined;
+    if (name === 'host') {
+      if (host !== undefined) return undefined;
+      host = line.slice(colon + 1).trim();
+    }
+  }
+  return host === undefined || host === '' ? undefined : host;
+}
+
+/**
+ * spliceHttp1 reads the first request head of `socket` (under the connection guard's header
+ * deadline, which keeps running until `onSpliced`), and splices the connection when its binding's
+ * tunnel takes spliced connections; otherwise, or when the agent does not answer the stream 2xx,
+ * the connection is served per request (`fallback`) with no byte lost.
+ */
+export function spliceHttp1(ctx: FrontContext, socket: Socket, info: ConnectionInfo, hooks: SpliceHooks): void {
+  let seen: Buffer = Buffer.alloc(0);
+  const stop = (): void => {
+    socket.off('data', onData);
+    socket.off('end', onEnd);
+    socket.pause();
+  };
+  const giveUp = (): void => {
+    stop();
+    if (seen.length > 0) socket.unshift(seen);
+    hooks.fallback();
+  };
+  const onEnd = (): void => void socket.destroy();
+  const onData = (chunk: Buffer): void => {
+    seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+    const end = seen.indexOf('\r\n\r\n');
+    if (end < 0) {
+      // too large for the edge's limit (the per-request parser answers 431), or LF-only lines.
+      if (seen.length > ctx.limits.maxHeaderBytes || seen.includes('\n\n')) giveUp();
+      return;
+    }
+    const authority = end <= ctx.limits.maxHeaderBytes ? spliceableAuthority(seen.toString('latin1', 0, end)) : undefined;
+    const tunnel = authority === undefined ? undefined : spliceTunnel(ctx, info, authority);
+    if (authority === undefined || tunnel === undefined) return giveUp();
+    stop();
+    openSplice(ctx, socket, info, tunnel, authority, seen, hooks);
+  };
+  socket.on('data', onData);
+  socket.once('end', onEnd);
+  socket.resume();
+}
+
+// The tunnel a connection for `authority` is spliced on: one that is up now and whose agent named the feature.
+function spliceTunnel(ctx: FrontContext, info: ConnectionInfo, authority: string): EdgeTunnel | undefined {
+  const binding = resolveHttpBinding(ctx, info, hostWithoutPort(authority));
+  if (binding === undefined) return undefined;
+  const tunnel = ctx.registry.pick(binding.id);
+  return tunnel?.canSpliceHttp1 === true ? tunnel : undefined;
+}
+
+function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tunnel: EdgeTunnel, authority: string, seen: Buffer, hooks: SpliceHooks): void {
+  // A spliced connection holds one of the client's in-flight slots for its life; past the cap it
+  // is served per request, where the cap answers 429.
+  const release = ctx.fairness.acquire(tunnel.bindingId, info.clientAddress);
+  const fallback = (): void => {
+    release?.();
+    if (socket.destroyed) return;
+    socket.unshift(seen);
+    hooks.fallback();
+  };
+  if (release === undefined) return fallback();
+  const headers: OutgoingHttpHeaders = {
+    ':method': 'CONNECT',
+    ':protocol': SPLICED_HTTP1_PROTOCOL,
+    ':scheme': info.publicProtocol,
+    ':path': '/',
+    ':authority': authority,
+  };
+  writeStreamMeta(headers, { publicPort: info.port, publicProtocol: info.publicProtocol, clientAddress: info.clientAddress, requestId: ctx.requestId() });
+  let stream: ClientHttp2Stream;
+  try {
+    stream = tunnel.request(headers);
+  } catch {
+    return fallback();
+  }
+  ctx.metrics.streamsTotal++;
+  ctx.metrics.streamsActive++;
+  stream.on('error', noop);
+  let isSpliced = false;
+  const onClientClose = (): void => {
+    if (!stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
+  };
+  socket.once('close', onClientClose);
+  stream.once('close', () => {
+    ctx.metrics.streamsActive--;
+    // no answer, or a refusal: nothing of the connection reached a backend, so serve it per request.
+    if (!isSpliced) {
+      socket.off('close', onClientClose);
+      return fallback();
+    }
+    release();
+    if (stream.rstCode !== h2c.NGHTTP2_NO_ERROR) socket.destroy();
+    else if (!socket.writableEnded) socket.end();
+  });
+  stream.once('response', (response) => {
+    const status = Number(response[':status']);
+    if (status < 200 || status > 299 || socket.destroyed) return void stream.close(h2c.NGHTTP2_CANCEL);
+    isSpliced = true;
+    hooks.onSpliced();
+    socket.setTimeout(SPLICED_IDLE_TIMEOUT_MS, () => socket.destroy());
+    socket.unshift(seen);
+    relay([socket, stream], noop);
+    relay([stream, socket], noop);
+  });
+}
+
+function noop(): void {}
