@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
@@ -22,11 +21,6 @@ import type { RunningEdge } from './runtime.js';
 
 /** EDGE_WORKER_ENV names the worker a process is (`<index>/<count>`); set by the primary on fork. */
 export const EDGE_WORKER_ENV = 'TUNA_EDGE_WORKER';
-
-/** defaultWorkerCount is the core count (`os.availableParallelism()`). */
-export function defaultWorkerCount(): number {
-  return availableParallelism();
-}
 
 /** WorkerMessage is what the primary and the workers say to each other over the cluster's IPC channel. */
 type WorkerMessage = { tuna: 'ready'; tunnelPort: number; httpPort?: number } | { tuna: 'announce' } | { tuna: 'stop' };

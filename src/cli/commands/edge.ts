@@ -6,7 +6,8 @@ import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
-import { defaultWorkerCount, runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
+import { defaultWorkerCount } from '../cpu-limit.js';
+import { runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
 
 const EdgeFlags = t.partial({
@@ -75,8 +76,9 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
 }
 
 /**
- * workerCount is `--workers`, else the config file's `workers`, else the core count, but one for
- * an ACME edge (it issues and renews in one process; docs/edge.md, "Workers").
+ * workerCount is `--workers`, else the config file's `workers`, else the core count within the
+ * container's CPU limit (cpu-limit.ts), but one for an ACME edge (it issues and renews in one
+ * process; docs/edge.md, "Workers").
  */
 async function workerCount(flag: number | undefined, configPath: string | undefined, document: Record<string, unknown> | undefined): Promise<number> {
   if (flag === 1) return 1;
