@@ -86,7 +86,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     const minted = cli(['edge', 'key', '--host', 'm.test', '--json']);
     expect(await minted.exit).to.equal(0);
     const { key, sha256 } = JSON.parse(minted.out.join('\n')) as { key: string; sha256: string };
-    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `m.test=${sha256}`, '--http1-forwarding', 'per-request']);
+    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `m.test=${sha256}`, '--http1-forwarding', 'per-request', '--workers', '1']);
     const ports = await edgePorts(edge);
     const agent = cli(['http', String(backend.port), '--host', 'm.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
     await agent.waitForOut('Forwarding m.test');
