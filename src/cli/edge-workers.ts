@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
 import type { EdgeWorker } from '../wire/index.js';
+import { servePrimaryMetrics } from './edge-primary-metrics.js';
+import type { MetricsEndpoint, PrimaryMetrics } from './edge-primary-metrics.js';
 import type { RunningEdge } from './runtime.js';
 
 /**
@@ -42,6 +44,8 @@ export function workerInstance(worker: EdgeWorker): EdgeInstanceOptions {
   });
   return {
     worker,
+    // the primary serves `listen.metrics` (edge-primary-metrics.ts): this worker answers it
+    metricsFromPrimary: true,
     peers: {
       announce: () => process.send?.({ tuna: 'announce' } satisfies WorkerMessage),
       onAnnounce: (listener) => void listeners.push(listener),
@@ -111,12 +115,15 @@ const STOP_GRACE_MS = 20_000;
 
 /**
  * runEdgePrimary forks `count` workers of `tuna edge <args>` and supervises them until the stop
- * signal; it resolves with the exit status once every worker has exited.
+ * signal; it resolves with the exit status once every worker has exited. With `metrics` (the
+ * config's `listen.metrics`) the primary listens there itself, for every worker's series.
  */
-export async function runEdgePrimary(count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>): Promise<number> {
+export async function runEdgePrimary(count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>, metrics?: MetricsEndpoint): Promise<number> {
   cluster.setupPrimary({ ...workerEntry(), args: ['edge', ...args] });
   const workers = new Map<number, Worker>();
   let isStopping = false;
+  // before any worker: a port in use ends the edge here, as a worker's listener would
+  const metricsListener: PrimaryMetrics | undefined = metrics === undefined ? undefined : await servePrimaryMetrics(metrics, () => isStopping);
   /** every worker listened once: from then on a worker that dies is restarted */
   let isStarted = false;
   const restarts = new Map<number, { delayMs: number; startedAt: number }>();
@@ -165,6 +172,7 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   } catch (err) {
     isStopping = true;
     for (const w of workers.values()) w.kill();
+    await metricsListener?.close();
     if (!(err instanceof WorkerStartError)) throw err;
     // the worker said why (a config mistake, a port in use) on stderr; its exit status is the edge's
     log.error(`tuna edge: ${err.message}`, { worker: err.index, exitCode: err.exitCode });
@@ -173,6 +181,7 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   isStarted = true;
   const ports = first.httpPort === undefined ? { tunnelPort: first.tunnelPort } : { tunnelPort: first.tunnelPort, httpPort: first.httpPort };
   log.info(`tuna edge: tunnel listener on port ${first.tunnelPort}${first.httpPort === undefined ? '' : `, public HTTP on port ${first.httpPort}`} (${count} workers)`, { ...ports, workers: count });
+  if (metricsListener !== undefined) log.info(`tuna edge: metrics on port ${metricsListener.port} (every worker's series)`, { metricsPort: metricsListener.port });
   const signal = await stopSignal;
   isStopping = true;
   log.notice(`${signal}: draining the edge's ${count} workers`, { signal });
@@ -184,5 +193,6 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   }, STOP_GRACE_MS);
   await exited;
   clearTimeout(grace);
+  await metricsListener?.close();
   return 0;
 }

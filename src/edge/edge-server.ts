@@ -62,6 +62,8 @@ export interface EdgeServerOptions {
   worker?: EdgeWorker;
   /** the other workers of the node: a control API change here makes them re-read the store at once (store mode) */
   peers?: EdgePeers;
+  /** the cluster's primary serves `listen.metrics` with every worker's series: this worker opens no metrics listener and answers the primary instead */
+  metricsFromPrimary?: boolean;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */
@@ -242,7 +244,8 @@ export class EdgeServer {
       this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket).catch(() => socket.destroy()));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
-    if (listen.metrics !== undefined) {
+    if (this.#options.metricsFromPrimary === true) this.metrics.answerClusterPrimary(this.registry);
+    else if (listen.metrics !== undefined) {
       this.#metricsServer = createMetricsServer(() => this.metrics.render(this.registry), () => this.#isClosing);
       await listenOn(this.#metricsServer, listen.metrics.port, listen.metrics.host ?? '127.0.0.1', 'the metrics listener');
     }

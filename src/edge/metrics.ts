@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EdgeWorker } from '../wire/index.js';
 import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
@@ -179,6 +179,19 @@ export class EdgeMetrics {
   /** countHandshake records one tunnel upgrade by result (granted, or a refusal reason). */
   countHandshake(result: string): void {
     bump(this.#handshakes, result);
+  }
+
+  /**
+   * answerClusterPrimary makes this process (a node:cluster worker) answer the primary's
+   * AggregatorRegistry with this edge's series, with the live tunnels and bytes of `registry`
+   * (`tuna edge --workers N`: the primary serves `listen.metrics` for the whole edge). prom-client
+   * answers from its global registry unless told otherwise, and listens only once an
+   * AggregatorRegistry exists in the process.
+   */
+  answerClusterPrimary(registry: TunnelRegistry): void {
+    this.#tunnels = registry;
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([this.#prom]);
   }
 
   /** render returns the exposition text, with the live tunnels and bytes of `registry`. */

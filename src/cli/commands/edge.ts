@@ -7,6 +7,7 @@ import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
 import { defaultWorkerCount } from '../cpu-limit.js';
+import type { MetricsEndpoint } from '../edge-primary-metrics.js';
 import { runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
 
@@ -64,8 +65,8 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
     process.disconnect?.();
     return 0;
   }
-  const workers = await workerCount(flags.workers, flags.config, document);
-  if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal);
+  const { workers, metrics } = await workerCount(flags.workers, flags.config, document);
+  if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal, metrics);
   const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides) : await runtime.startEdge(document, onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
@@ -80,14 +81,16 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
  * container's CPU limit (cpu-limit.ts), but one for an ACME edge (it issues and renews in one
  * process; docs/edge.md, "Workers").
  */
-async function workerCount(flag: number | undefined, configPath: string | undefined, document: Record<string, unknown> | undefined): Promise<number> {
-  if (flag === 1) return 1;
+async function workerCount(
+  flag: number | undefined,
+  configPath: string | undefined,
+  document: Record<string, unknown> | undefined,
+): Promise<{ workers: number; metrics?: MetricsEndpoint }> {
+  if (flag === 1) return { workers: 1 };
   const edge = await import('../../edge/index.js');
-  if (configPath === undefined) {
-    edge.decodeEdgeConfig(document);
-    return flag ?? defaultWorkerCount();
-  }
-  const config = await edge.loadEdgeConfig(configPath);
+  const config = configPath === undefined ? edge.decodeEdgeConfig(document) : await edge.loadEdgeConfig(configPath);
+  const metrics = config.listen.metrics === undefined ? {} : { metrics: config.listen.metrics };
+  if (configPath === undefined) return { workers: flag ?? defaultWorkerCount(), ...metrics };
   if (flag !== undefined && flag > 1 && config.acme !== undefined) throw new UsageError('tuna edge: --workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
-  return flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount());
+  return { workers: flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount()), ...metrics };
 }
