@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
 import type { EdgeWorker } from '../wire/index.js';
-import { servePrimaryMetrics } from './edge-primary-metrics.js';
+import { gatherNodeMetrics, servePrimaryMetrics } from './edge-primary-metrics.js';
 import type { MetricsEndpoint, PrimaryMetrics } from './edge-primary-metrics.js';
 import type { RunningEdge } from './runtime.js';
 
@@ -25,7 +25,15 @@ import type { RunningEdge } from './runtime.js';
 export const EDGE_WORKER_ENV = 'TUNA_EDGE_WORKER';
 
 /** WorkerMessage is what the primary and the workers say to each other over the cluster's IPC channel. */
-type WorkerMessage = { tuna: 'ready'; tunnelPort: number; httpPort?: number } | { tuna: 'announce' } | { tuna: 'stop' };
+type WorkerMessage =
+  | { tuna: 'ready'; tunnelPort: number; httpPort?: number }
+  | { tuna: 'announce' }
+  | { tuna: 'stop' }
+  // a worker asks for the whole node's /metrics; the primary answers the same `id` with `text` or `error`
+  | { tuna: 'metrics'; id: number; text?: string; error?: string };
+
+// a worker's request for the node's metrics fails after this long (prom-client's own timeout is 5 s)
+const NODE_METRICS_TIMEOUT_MS = 10_000;
 
 function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
@@ -39,9 +47,25 @@ export function workerOfProcess(env: NodeJS.ProcessEnv): EdgeWorker | undefined 
 /** workerInstance is what a worker's edge takes: its name, and the other workers through the primary. */
 export function workerInstance(worker: EdgeWorker): EdgeInstanceOptions {
   const listeners: (() => void)[] = [];
+  const pending = new Map<number, (m: { text?: string; error?: string }) => void>();
+  let nextId = 0;
   process.on('message', (m: unknown) => {
     if (isWorkerMessage(m) && m.tuna === 'announce') for (const l of listeners) l();
+    if (isWorkerMessage(m) && m.tuna === 'metrics') pending.get(m.id)?.(m);
   });
+  const nodeMetrics = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => answer({ error: 'the primary did not answer' }), NODE_METRICS_TIMEOUT_MS);
+      const answer = (m: { text?: string; error?: string }): void => {
+        pending.delete(id);
+        clearTimeout(timer);
+        if (m.error !== undefined) reject(new Error(m.error));
+        else resolve(m.text ?? '');
+      };
+      pending.set(id, answer);
+      process.send?.({ tuna: 'metrics', id } satisfies WorkerMessage);
+    });
   return {
     worker,
     // the primary serves `listen.metrics` (edge-primary-metrics.ts): this worker answers it
@@ -49,6 +73,7 @@ export function workerInstance(worker: EdgeWorker): EdgeInstanceOptions {
     peers: {
       announce: () => process.send?.({ tuna: 'announce' } satisfies WorkerMessage),
       onAnnounce: (listener) => void listeners.push(listener),
+      nodeMetrics,
     },
   };
 }
@@ -142,6 +167,14 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
           resolve(m);
         } else if (m.tuna === 'announce') {
           for (const [i, other] of workers) if (i !== index && other.isConnected()) other.send({ tuna: 'announce' } satisfies WorkerMessage);
+        } else if (m.tuna === 'metrics') {
+          const reply = (answer: { text: string } | { error: string }): void => {
+            if (worker.isConnected()) worker.send({ tuna: 'metrics', id: m.id, ...answer } satisfies WorkerMessage);
+          };
+          gatherNodeMetrics().then(
+            (text) => reply({ text }),
+            (err: Error) => reply({ error: err.message }),
+          );
         }
       });
       worker.once('exit', (code, signal) => {

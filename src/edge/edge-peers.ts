@@ -8,4 +8,6 @@ export interface EdgePeers {
   announce(): void;
   /** onAnnounce hears the other workers' announcements */
   onAnnounce(listener: () => void): void;
+  /** nodeMetrics is every worker's `/metrics` series in one exposition text, gathered by the primary */
+  nodeMetrics?(): Promise<string>;
 }

@@ -223,11 +223,13 @@ export class EdgeServer {
   }
 
   // On the tunnel listener: open in config mode, an admin API key in store mode (metrics-endpoint.ts).
+  // With workers, the primary gathers every worker's series (docs/edge.md, "Workers").
   #serveMetrics(req: IncomingMessage, res: ServerResponse): void {
     const authorize = this.#options.authorizeMetrics;
-    if (authorize === undefined) return sendMetrics(res, this.metrics.render(this.registry));
+    const render = (): Promise<string> => this.#options.peers?.nodeMetrics?.() ?? this.metrics.render(this.registry);
+    if (authorize === undefined) return sendMetrics(res, render());
     authorize(req).then(
-      (isAllowed) => (isAllowed ? sendMetrics(res, this.metrics.render(this.registry)) : sendMetricsUnauthorized(res)),
+      (isAllowed) => (isAllowed ? sendMetrics(res, render()) : sendMetricsUnauthorized(res)),
       () => res.writeHead(500).end(),
     );
   }

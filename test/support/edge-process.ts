@@ -92,18 +92,20 @@ export function httpGet(port: number, path: string, headers: http.OutgoingHttpHe
 }
 
 /**
- * scrapeWorkers reads `/metrics` over fresh connections until every one of `count` workers has
- * answered once (at most 20 tries per worker), and returns each worker's scrape by index.
+ * scrapeWorkers reads `/metrics` ONCE (a worker's answer is the whole node's, gathered by the
+ * primary: docs/edge.md, "Workers") and splits its series by their `worker` label, for each of
+ * `count` workers found; a worker with no series is missing from the map.
  */
 export async function scrapeWorkers(port: number, count: number, headers: http.OutgoingHttpHeaders = {}): Promise<Map<number, string>> {
-  const seen = new Map<number, string>();
-  for (let i = 0; i < 20 * count && seen.size < count; i++) {
-    const { status, body } = await httpGet(port, '/metrics', headers);
-    if (status !== 200) throw new Error(`/metrics answered ${status}`);
-    const m = /worker="(\d+)"/.exec(body);
-    if (m !== null && !seen.has(Number(m[1]))) seen.set(Number(m[1]), body);
+  const { status, body } = await httpGet(port, '/metrics', headers);
+  if (status !== 200) throw new Error(`/metrics answered ${status}`);
+  const lines = new Map<number, string[]>();
+  for (const line of body.split('\n')) {
+    const m = /worker="(\d+)"/.exec(line);
+    if (m === null || Number(m[1]) >= count) continue;
+    lines.set(Number(m[1]), [...(lines.get(Number(m[1])) ?? []), line]);
   }
-  return seen;
+  return new Map([...lines].map(([w, l]) => [w, l.join('\n')]));
 }
 
 /** countOf sums the series of a metric in a scrape whose labels contain `labels` (e.g. `code="200"`). */
