@@ -16,7 +16,8 @@ Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 
 AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies; every agent runs with
 `--inspect=false`: the request inspector listens on one port, 4040, which only the first variant's
 agent would get, and its recording costs about 4 KB per request), EDGE_ARGS (JSON: variant
-name -> extra `tuna edge` flags, e.g. ["--http1-forwarding","per-request"]), HEADER (one more
+name -> extra `tuna edge` flags, e.g. ["--workers","2"] or ["--http1-forwarding","per-request"]; CPU counts the edge's
+worker processes too), HEADER (one more
 request header every client sends, e.g. an Authorization for a --basic-auth variant).
 Needs wrk, h2load, curl, openssl (hack/bench-tools.sh). Loopback only.
 """
@@ -63,9 +64,11 @@ try:
         order=variants[r%len(variants):]+variants[:r%len(variants)]
         for v in order:
             host=EXTRA+([] if v.get('direct') else ['-H','Host: bench.test'])
-            def cpu(pr):
-                f=open(f'/proc/{pr.pid}/stat').read().rsplit(')',1)[1].split()
-                return (int(f[11])+int(f[12]))*10000/1  # ticks(10ms) -> us
+            def cpu(pr, pid=None):
+                pid=pid or pr.pid
+                f=open(f'/proc/{pid}/stat').read().rsplit(')',1)[1].split()
+                kids=[int(k) for k in open(f'/proc/{pid}/task/{pid}/children').read().split()]
+                return (int(f[11])+int(f[12]))*10000/1+sum(cpu(None,k) for k in kids)  # ticks(10ms) -> us, with live children (edge workers)
             c0=(cpu(v['edge']),cpu(v['agent'])) if not v.get('direct') else (0,0)
             out=subprocess.run(['wrk','-t2','-c64',f'-d{SECS}s',*host,f'http://127.0.0.1:{v["hp"]}/1k'],capture_output=True,text=True).stdout
             v['rps'].append(float(re.search(r'Requests/sec:\s+([\d.]+)',out).group(1)))

@@ -75,7 +75,7 @@ export async function startScaleEdge(group: ProcessGroup, dir: string): Promise<
   const configFile = join(dir, 'edge.yaml');
   await writeFile(configFile, config);
   const adminKey = lastLine(runCli(['edge', 'init', '--store', db]));
-  const proc = group.start('edge', process.execPath, [...nodeFlags(), cli, 'edge', '--config', configFile], day, { cwd: repoRoot });
+  const proc = group.start('edge', process.execPath, [...nodeFlags(), cli, 'edge', '--config', configFile, '--workers', '1'], day, { cwd: repoRoot });
   logTo(proc, join(dir, 'edge.log'));
   await readyOrExit(proc, waitForListening({ port: httpPort }, 30_000), (code) => new BenchProcessError('edge', `exited ${code}`, proc.output()));
   const env = { TUNA_API_KEY: adminKey, TUNA_EDGE: `${loopback}:${tunnelPort}` };

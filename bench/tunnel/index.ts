@@ -69,7 +69,7 @@ async function rounds(run: Run, phase: keyof typeof phaseShare, figure: string, 
 
 type Resolved = Required<TunnelBenchOptions>;
 
-const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request'];
+const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers'];
 const connections = 64;
 const wrkThreads = 2;
 const latencyClients = 20;
@@ -113,6 +113,9 @@ function makeContender(name: string): Contender {
       return new TunaContender('tuna (spliced)', undefined, 'spliced');
     case 'tuna-per-request':
       return new TunaContender('tuna (per-request)', undefined, 'per-request');
+    case 'tuna-workers':
+      // the edge as two worker processes sharing its listeners (`tuna edge --workers 2`, issue 13 item 5)
+      return new TunaContender('tuna (2 workers)', undefined, undefined, 2);
     case 'tuna-baseline':
       // another build of tuna side by side (an A/B run): TUNA_BENCH_TUNA_BASELINE names its dist/cli/main.js
       if (!process.env.TUNA_BENCH_TUNA_BASELINE) throw new Error('tuna-baseline needs TUNA_BENCH_TUNA_BASELINE=<path of a built dist/cli/main.js>');

@@ -3,7 +3,7 @@ import { container as rootContainer, inject, injectable } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import { DataPlane } from '../dataplane/index.js';
 import type { CertificateSource, EndpointResolver, ExchangeObserver } from '../dataplane/index.js';
-import type { EdgeConfigFile } from '../edge/index.js';
+import type { EdgeConfigFile, EdgeInstanceOptions } from '../edge/index.js';
 import {
   CLOCK,
   EDGE_DIALER,
@@ -38,7 +38,7 @@ export const EDGE_STARTER: InjectionToken<EdgeStarter> = Symbol.for('tuna.cli.Ed
 export type TunnelControlFactory = (options: AgentOptions, handler: DataPlane, log?: (line: string) => void) => TunnelControl;
 
 /** EdgeStarter starts an edge. */
-export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void) => Promise<RunningEdge>;
+export type EdgeStarter = (config: EdgeConfigFile, log: (line: string) => void, instance?: EdgeInstanceOptions) => Promise<RunningEdge>;
 
 /** AgentFactory assembles an agent: a data plane and the tunnels to the edge that feed it. */
 @injectable()
@@ -71,12 +71,15 @@ export function createContainer(): DependencyContainer {
     },
   });
   c.register(EDGE_STARTER, {
-    useFactory: (deps) => async (config: EdgeConfigFile, log: (line: string) => void) => {
+    useFactory: (deps) => async (config: EdgeConfigFile, log: (line: string) => void, instance?: EdgeInstanceOptions) => {
       // The edge (its store drivers, ACME) loads with the first edge started: `tuna http` never does.
-      const { edgeScope, registerEdgeDefaults, startEdgeIn } = await import('../edge/index.js');
+      const { EDGE_OPTIONS, edgeScope, registerEdgeDefaults, startEdgeIn } = await import('../edge/index.js');
       // The edge's parts (how a store opens), unless a test registered its own; each edge started gets a child container of its own.
       registerEdgeDefaults(c);
-      const edge = await startEdgeIn(edgeScope(deps, config, log));
+      const scope = edgeScope(deps, config, log);
+      // a worker of `tuna edge --workers N`: its name and its peers, beside any options already registered
+      if (instance !== undefined) scope.register(EDGE_OPTIONS, { useValue: { ...(scope.isRegistered(EDGE_OPTIONS, true) ? scope.resolve(EDGE_OPTIONS) : {}), ...instance } });
+      const edge = await startEdgeIn(scope);
       const addresses = edge.address();
       return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
     },
@@ -98,7 +101,8 @@ export function createRuntime(c: DependencyContainer = createContainer()): CliRu
       return scope.resolve(TunnelManager);
     },
     createAgent: (options, endpoints, certificates, log, observer) => agents.create(options, endpoints, certificates, log, observer),
-    startEdge: async (config, log = noLog) => starter((await import('../edge/index.js')).decodeEdgeConfig(config), log),
-    startEdgeFromFile: async (path, log = noLog, overrides = {}) => starter({ ...(await (await import('../edge/index.js')).loadEdgeConfig(path)), ...overrides }, log),
+    startEdge: async (config, log = noLog, instance) => starter((await import('../edge/index.js')).decodeEdgeConfig(config), log, instance),
+    startEdgeFromFile: async (path, log = noLog, overrides = {}, instance) =>
+      starter({ ...(await (await import('../edge/index.js')).loadEdgeConfig(path)), ...overrides }, log, instance),
   };
 }

@@ -115,6 +115,9 @@ Options:
   --base-domain D    store mode: the base domain of reserved names (default localhost)
   --bind HOST=SHA256 config mode: publish HOST for the key with that digest (repeatable;
                      tuna edge key --host HOST mints a key and prints this flag)
+  --workers N        worker processes sharing the listeners (default: the core count within
+                     the CPU limit of a container, or the config file's \`workers\`; 1 runs the
+                     edge in this process)
   --http1-forwarding spliced|per-request
                      public HTTP/1.1: one tunnel stream per connection to agents that take it
                      (spliced, the default) or one per request; overrides the file's http1Forwarding

@@ -3,6 +3,7 @@ import type { CertificateSource, EndpointResolver, ExchangeObserver } from '../d
 import type { TunnelKeySource, TunnelManager } from '../tunnel/index.js';
 import type { TunnelStreamHandler } from '../wire/index.js';
 import type { Agent } from '../agent/index.js';
+import type { EdgeInstanceOptions } from '../edge/index.js';
 import type { AgentOptions } from './agent-options.js';
 
 /**
@@ -16,10 +17,10 @@ export interface CliRuntime {
   createTunnelManager(handler: TunnelStreamHandler, keys: TunnelKeySource): TunnelManager;
   /** createAgent builds a data plane and the tunnels to the edge for it; `log` gets unexpected proxy errors; `observer` sees every HTTP exchange (the request inspector) */
   createAgent(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent;
-  /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside) */
-  startEdge(config: unknown, log?: (line: string) => void): Promise<RunningEdge>;
-  /** startEdgeFromFile runs an edge from a configuration file; `overrides` (already checked flags) replace top-level keys of it */
-  startEdgeFromFile(path: string, log?: (line: string) => void, overrides?: { http1Forwarding?: 'spliced' | 'per-request' }): Promise<RunningEdge>;
+  /** startEdge runs an edge from a configuration document (parsed YAML/JSON, validated inside); `instance` names the worker it is (`tuna edge --workers`) */
+  startEdge(config: unknown, log?: (line: string) => void, instance?: EdgeInstanceOptions): Promise<RunningEdge>;
+  /** startEdgeFromFile runs an edge from a configuration file; `overrides` (already checked flags) replace top-level keys of it; `instance` names the worker */
+  startEdgeFromFile(path: string, log?: (line: string) => void, overrides?: { http1Forwarding?: 'spliced' | 'per-request' }, instance?: EdgeInstanceOptions): Promise<RunningEdge>;
 }
 
 /** RunningEdge is an edge started by the CLI. */

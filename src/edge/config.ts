@@ -118,6 +118,7 @@ export const EdgeConfigCodec = t.intersection([
     limits: Limits,
     store: StoreSection,
     acme: AcmeSection,
+    workers: t.number,
     /** public HTTP/1.1: one tunnel stream per connection (`spliced`, to agents that support it) or per request (docs/edge.md) */
     http1Forwarding: t.keyof({ spliced: null, 'per-request': null }),
   }),
@@ -158,6 +159,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   if (result.right.acme !== undefined) checkAcme(result.right);
   checkPortPool(result.right);
   checkStoreLimits(result.right.store);
+  checkWorkers(result.right);
   checkPublicLimits(result.right.limits?.public, 'limits.public');
   checkPublicLimits(result.right.limits?.tunnelListener, 'limits.tunnelListener');
   const pool = result.right.listen.addressPool;
@@ -204,6 +206,20 @@ function checkPortPool(config: EdgeConfigFile): void {
       throw new EdgeConfigError(`invalid edge config: store.portPool: ${pool.first}-${pool.last} holds ${field}.port ${port}, the edge's own listener`);
     }
   }
+}
+
+/** MAX_CONFIG_WORKERS bounds `workers` (the edge's worker processes, `tuna edge --workers`). */
+export const MAX_CONFIG_WORKERS = 256;
+
+// `workers`: processes sharing the listeners (src/cli/edge-workers.ts). ACME issues and renews in
+// one process only, so an ACME edge runs one (docs/edge.md, "Workers").
+function checkWorkers(config: EdgeConfigFile): void {
+  const { workers } = config;
+  if (workers === undefined) return;
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_CONFIG_WORKERS) {
+    throw new EdgeConfigError(`invalid edge config: workers: must be a whole number from 1 to ${MAX_CONFIG_WORKERS}, got ${JSON.stringify(workers)}`);
+  }
+  if (workers > 1 && config.acme !== undefined) throw new EdgeConfigError('invalid edge config: workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
 }
 
 // Quotas and the expiry are whole numbers (a quota of 0 means "none allowed"; an expiry of 0 days would release at once).

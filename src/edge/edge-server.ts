@@ -4,9 +4,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEFAULT_TUNNEL_LIMITS } from '../wire/index.js';
-import type { TunnelLimits } from '../wire/index.js';
+import type { EdgeWorker, TunnelLimits } from '../wire/index.js';
 import type { ListenerStatus } from '../control-api/index.js';
 import type { CertificateManager, CertificateProvider } from './acme/index.js';
+import type { EdgePeers } from './edge-peers.js';
 import { StaticTunnelAuthority } from './tunnels/authority.js';
 import type { Grant, KeyRecord, TunnelAuthority } from './tunnels/authority.js';
 import type { EdgeConfigFile } from './config.js';
@@ -57,6 +58,12 @@ export interface EdgeServerOptions {
   bindingRetryMs?: number;
   /** store mode: how to open `config.store` when no `store` is given (startEdge; default openConfiguredStore) */
   openStore?: StoreOpener;
+  /** this process is one worker of several sharing the node's listeners (`tuna edge --workers N`, src/cli/edge-workers.ts) */
+  worker?: EdgeWorker;
+  /** the other workers of the node: a control API change here makes them re-read the store at once (store mode) */
+  peers?: EdgePeers;
+  /** the cluster's primary serves `listen.metrics` with every worker's series: this worker opens no metrics listener and answers the primary instead */
+  metricsFromPrimary?: boolean;
 }
 
 /** EdgeAddresses are the bound addresses of every listener. */
@@ -107,7 +114,7 @@ export class EdgeServer {
   /** registry holds the live tunnels (exposed for the control API: revocation closes tunnels). */
   readonly registry = new TunnelRegistry();
   /** metrics are the edge's counters. */
-  readonly metrics = new EdgeMetrics();
+  readonly metrics: EdgeMetrics;
   /** directory resolves bindings. */
   readonly directory: BindingDirectory;
   readonly #options: EdgeServerOptions;
@@ -129,6 +136,7 @@ export class EdgeServer {
 
   constructor(options: EdgeServerOptions) {
     this.#options = options;
+    this.metrics = new EdgeMetrics(options.worker);
     const { config } = options;
     this.#log = options.log ?? (() => {});
     this.directory = options.directory ?? new StaticBindingDirectory(bindingsFromConfig(config));
@@ -188,6 +196,7 @@ export class EdgeServer {
           pingIntervalMs: this.#options.config.limits?.pingIntervalMs ?? 10_000,
           log: this.#log,
           limiter: this.#limiter,
+          ...(this.#options.worker !== undefined ? { worker: this.#options.worker } : {}),
           ...(this.#options.onTunnelGranted !== undefined ? { onGranted: this.#options.onTunnelGranted } : {}),
         },
         req,
@@ -214,11 +223,13 @@ export class EdgeServer {
   }
 
   // On the tunnel listener: open in config mode, an admin API key in store mode (metrics-endpoint.ts).
+  // With workers, the primary gathers every worker's series (docs/edge.md, "Workers").
   #serveMetrics(req: IncomingMessage, res: ServerResponse): void {
     const authorize = this.#options.authorizeMetrics;
-    if (authorize === undefined) return sendMetrics(res, this.metrics.render(this.registry));
+    const render = (): Promise<string> => this.#options.peers?.nodeMetrics?.() ?? this.metrics.render(this.registry);
+    if (authorize === undefined) return sendMetrics(res, render());
     authorize(req).then(
-      (isAllowed) => (isAllowed ? sendMetrics(res, this.metrics.render(this.registry)) : sendMetricsUnauthorized(res)),
+      (isAllowed) => (isAllowed ? sendMetrics(res, render()) : sendMetricsUnauthorized(res)),
       () => res.writeHead(500).end(),
     );
   }
@@ -235,7 +246,8 @@ export class EdgeServer {
       this.#https = createNetServer(PUBLIC_SOCKETS, (socket) => void this.#front.acceptHttps(socket).catch(() => socket.destroy()));
       await listenOn(this.#https, listen.https.port, listen.https.host ?? '0.0.0.0', 'the HTTPS listener');
     }
-    if (listen.metrics !== undefined) {
+    if (this.#options.metricsFromPrimary === true) this.metrics.answerClusterPrimary(this.registry);
+    else if (listen.metrics !== undefined) {
       this.#metricsServer = createMetricsServer(() => this.metrics.render(this.registry), () => this.#isClosing);
       await listenOn(this.#metricsServer, listen.metrics.port, listen.metrics.host ?? '127.0.0.1', 'the metrics listener');
     }
@@ -348,6 +360,8 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    ...(options.worker !== undefined ? { worker: options.worker } : {}),
+    ...(options.peers !== undefined ? { peers: options.peers } : {}),
     publicListeners,
     ownPorts,
     listenerStatus: (bindingId) => started.edge?.bindingListenerStatus(bindingId) ?? [],

@@ -1,6 +1,7 @@
 /** The edge relay: public listeners, the tunnel acceptor, routing to tunnels, metrics, and store mode. */
 export { EdgeServer, startEdge, bindingsFromConfig, keysFromConfig } from './edge-server.js';
 export type { EdgeServerOptions, EdgeAddresses } from './edge-server.js';
+export type { EdgePeers } from './edge-peers.js';
 export { EdgeConfigCodec, decodeEdgeConfig, loadEdgeConfig } from './config.js';
 export type { EdgeConfigFile, EdgeStoreConfig, EdgeAcmeConfig } from './config.js';
 export { StaticTunnelAuthority, hashTunnelKey } from './tunnels/authority.js';
@@ -9,6 +10,8 @@ export { StaticBindingDirectory } from './tunnels/directory.js';
 export type { BindingDirectory, EdgeBinding, AddressPort } from './tunnels/directory.js';
 export { EdgeError, EdgeConfigError, EdgeListenError, NoTunnelError, EdgeAlreadyInitializedError } from './errors.js';
 export { EdgeMetrics } from './metrics.js';
+export { createMetricsServer } from './metrics-endpoint.js';
+export { listenOn, closeServer } from './binding-listeners.js';
 export { TunnelRegistry } from './tunnels/tunnel-registry.js';
 export { parseClientHello } from './fronts/sni.js';
 export { StoreTunnelAuthority } from './store-mode/store-authority.js';

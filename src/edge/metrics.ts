@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EdgeWorker } from '../wire/index.js';
 import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
 
 /** PublicFront is the public front that answered a request, as the request duration histogram labels it. */
@@ -59,7 +60,9 @@ export class EdgeMetrics {
   /** the histogram's series, bound once: an observe then skips prom-client's label checks (about 1 µs a request here) */
   readonly #requestSeconds: Record<PublicFront, Record<StatusClass, Histogram.Internal<'front' | 'code_class'>>>;
 
-  constructor() {
+  /** With `worker` (one of several processes of the node) every series carries a `worker` label: a scrape reads the worker it reached. */
+  constructor(worker?: EdgeWorker) {
+    if (worker !== undefined) this.#prom.setDefaultLabels({ worker: String(worker.index) });
     const registers = [this.#prom];
     const tunnels = (): TunnelRegistry | undefined => this.#tunnels;
     new Gauge({
@@ -176,6 +179,19 @@ export class EdgeMetrics {
   /** countHandshake records one tunnel upgrade by result (granted, or a refusal reason). */
   countHandshake(result: string): void {
     bump(this.#handshakes, result);
+  }
+
+  /**
+   * answerClusterPrimary makes this process (a node:cluster worker) answer the primary's
+   * AggregatorRegistry with this edge's series, with the live tunnels and bytes of `registry`
+   * (`tuna edge --workers N`: the primary serves `listen.metrics` for the whole edge). prom-client
+   * answers from its global registry unless told otherwise, and listens only once an
+   * AggregatorRegistry exists in the process.
+   */
+  answerClusterPrimary(registry: TunnelRegistry): void {
+    this.#tunnels = registry;
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([this.#prom]);
   }
 
   /** render returns the exposition text, with the live tunnels and bytes of `registry`. */

@@ -57,3 +57,10 @@ export class TunnelTimeoutError extends TunnelError {
     super('TUNA_TUNNEL_TIMEOUT', `${what} not answered within ${ms} ms`);
   }
 }
+
+/** EdgeWorkerMissedError: every dial of a bounded series reached another worker of the edge node than the one wanted (docs/protocol.md §9.8). */
+export class EdgeWorkerMissedError extends TunnelError {
+  constructor(wanted: number, count: number, dials: number) {
+    super('TUNA_EDGE_WORKER_MISSED', `${dials} connections to the edge reached other workers than worker ${wanted} of ${count}; retrying later`);
+  }
+}

@@ -51,7 +51,8 @@ export class TunnelManager extends EventEmitter {
     super();
     this.#deps = { dialer, clock, handler, keys, options, backoff: { ...DEFAULT_BACKOFF, ...options.backoff } };
     if (options.sharedConnections === true) {
-      this.#pool = new SharedConnectionPool({ dialer, clock, handler, options });
+      // an edge turned out to run several workers: every binding gets a connection to each
+      this.#pool = new SharedConnectionPool({ dialer, clock, handler, options, onWorkerCount: () => this.#resizeAll() });
       this.#deps.pool = this.#pool;
     }
   }
@@ -97,6 +98,11 @@ export class TunnelManager extends EventEmitter {
       .finally(() => this.#retiring.delete(group));
   }
 
+  #resizeAll(): void {
+    if (this.#isClosed) return;
+    for (const group of this.#groups.values()) group.resize(group.spec);
+  }
+
   /** sessions lists the open sessions of a binding, or of all bindings. */
   sessions(bindingId?: string): TunnelLink[] {
     const groups = bindingId === undefined ? [...this.#groups.values(), ...this.#retiring] : [this.#groups.get(bindingId), ...[...this.#retiring].filter((g) => g.spec.bindingId === bindingId)];
@@ -109,7 +115,7 @@ export class TunnelManager extends EventEmitter {
       const status: BindingTunnelStatus = {
         bindingId: g.spec.bindingId,
         open: g.sessions().length,
-        wanted: g.spec.edges.length * Math.max(1, g.spec.connections ?? 1),
+        wanted: g.wanted(),
       };
       const err = g.lastError();
       if (err !== undefined) status.lastError = err;

@@ -6,10 +6,10 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
-import { TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
+import { EdgeWorkerMissedError, TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
 import { upgradeTunnel } from './handshake.js';
-import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, takeStreamMeta, tunnelSettings } from '../wire/index.js';
-import type { TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
+import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, HEADER_EDGE_WORKER, parseEdgeWorker, takeStreamMeta, tunnelSettings } from '../wire/index.js';
+import type { EdgeWorker, TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
 
 /** TunnelSessionOptions configures one tunnel connection. */
 export interface TunnelSessionOptions {
@@ -37,7 +37,16 @@ export interface TunnelSessionOptions {
   drainTimeoutMs?: number;
   /** tell the edge this agent reads the compact stream context (docs/protocol.md §4); default true, false acts as an older agent */
   compactMeta?: boolean;
+  /**
+   * the edge worker this connection must reach (an edge of several processes, docs/protocol.md
+   * §9.8): a connection the edge's 101 names another worker on is closed and dialed again, at
+   * most WORKER_DIALS_PER_WORKER times the worker count, then connect fails with EdgeWorkerMissedError
+   */
+  wantWorker?: number;
 }
+
+/** WORKER_DIALS_PER_WORKER bounds the dials for one wanted worker: this many times the edge's worker count. */
+export const WORKER_DIALS_PER_WORKER = 8;
 
 /** SharedStreamRouter takes every stream of a shared connection: the control stream and the bindings' streams. */
 export interface SharedStreamRouter {
@@ -117,6 +126,11 @@ export class TunnelSession extends EventEmitter {
     return this.#grant;
   }
 
+  /** edgeWorker is the edge worker this connection reached (from the 101), or undefined for an edge of one process. */
+  get edgeWorker(): EdgeWorker | undefined {
+    return parseEdgeWorker(this.#grant[HEADER_EDGE_WORKER]);
+  }
+
   /** bindingId is the binding this connection serves. */
   get bindingId(): string {
     return this.#options.bindingId;
@@ -126,22 +140,32 @@ export class TunnelSession extends EventEmitter {
   async connect(): Promise<void> {
     if (this.#state !== 'idle') throw new TunnelClosedError('connect() called twice');
     this.#state = 'connecting';
-    const { edge, dialer } = this.#options;
+    const { edge, dialer, wantWorker } = this.#options;
     try {
-      const socket = await dialer.dial(edge, this.#abort.signal);
-      this.#socket = socket;
-      if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
-      const result = await upgradeTunnel(socket, {
-        host: edge.servername ?? edge.host,
-        ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
-        connectionId: this.connectionId,
-        timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
-        ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
-        compactMeta: this.#options.compactMeta,
-      });
-      if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
-      this.#grant = result.headers;
-      this.#serve(socket);
+      for (let dials = 1; ; dials++) {
+        const socket = await dialer.dial(edge, this.#abort.signal);
+        this.#socket = socket;
+        if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
+        const result = await upgradeTunnel(socket, {
+          host: edge.servername ?? edge.host,
+          ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
+          connectionId: this.connectionId,
+          timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
+          ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
+          compactMeta: this.#options.compactMeta,
+        });
+        if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
+        const reached = parseEdgeWorker(result.headers[HEADER_EDGE_WORKER]);
+        // cluster's primary hands connections to the workers in turn: dial again for the one wanted.
+        if (wantWorker !== undefined && reached !== undefined && wantWorker < reached.count && reached.index !== wantWorker) {
+          socket.destroy();
+          if (dials >= WORKER_DIALS_PER_WORKER * reached.count) throw new EdgeWorkerMissedError(wantWorker, reached.count, dials);
+          continue;
+        }
+        this.#grant = result.headers;
+        this.#serve(socket);
+        return;
+      }
     } catch (err) {
       this.#finish(err instanceof Error ? err : new Error(String(err)));
       throw this.#error ?? err;

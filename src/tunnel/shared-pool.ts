@@ -13,6 +13,8 @@ export interface SharedPoolDeps {
   clock: Clock;
   handler: TunnelStreamHandler;
   options: TunnelManagerOptions;
+  /** called when an edge's worker count is learned or changes: every binding then wants one connection per worker (docs/protocol.md §9.8) */
+  onWorkerCount?: () => void;
 }
 
 // After a shared connection failed to open, attaches within this window fail at once with the
@@ -27,6 +29,9 @@ export const BINDINGS_PER_CONNECTION = 5000;
 const MAX_SPILL = 1000;
 
 interface PoolEntry {
+  /** the entry's id without its spill-over index, and that index */
+  base: string;
+  spill: number;
   connection: SharedConnection;
   wasOpen: boolean;
   failedAt?: number;
@@ -51,14 +56,29 @@ export class SharedConnectionPool {
   readonly #oneBindingEdges = new Set<string>();
   /** the highest spill-over index used per edge and connection index */
   readonly #highestSpill = new Map<string, number>();
+  /** per edge of several worker processes: how many, and the worker its first connection reached */
+  readonly #workers = new Map<string, { count: number; first: number }>();
 
   constructor(deps: SharedPoolDeps) {
     this.#deps = deps;
   }
 
-  /** attach starts serving a binding on the `index`-th shared connection to the edge. */
-  attach(edge: EdgeEndpoint, index: number, bindingId: string, key: string): BindingAttachment {
-    const id = this.#slotFor(`${edgeEndpointKey(edge)}#${index}`, bindingId);
+  /** workersOf is how many worker processes the edge runs, as its connections' 101 answers said (1 until one did). */
+  workersOf(edge: EdgeEndpoint): number {
+    return this.#workers.get(edgeEndpointKey(edge))?.count ?? 1;
+  }
+
+  /**
+   * attach starts serving a binding on the `position`-th shared connection to the edge. For an
+   * edge of W workers, position p is connection index ⌊p / W⌋ to worker (first + p) mod W, where
+   * `first` is the worker the edge's first connection reached: the first W positions cover every
+   * worker, and position 0 stays on the connection it already has.
+   */
+  attach(edge: EdgeEndpoint, position: number, bindingId: string, key: string): BindingAttachment {
+    const workers = this.#workers.get(edgeEndpointKey(edge));
+    const want = workers === undefined ? undefined : (workers.first + position) % workers.count;
+    const base = workers === undefined ? `${edgeEndpointKey(edge)}#${position}` : `${edgeEndpointKey(edge)}#${Math.floor(position / workers.count)}@${want}`;
+    const { id, spill } = this.#slotFor(base, bindingId);
     let entry = this.#entries.get(id);
     const now = this.#deps.clock.now();
     const failure = entry?.failure;
@@ -69,12 +89,16 @@ export class SharedConnectionPool {
       return attachment;
     }
     if (entry === undefined || !entry.connection.isUsable) {
-      const current: PoolEntry = { connection: this.#open(edge), wasOpen: false };
+      const current: PoolEntry = { base, spill, connection: this.#open(edge, want), wasOpen: false };
       entry = current;
       this.#entries.set(id, current);
-      current.connection.session.once('open', () => (current.wasOpen = true));
+      current.connection.session.once('open', () => {
+        current.wasOpen = true;
+        this.#learnWorker(edge, current);
+      });
       current.connection.once('close', (err: Error | undefined) => {
         this.#all.delete(current.connection);
+        this.#forgetAliases(current, id);
         if (this.#entries.get(id) !== current) return;
         // An edge of protocol version 1 answers the version 2 upgrade 400 (malformed, docs/protocol.md §2.3).
         if (err instanceof TunnelRefusedError && err.statusCode === 400 && err.bindingId === undefined && !current.wasOpen) {
@@ -94,7 +118,7 @@ export class SharedConnectionPool {
    * rotation stays on its connection), else the first with room (`bindingsPerConnection`), else a
    * new one beside them, so no connection reaches the edge's per-connection limit.
    */
-  #slotFor(base: string, bindingId: string): string {
+  #slotFor(base: string, bindingId: string): { id: string; spill: number } {
     const cap = this.#deps.options.bindingsPerConnection ?? BINDINGS_PER_CONNECTION;
     const highest = this.#highestSpill.get(base) ?? 0;
     let firstWithRoom: number | undefined;
@@ -105,12 +129,37 @@ export class SharedConnectionPool {
         firstFree ??= spill;
         continue;
       }
-      if (entry.connection.serves(bindingId)) return spillId(base, spill);
+      if (entry.connection.serves(bindingId)) return { id: spillId(base, spill), spill };
       if (firstWithRoom === undefined && (entry.failure !== undefined || entry.connection.bindingCount < cap)) firstWithRoom = spill;
     }
     const chosen = firstWithRoom ?? firstFree ?? Math.min(highest + 1, MAX_SPILL - 1);
     if (chosen > highest) this.#highestSpill.set(base, chosen);
-    return spillId(base, chosen);
+    return { id: spillId(base, chosen), spill: chosen };
+  }
+
+  // A connection opened before the edge's worker count was known (an id without `@worker`) is
+  // also entered under the worker it reached, so positions mapped to that worker find it; the
+  // first one to an edge of several workers teaches the pool their count.
+  #learnWorker(edge: EdgeEndpoint, entry: PoolEntry): void {
+    const reached = entry.connection.session.edgeWorker;
+    if (reached === undefined || reached.count <= 1) return;
+    const edgeKey = edgeEndpointKey(edge);
+    const known = this.#workers.get(edgeKey);
+    if (known === undefined || known.count !== reached.count) {
+      this.#workers.set(edgeKey, { count: reached.count, first: reached.index });
+      this.#deps.onWorkerCount?.();
+    }
+    if (entry.base.includes('@')) return;
+    const index = Number(entry.base.slice(entry.base.lastIndexOf('#') + 1));
+    const aliasBase = `${edgeKey}#${Math.floor(index / reached.count)}@${reached.index}`;
+    const alias = spillId(aliasBase, entry.spill);
+    if (this.#entries.get(alias)?.connection.isUsable === true) return;
+    this.#entries.set(alias, entry);
+    if (entry.spill > (this.#highestSpill.get(aliasBase) ?? 0)) this.#highestSpill.set(aliasBase, entry.spill);
+  }
+
+  #forgetAliases(entry: PoolEntry, id: string): void {
+    for (const [other, e] of this.#entries) if (e === entry && other !== id) this.#entries.delete(other);
   }
 
   /** isOneBindingEdge says the edge refused the shared upgrade as malformed (it speaks version 1 only): bindings connect to it one per connection. */
@@ -118,10 +167,11 @@ export class SharedConnectionPool {
     return this.#oneBindingEdges.has(edgeEndpointKey(edge));
   }
 
-  #open(edge: EdgeEndpoint): SharedConnection {
+  #open(edge: EdgeEndpoint, wantWorker: number | undefined): SharedConnection {
     const { dialer, clock, handler, options } = this.#deps;
     const connection = new SharedConnection({
       edge,
+      ...(wantWorker !== undefined ? { wantWorker } : {}),
       dialer,
       clock,
       handler,

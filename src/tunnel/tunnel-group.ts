@@ -9,7 +9,7 @@ import type { TunnelManagerOptions, TunnelSpec } from './manager-options.js';
 import { TunnelSession } from './session.js';
 import type { TunnelLink } from './session.js';
 import type { SharedConnectionPool } from './shared-pool.js';
-import type { TunnelStreamHandler } from '../wire/index.js';
+import type { EdgeWorker, TunnelStreamHandler } from '../wire/index.js';
 
 /** GroupDeps are what a group needs from its manager. */
 export interface GroupDeps {
@@ -70,10 +70,12 @@ class TunnelSlot {
     const bindingId = this.#group.spec.bindingId;
     // An edge that predates shared connections answers their upgrade 400: its bindings get connections of their own.
     const pool = deps.pool !== undefined && !deps.pool.isOneBindingEdge(this.#edge) ? deps.pool : undefined;
+    const wantWorker = pool === undefined ? this.#group.workerFor(this.#edge, this.#index) : undefined;
     const session: TunnelLink = pool !== undefined ? pool.attach(this.#edge, this.#index, bindingId, key) : new TunnelSession({
       edge: this.#edge,
       bindingId,
       key,
+      ...(wantWorker !== undefined ? { wantWorker } : {}),
       dialer: deps.dialer,
       clock: deps.clock,
       handler: deps.handler,
@@ -87,6 +89,7 @@ class TunnelSlot {
     let wasOpen = false;
     session.once('open', () => {
       wasOpen = true;
+      if (session instanceof TunnelSession) this.#group.learnWorker(this.#edge, session.edgeWorker);
       this.#attempt = 0;
       this.lastError = undefined;
       this.#group.emit('open', session);
@@ -149,6 +152,8 @@ export class TunnelGroup extends EventEmitter {
   spec: TunnelSpec;
   readonly deps: GroupDeps;
   readonly #slots = new Map<string, TunnelSlot[]>();
+  /** version 1 connections to an edge of several workers: how many, and the worker the first reached (docs/protocol.md §9.8) */
+  readonly #workers = new Map<string, { count: number; first: number }>();
   #key: Promise<string> | undefined;
 
   constructor(spec: TunnelSpec, deps: GroupDeps) {
@@ -175,9 +180,10 @@ export class TunnelGroup extends EventEmitter {
   /** resize adjusts the number of connections per edge without touching the ones that stay. */
   resize(spec: TunnelSpec): void {
     this.spec = spec;
-    const want = Math.max(1, spec.connections ?? 1);
     for (const edge of spec.edges) {
+      // an edge of several worker processes: the connections to each worker (docs/protocol.md §9.8)
       const id = edgeEndpointKey(edge);
+      const want = this.#wantedOn(edge);
       const slots = this.#slots.get(id) ?? [];
       this.#slots.set(id, slots);
       while (slots.length < want) {
@@ -187,6 +193,31 @@ export class TunnelGroup extends EventEmitter {
       }
       while (slots.length > want) void slots.pop()!.stop(true);
     }
+  }
+
+  /** wanted is how many connections the group keeps: `connections` per edge, times the edge's workers. */
+  wanted(): number {
+    return this.spec.edges.reduce((n, edge) => n + this.#wantedOn(edge), 0);
+  }
+
+  #wantedOn(edge: EdgeEndpoint): number {
+    const workers = Math.max(this.deps.pool?.workersOf(edge) ?? 1, this.#workers.get(edgeEndpointKey(edge))?.count ?? 1);
+    return Math.max(1, this.spec.connections ?? 1) * workers;
+  }
+
+  /** workerFor is the edge worker a version 1 connection at `position` must reach (undefined: any, the count not known yet). */
+  workerFor(edge: EdgeEndpoint, position: number): number | undefined {
+    const workers = this.#workers.get(edgeEndpointKey(edge));
+    return workers === undefined ? undefined : (workers.first + position) % workers.count;
+  }
+
+  /** learnWorker hears which worker a version 1 connection reached; a new worker count resizes the slots to one per worker. */
+  learnWorker(edge: EdgeEndpoint, reached: EdgeWorker | undefined): void {
+    if (reached === undefined || reached.count <= 1) return;
+    const id = edgeEndpointKey(edge);
+    if (this.#workers.get(id)?.count === reached.count) return;
+    this.#workers.set(id, { count: reached.count, first: reached.index });
+    if (this.#slots.size > 0) this.resize(this.spec);
   }
 
   /** sessions lists the open sessions (one-binding connections, or attachments to shared ones). */

@@ -10,3 +10,4 @@ export * from './relay.js';
 export * from './errors.js';
 export * from './host-name.js';
 export * from './shared-connection.js';
+export * from './edge-worker.js';

@@ -157,7 +157,7 @@ describe('tuna http, tcp and run against a real edge', function () {
     const dir = mkdtempSync(join(tmpdir(), 'tuna-edge-'));
     dirs.push(dir);
     writeFileSync(join(dir, 'edge.yaml'), `listen:\n  tunnel: {host: 127.0.0.1, port: 0}\n  http: {host: 127.0.0.1, port: 0}\nbindings:\n  - {id: binding/host/e.test, kind: host, hostnames: [e.test], keys: [{sha256: ${sha256}}]}\n`);
-    const run = cli(['edge', '--config', join(dir, 'edge.yaml')]);
+    const run = cli(['edge', '--config', join(dir, 'edge.yaml'), '--workers', '1']);
     const line = await run.waitForOut('tunnel listener on port');
     const [, tunnel, http] = /port (\d+), public HTTP on port (\d+)/.exec(line)!;
     const agent = cli(['http', '1', '--no-check', '--host', 'e.test', '--edge', `tcp://127.0.0.1:${tunnel!}`, '--key', key]);
@@ -171,7 +171,7 @@ describe('tuna http, tcp and run against a real edge', function () {
     const dir = mkdtempSync(join(tmpdir(), 'tuna-edge-'));
     dirs.push(dir);
     writeFileSync(join(dir, 'edge.yaml'), 'listen: {http: {port: 80}}\n');
-    const run = cli(['edge', '--config', join(dir, 'edge.yaml')]);
+    const run = cli(['edge', '--config', join(dir, 'edge.yaml'), '--workers', '1']);
     expect(await run.exit).to.equal(78);
     expect(run.err.join('\n')).to.contain('invalid edge config');
   });

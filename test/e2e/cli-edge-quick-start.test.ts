@@ -72,7 +72,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     const minted = cli(['edge', 'key', '--host', 'q.test', '--json']);
     expect(await minted.exit).to.equal(0);
     const { key, sha256 } = JSON.parse(minted.out.join('\n')) as { key: string; sha256: string };
-    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `q.test=${sha256}`]);
+    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `q.test=${sha256}`, '--workers', '1']);
     const ports = await edgePorts(edge);
     const agent = cli(['http', String(backend.port), '--host', 'q.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
     await agent.waitForOut('Forwarding q.test');
@@ -86,7 +86,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     const minted = cli(['edge', 'key', '--host', 'm.test', '--json']);
     expect(await minted.exit).to.equal(0);
     const { key, sha256 } = JSON.parse(minted.out.join('\n')) as { key: string; sha256: string };
-    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `m.test=${sha256}`, '--http1-forwarding', 'per-request']);
+    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--bind', `m.test=${sha256}`, '--http1-forwarding', 'per-request', '--workers', '1']);
     const ports = await edgePorts(edge);
     const agent = cli(['http', String(backend.port), '--host', 'm.test', '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
     await agent.waitForOut('Forwarding m.test');
@@ -107,7 +107,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     const init = cli(['edge', 'init', '--store', db, '--json']);
     expect(await init.exit).to.equal(0);
     const token = (JSON.parse(init.out.join('\n')) as { token: string }).token;
-    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--store', db, '--base-domain', 'quick.test']);
+    const edge = cli(['edge', '--tunnel', '127.0.0.1:0', '--http', '127.0.0.1:0', '--store', db, '--base-domain', 'quick.test', '--workers', '1']);
     const ports = await edgePorts(edge);
     const info = await api(ports.tunnel, 'GET', '/v1/edge', token);
     expect(info.status).to.equal(200);
@@ -121,6 +121,7 @@ describe('tuna edge quick start without YAML (issue 12 finding 6)', function () 
     [['edge', '--tunnel', '127.0.0.1:0', '--store', 'x.db', '--bind', `a.test=${'0'.repeat(64)}`], /--store .* and --bind .* exclude each other/],
     [['edge', '--tunnel', '127.0.0.1:0', '--bind', 'a.test=abc'], /--bind a.test: the digest must be 64 lowercase hex digits/],
     [['edge', '--tunnel', 'nowhere', '--bind', `a.test=${'0'.repeat(64)}`], /--tunnel "nowhere" is not HOST:PORT/],
+    [['edge', '--tunnel', '127.0.0.1:0', '--bind', `a.test=${'0'.repeat(64)}`, '--workers', '0'], /--workers.*whole number from 1/],
     [['edge', '--tunnel', '127.0.0.1:0', '--bind', `a.test=${'0'.repeat(64)}`, '--http1-forwarding', 'both'], /http1-forwarding/],
   ];
   for (const [argv, message] of refusals) {

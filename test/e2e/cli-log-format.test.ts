@@ -67,7 +67,7 @@ describe('--log-format json on the long-running commands', function () {
       join(dir, 'edge.yaml'),
       `listen: {tunnel: {host: 127.0.0.1, port: 0}, http: {host: 127.0.0.1, port: 0}}\nbindings: [{id: binding/host/j.test, kind: host, hostnames: [j.test], keys: [{sha256: ${sha256}}]}]\n`,
     );
-    const edge = cli(['edge', '--config', join(dir, 'edge.yaml'), '--log-format', 'json']);
+    const edge = cli(['edge', '--config', join(dir, 'edge.yaml'), '--log-format', 'json', '--workers', '1']);
     const banner = await waitForEvent(edge, 'tunnel listener on port');
     expect(banner).to.include({ level: 'info' });
     expect(banner.tunnelPort).to.be.a('number');

@@ -38,7 +38,7 @@ async function startNode(dir: string, name: string, target: PostgresTarget, port
       limits: { tunnelWaitMs: 3000 },
     }),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'edge', '--config', config], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'edge', '--config', config, '--workers', '1'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   child.stdout!.setEncoding('utf8');

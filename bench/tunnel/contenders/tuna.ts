@@ -10,7 +10,7 @@
  * contenders' figures still come out. The command lines live in `tunaCommands` alone.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -78,10 +78,11 @@ export function edgeConfig(setup: TunaEdgeSetup): string {
 }
 
 /** tunaCommands are the argument vectors after the CLI script (`node dist/cli/main.js`) for the edge and the agents. */
-export function tunaCommands(setup: TunaEdgeSetup, configFile: string): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
+export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
   const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
-    edge: ['edge', '--config', configFile],
+    // `--workers`: the `tuna` row is one process as before; `tuna (2 workers)` shares the listeners between two (issue 13 item 5)
+    edge: ['edge', '--config', configFile, '--workers', String(workers)],
     http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...edgeFlags],
   };
 }
@@ -105,11 +106,18 @@ export class TunaContender implements Contender {
   /** the edge's HTTP/1.1 forwarding mode for this row (issue 13 item 2); absent: the edge's default */
   private readonly http1Forwarding: 'spliced' | 'per-request' | undefined;
 
-  /** `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`; `http1Forwarding` sets the edge's mode. */
-  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request') {
+  /** edge worker processes (`tuna edge --workers`) */
+  private readonly workers: number;
+
+  /**
+   * `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`;
+   * `http1Forwarding` sets the edge's mode; `workers` is the edge's `--workers`.
+   */
+  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers = 1) {
     this.name = name;
     this.prebuiltCli = prebuiltCli;
     this.http1Forwarding = http1Forwarding;
+    this.workers = workers;
   }
 
   private keyOf(host: string): string {
@@ -192,7 +200,7 @@ export class TunaContender implements Contender {
         const ready = waitForTunnels(setup, binding, count, 120_000);
         await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
-        return rssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
+        return treeRssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
       } finally {
         await ctx.group.stop(agent);
         await ctx.group.stop(edge);
@@ -216,7 +224,7 @@ export class TunaContender implements Contender {
     if (this.http1Forwarding !== undefined) setup.http1Forwarding = this.http1Forwarding;
     const configFile = join(this.dir, `edge-${label}.yaml`);
     await writeFile(configFile, edgeConfig(setup), { mode: 0o600 });
-    const args = tunaCommands(setup, configFile).edge;
+    const args = tunaCommands(setup, configFile, this.workers).edge;
     const edge = ctx.group.start(`tuna-edge-${label}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot });
     await readyOrExit(edge, waitForListening({ port: setup.httpPort }, 20_000), (code) => new ContenderUnavailableError(this.name, `tuna edge exited ${code}: ${lastLines(edge.output())}`));
     return { edge, setup };
@@ -292,4 +300,15 @@ function lastLines(text: string): string {
   const noise = (l: string) => l === '' || l.startsWith('at ') || /^\d+: 0x/.test(l) || l.startsWith('(Use `node') || l.includes('DeprecationWarning');
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => !noise(l));
   return lines.slice(-3).join(' | ').slice(0, 300);
+}
+
+/** treeRssBytes is the RSS of a process and its live children (the edge's workers), from /proc. */
+function treeRssBytes(pid: number): number {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // gone, or no /proc: its own RSS only
+  }
+  return rssBytes(pid) + children.reduce((sum, child) => sum + treeRssBytes(child), 0);
 }

@@ -1,11 +1,14 @@
 import * as t from 'io-ts';
 import { UsageError } from '../errors.js';
-import { decodeFlags, parseFlags } from '../flags.js';
+import { PositiveIntString, decodeFlags, parseFlags } from '../flags.js';
 import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
+import { defaultWorkerCount } from '../cpu-limit.js';
+import type { MetricsEndpoint } from '../edge-primary-metrics.js';
+import { runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
 
 const EdgeFlags = t.partial({
@@ -15,6 +18,7 @@ const EdgeFlags = t.partial({
   store: t.string,
   'base-domain': t.string,
   bind: t.array(t.string),
+  workers: PositiveIntString,
   'http1-forwarding': t.keyof({ spliced: null, 'per-request': null }),
 });
 
@@ -27,6 +31,7 @@ const options = {
   store: { type: 'string' },
   'base-domain': { type: 'string' },
   bind: { type: 'string', multiple: true },
+  workers: { type: 'string' },
   'http1-forwarding': { type: 'string' },
   ...logFlagOptions,
 } as const;
@@ -39,7 +44,7 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   const parsed = parseFlags(args, options, 'edge');
   if (parsed.values.help === true) return (io.out(commandHelp.edge!), 0);
   if (parsed.positionals.length > 0) throw new UsageError(`tuna edge: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
-  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'http1-forwarding', ...quickStartFlags]), 'edge');
+  const flags = decodeFlags(EdgeFlags, pick(parsed.values, ['config', 'workers', 'http1-forwarding', ...quickStartFlags]), 'edge');
   const quick = quickStartFlags.filter((f) => flags[f] !== undefined);
   if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
@@ -48,12 +53,44 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   // --http1-forwarding overrides the file's (or the quick start's) `http1Forwarding` (docs/edge.md).
   const forwarding = flags['http1-forwarding'];
   const overrides = forwarding === undefined ? {} : { http1Forwarding: forwarding };
-  const edge =
-    flags.config !== undefined ? await runtime.startEdgeFromFile(flags.config, onLog, overrides) : await runtime.startEdge({ ...edgeConfigFromFlags(flags), ...overrides }, onLog);
+  // the flags' document is checked here, before any worker is forked: a mistake is one clear error
+  const document = flags.config === undefined ? { ...edgeConfigFromFlags(flags), ...overrides } : undefined;
+  const worker = workerOfProcess(io.env);
+  if (worker !== undefined) {
+    // one of the primary's workers: the primary reports the ports and says when to stop.
+    const instance = workerInstance(worker);
+    const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides, instance) : await runtime.startEdge(document, onLog, instance);
+    await serveAsWorker(edge, io.stopSignal);
+    await edge.close();
+    process.disconnect?.();
+    return 0;
+  }
+  const { workers, metrics } = await workerCount(flags.workers, flags.config, document);
+  if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal, metrics);
+  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides) : await runtime.startEdge(document, onLog);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;
   log.notice(`${signal}: draining the edge`, { signal });
   await edge.close();
   return 0;
+}
+
+/**
+ * workerCount is `--workers`, else the config file's `workers`, else the core count within the
+ * container's CPU limit (cpu-limit.ts), but one for an ACME edge (it issues and renews in one
+ * process; docs/edge.md, "Workers").
+ */
+async function workerCount(
+  flag: number | undefined,
+  configPath: string | undefined,
+  document: Record<string, unknown> | undefined,
+): Promise<{ workers: number; metrics?: MetricsEndpoint }> {
+  if (flag === 1) return { workers: 1 };
+  const edge = await import('../../edge/index.js');
+  const config = configPath === undefined ? edge.decodeEdgeConfig(document) : await edge.loadEdgeConfig(configPath);
+  const metrics = config.listen.metrics === undefined ? {} : { metrics: config.listen.metrics };
+  if (configPath === undefined) return { workers: flag ?? defaultWorkerCount(), ...metrics };
+  if (flag !== undefined && flag > 1 && config.acme !== undefined) throw new UsageError('tuna edge: --workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
+  return { workers: flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount()), ...metrics };
 }

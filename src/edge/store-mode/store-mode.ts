@@ -5,6 +5,8 @@ import type { ControlApi, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
+import type { EdgeWorker } from '../../wire/index.js';
+import type { EdgePeers } from '../edge-peers.js';
 import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
 import { EdgeConfigError } from '../errors.js';
 import { TunnelKeyEnforcer } from './key-enforcer.js';
@@ -29,6 +31,10 @@ export interface StoreModeOptions {
   ownPorts?: () => readonly number[];
   /** the listeners a binding needs on this node, open or failed (a reservation's status in GET answers) */
   listenerStatus?: (bindingId: string) => readonly ListenerStatus[];
+  /** one worker of several (`tuna edge --workers N`): sweeps that write (unverified-domain expiry) run in worker 0 only */
+  worker?: EdgeWorker;
+  /** the node's other workers: told after a control API change here, and heard to re-read the store at once */
+  peers?: EdgePeers;
 }
 
 /** StoreMode is everything the edge needs to run from the store: what EdgeServer takes, and a lifecycle. */
@@ -92,12 +98,14 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     store,
     authority: new StoreTunnelAuthority(store, directory, settings?.quotas?.concurrentTunnels ?? DEFAULT_QUOTAS.concurrentTunnels),
     directory,
-    requestHandler: (req, res) => mountControlApi(control, directory, req, res),
+    requestHandler: (req, res) => mountControlApi(control, directory, req, res, () => options.peers?.announce()),
     onGranted: (grant) => enforcer?.track(grant),
     async start(registry) {
       enforcer = new TunnelKeyEnforcer({ store, registry, keyFeed: directory, log });
       await enforcer.start();
-      await expiry.start();
+      // Written once per node: worker 0 runs the expiry sweep (docs/edge.md, "Workers").
+      if ((options.worker?.index ?? 0) === 0) await expiry.start();
+      options.peers?.onAnnounce(() => void directory.refresh().catch(() => undefined));
       // A released reservation revokes its tunnel keys (closing their tunnels), but tunnels opened
       // with a `tunnels` API key have no key to revoke: they go when their binding does.
       unsubscribe = directory.subscribe(() => closeOrphans(registry, directory, log));
@@ -132,11 +140,14 @@ export function openConfiguredStore({ url, schema }: EdgeStoreConfig): Promise<S
 
 // `/v1` and below go to the control API. After a change (any method but GET) the directory is
 // re-read at once, so a reservation made on this node is served here without waiting for a poll.
-function mountControlApi(control: ControlApi, directory: StoreBindingDirectory, req: IncomingMessage, res: ServerResponse): boolean {
+function mountControlApi(control: ControlApi, directory: StoreBindingDirectory, req: IncomingMessage, res: ServerResponse, announce: () => void): boolean {
   const path = (req.url ?? '').split('?')[0] ?? '';
   if (path !== '/v1' && !path.startsWith('/v1/')) return false;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.once('finish', () => void directory.refresh().catch(() => undefined));
+    res.once('finish', () => {
+      void directory.refresh().catch(() => undefined);
+      announce();
+    });
   }
   control(req, res);
   return true;

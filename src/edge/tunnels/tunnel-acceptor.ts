@@ -1,8 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { FEATURE_COMPACT_META, HEADER_BINDING, HEADER_CONNECTION_ID, HEADER_FEATURES, SHARED_UPGRADE_TOKEN, TUNNEL_PATH, TUNNEL_UPGRADE_TOKEN, featureTokens } from '../../wire/index.js';
-import type { TunnelLimits } from '../../wire/index.js';
+import {
+  FEATURE_COMPACT_META,
+  HEADER_BINDING,
+  HEADER_CONNECTION_ID,
+  HEADER_EDGE_WORKER,
+  HEADER_FEATURES,
+  SHARED_UPGRADE_TOKEN,
+  TUNNEL_PATH,
+  TUNNEL_UPGRADE_TOKEN,
+  formatEdgeWorker,
+  featureTokens,
+} from '../../wire/index.js';
+import type { EdgeWorker, TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
 import type { FailureRateLimiter } from '../control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
@@ -25,6 +36,13 @@ export interface TunnelAcceptorOptions {
   limiter?: FailureRateLimiter;
   /** called with the grant of each registered tunnel (store mode tracks expiry and revocation) */
   onGranted?: (grant: Grant) => void;
+  /** this process is one of several workers of the edge node: named in every 101 (docs/protocol.md §9.8) */
+  worker?: EdgeWorker;
+}
+
+// The worker header of the 101, or nothing for an edge of one process.
+function workerHeader(options: TunnelAcceptorOptions): string {
+  return options.worker === undefined ? '' : `${HEADER_EDGE_WORKER}: ${formatEdgeWorker(options.worker)}\r\n`;
 }
 
 // One body for every credential problem so a refusal tells an attacker nothing about which part
@@ -125,7 +143,7 @@ async function upgradeGranted(
   const { connectionId } = upgrade;
   const { bindingId } = verdict;
   options.metrics.countHandshake('granted');
-  const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n`);
+  const switched = await switchProtocols(tcp, head, TUNNEL_UPGRADE_TOKEN, `${HEADER_BINDING}: ${encodeURIComponent(bindingId)}\r\n${workerHeader(options)}`);
   if (!switched) return undefined;
   const tunnel = new EdgeTunnel({
     socket: tcp,
@@ -196,7 +214,7 @@ async function acceptSharedTunnel(options: TunnelAcceptorOptions, req: IncomingM
     return refuse(socket, 'rate-limited', retryAfter);
   }
   const tcp = tcpOf(socket);
-  if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, ''))) return;
+  if (!(await switchProtocols(tcp, head, SHARED_UPGRADE_TOKEN, workerHeader(options)))) return;
   const features = featureTokens(req.headers[HEADER_FEATURES]);
   const readsCompactMeta = features.has(FEATURE_COMPACT_META);
   const connection = new EdgeConnection({ socket: tcp, connectionId, readsCompactMeta, limits: options.limits, pingIntervalMs: options.pingIntervalMs, features });
