@@ -143,12 +143,12 @@ function codeLine(): string {
   }
 }
 
-function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { before: number; after: number }): string {
+function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { before: number; after: number }, code: string): string {
   return `## scale: one operator and one edge, N hosts (issue 15)
 
 \`npm run bench -- scale [--hosts ${options.hosts.join(',')}] [--batch ${options.batch}] [--idle-seconds ${options.idleSeconds}]\`, on the local
 test cluster (hack/cluster/up.sh; hold the cluster tier's lock, one test cluster per machine).
-Code: ${codeLine()}. Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
+Code: ${code}. Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
 
 - A store-mode \`tuna edge\` (SQLite) and \`tuna operator --keys-namespace\` (keys in a Secret), both the built CLI; one echo-basic pod behind one Service.
 - Per N: Ingresses (one host each) added in batches of ≤ ${options.batch}; **batch → all 200** runs from the first create call of the level's last batch until every host of that batch answered 200 through the edge's HTTP listener (32 requests in flight, each host asked until its first 200), and in brackets how long the creates took and how long after the last create every host answered; then **one new Ingress → 200**, create call to first 200.
@@ -164,6 +164,8 @@ export async function runScaleBench(args: readonly string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tuna-scale-'));
   console.log(`  logs: ${dir}`);
   const loadBefore = loadavg()[0] ?? 0;
+  // the commit built now: the worktree may move on while a long run goes
+  const code = codeLine();
   buildCli();
   const group = new ProcessGroup();
   const cluster = await clusterUp();
@@ -180,7 +182,7 @@ export async function runScaleBench(args: readonly string[]): Promise<void> {
       const level = await measureLevel(stack, options, target, count);
       count = level.count;
       rows.push(level.row);
-      writeSection('scale', section(rows, options, { before: loadBefore, after: loadavg()[0] ?? 0 }));
+      writeSection('scale', section(rows, options, { before: loadBefore, after: loadavg()[0] ?? 0 }, code));
       if (level.failed) break;
     }
     console.log(renderScaleTable(rows));
