@@ -49,3 +49,13 @@ export class ChangingObjects extends ListedObjects {
     for (const l of this.#listeners) l();
   }
 }
+
+/** lbService is a Service tuna publishes (LoadBalancer, class tuna) as the hostname `<name>-default.<base domain>`. */
+export function lbService(name: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
+  } as KubernetesObject;
+}

@@ -8,25 +8,17 @@ import { expect } from 'chai';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { EdgeReconciler, KubeObjects, Operator, TunnelKeys } from '../../src/operator/index.js';
 import type { SyncResult, WatchedKind } from '../../src/operator/index.js';
 import { FakeClock } from '../support/tunnel-fake-clock.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
 import { fakeKubeConfig } from '../support/fake-kubeconfig.js';
-import { ChangingObjects, ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
+import { ChangingObjects, ListedObjects, RecordingTunnels, lbService } from '../support/operator-fakes.js';
 
 const BASE = 'tuna.example.com';
 
-/** service is a Service tuna publishes as the hostname `<name>-default.<BASE>`. */
-const service = (name: string): KubernetesObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
-  }) as KubernetesObject;
+const service = lbService;
 
 /** KeysThatFailToPersist are in-memory keys whose persist fails while `isFailing`. */
 class KeysThatFailToPersist extends TunnelKeys {

@@ -12,15 +12,9 @@ import type { ObjectRef, ObjectStatus } from '../../src/model/index.js';
 import { EdgeReconciler, Operator, StatusLane, TunnelKeys } from '../../src/operator/index.js';
 import type { StatusWriter, WriteReport } from '../../src/operator/index.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
-import { ChangingObjects, RecordingTunnels } from '../support/operator-fakes.js';
+import { ChangingObjects, RecordingTunnels, lbService } from '../support/operator-fakes.js';
 
-const service = (name: string): KubernetesObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
-  }) as KubernetesObject;
+const service = lbService;
 
 /** HeldWriter records each write's objects and holds it until `release()`; it stops between objects when asked. */
 class HeldWriter implements Pick<StatusWriter, 'write'> {

@@ -4,21 +4,14 @@
  * whole translation and apply for one round of bindings, and a batch of N would take N/8 syncs.
  */
 import { expect } from 'chai';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { EdgeReconciler, Operator, TunnelKeys } from '../../src/operator/index.js';
 import type { SyncResult } from '../../src/operator/index.js';
 import type { Clock, ClockTimer } from '../../src/tunnel/index.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
-import { ChangingObjects, RecordingTunnels } from '../support/operator-fakes.js';
+import { ChangingObjects, RecordingTunnels, lbService } from '../support/operator-fakes.js';
 
-const service = (name: string): KubernetesObject =>
-  ({
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { type: 'LoadBalancer', loadBalancerClass: 'tuna', ports: [{ name: 'http', port: 80, appProtocol: 'http' }] },
-  }) as KubernetesObject;
+const service = lbService;
 
 /** StepClock is a clock the test moves by hand; its timers are real (none fires in this test's span). */
 class StepClock implements Clock {
