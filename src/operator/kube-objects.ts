@@ -251,7 +251,14 @@ export class KubeObjects {
       first = undefined;
       return listed;
     });
-    for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (obj: KubernetesObject) => (this.#specChanges.isChange(kind, verb, obj) ? this.#changed() : undefined));
+    for (const verb of ['add', 'update', 'delete'] as const)
+      informer.on(verb, (obj: KubernetesObject) => {
+        // nothing of tuna reads managedFields, which are often larger than the rest of the object:
+        // the cached object (the informer hands its own) drops them, as controller-runtime's
+        // TransformStripManagedFields does (issue 15: memory per host)
+        if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
+        if (this.#specChanges.isChange(kind, verb, obj)) this.#changed();
+      });
     informer.on('error', (err: unknown) => {
       if (this.#isStopped) return; // our own stop aborts the watch: not an error
       if (this.#retired.has(informer)) return;

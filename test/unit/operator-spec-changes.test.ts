@@ -76,7 +76,8 @@ class FakeIngressApi {
         for (const w of this.#waiting.splice(0)) w();
         return;
       }
-      res.end(JSON.stringify({ kind: 'IngressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '1' }, items: [ingress(1)] }));
+      const managedFields = [{ manager: 'kubectl', operation: 'Update', apiVersion: 'networking.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:rules': {} } } }];
+      res.end(JSON.stringify({ kind: 'IngressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '1' }, items: [ingress(1, { managedFields })] }));
     });
   }
 
@@ -140,11 +141,13 @@ describe('KubeObjects: status-only updates and the longest wait', () => {
   it('reports no change for a status written to an Ingress, and one for a new generation; the cache holds both', async () => {
     objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: ingressKind, debounceMs: 5 });
     const counted = await watch(objects);
+    expect(objects.objects()[0]?.metadata, 'the listed object without its managedFields').to.not.have.property('managedFields');
     for (let i = 0; i < 5; i++) api.push(ingress(1, {}, { loadBalancer: { ingress: [{ hostname: `h${i}.example.com` }] } }));
     await sleep(200);
     expect(counted.since(), 'changes after five status-only updates').to.equal(0);
-    const cached = objects.objects().find((o) => o.kind === 'Ingress') as { status?: { loadBalancer?: { ingress?: { hostname: string }[] } } } | undefined;
+    const cached = objects.objects().find((o) => o.kind === 'Ingress') as (KubernetesObject & { status?: { loadBalancer?: { ingress?: { hostname: string }[] } } }) | undefined;
     expect(cached?.status?.loadBalancer?.ingress?.[0]?.hostname).to.equal('h4.example.com');
+    expect(cached?.metadata, 'managedFields are not kept').to.not.have.property('managedFields');
     api.push(ingress(2));
     for (let i = 0; i < 100 && counted.since() === 0; i++) await sleep(10);
     expect(counted.since()).to.equal(1);
