@@ -147,10 +147,11 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   cluster.setupPrimary({ ...workerEntry(), args: ['edge', ...args] });
   const workers = new Map<number, Worker>();
   let isStopping = false;
-  // before any worker: a port in use ends the edge here, as a worker's listener would
-  const metricsListener: PrimaryMetrics | undefined = metrics === undefined ? undefined : await servePrimaryMetrics(metrics, () => isStopping);
   /** every worker listened once: from then on a worker that dies is restarted */
   let isStarted = false;
+  // before any worker: a port in use ends the edge here, as a worker's listener would. Its
+  // /healthz says 503 until every worker listens: a pod is not ready while its workers start.
+  const metricsListener: PrimaryMetrics | undefined = metrics === undefined ? undefined : await servePrimaryMetrics(metrics, () => isStopping || !isStarted);
   const restarts = new Map<number, { delayMs: number; startedAt: number }>();
 
   const fork = (index: number): Promise<WorkerMessage & { tuna: 'ready' }> => {

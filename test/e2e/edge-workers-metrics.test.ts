@@ -6,6 +6,7 @@ import { newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { TestBackend } from '../support/backend-servers.js';
+import { freePort } from '../support/doc-commands.js';
 import { countOf, httpGet, startEdgeProcess, stopEdgeProcess } from '../support/edge-process.js';
 import type { EdgeProcess } from '../support/edge-process.js';
 
@@ -71,4 +72,30 @@ describe('tuna edge --workers: one scrape of listen.metrics answers for every wo
     // with listen.metrics the tunnel listener does not serve /metrics, on either worker
     for (let i = 0; i < 4; i++) expect((await httpGet(edge.tunnelPort, '/metrics')).status).to.equal(404);
   });
+
+  it('answers /healthz 503 while its workers start, and 200 once every one listens (a pod is not ready before)', async () => {
+    const metricsPort = await freePort();
+    const config = join(dir, 'edge.json');
+    writeFileSync(config, JSON.stringify({
+      listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 }, metrics: { host: '127.0.0.1', port: metricsPort } },
+      bindings: [{ id: 'binding/host/app.test', kind: 'host', hostnames: ['app.test'], keys: [{ sha256 }] }],
+    }));
+    const seen: number[] = [];
+    let isUp = false;
+    const polling = (async () => {
+      // bounded: at most 3,000 polls 10 ms apart, ending once the edge said it listens
+      for (let i = 0; i < 3000 && !isUp; i++) {
+        const status = await httpGet(metricsPort, '/healthz').then((r) => r.status, () => undefined);
+        if (status !== undefined) seen.push(status);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    edge = await startEdgeProcess(['--config', config, '--workers', '2']);
+    isUp = true;
+    await polling;
+    expect((await httpGet(metricsPort, '/healthz')).status).to.equal(200);
+    const first200 = seen.indexOf(200);
+    expect(seen.slice(0, first200 === -1 ? seen.length : first200), `statuses while starting: ${seen.join(' ')}`).to.include(503);
+  });
 });
+
