@@ -12,7 +12,7 @@ import type { SecretGetter } from '../../src/operator/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
-import { startHttpBackend } from '../support/backend-servers.js';
+import { startSlowPathBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
@@ -115,13 +115,7 @@ describe('operator: ingress-nginx annotations on a tuna Ingress become route pol
     const seeded = await seedAccount(store);
     const client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
     // `/slow` answers after 3 s (the `slow` Ingress's proxy-read-timeout is 1 s); the rest echo
-    backend = await startHttpBackend('web', (req, res) => {
-      req.resume();
-      const answer = (): void => void res.end(JSON.stringify({ backend: 'web', method: req.method ?? '', url: req.url ?? '', headers: req.headers }));
-      if (req.url !== '/slow') return void req.once('end', answer);
-      const timer = setTimeout(answer, 3000);
-      res.once('close', () => clearTimeout(timer));
-    });
+    backend = await startSlowPathBackend('web');
     const listed = new ListedObjects();
     listed.items = objects(backend.port);
     const secrets = new ClusterSecrets();

@@ -66,3 +66,17 @@ export async function listen(server: http.Server, requests: RecordedRequest[] = 
       }),
   };
 }
+
+/**
+ * startSlowPathBackend is a backend `name` that echoes method, url and headers as JSON, and answers
+ * `/slow` only after `slowMs` (for a timeout to cut); the operator's policy tests share it.
+ */
+export function startSlowPathBackend(name: string, slowMs = 3000): Promise<TestBackend> {
+  return startHttpBackend(name, (req, res) => {
+    req.resume();
+    const answer = (): void => void res.end(JSON.stringify({ backend: name, method: req.method ?? '', url: req.url ?? '', headers: req.headers }));
+    if (req.url !== '/slow') return void req.once('end', answer);
+    const timer = setTimeout(answer, slowMs);
+    res.once('close', () => clearTimeout(timer));
+  });
+}
