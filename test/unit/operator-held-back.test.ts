@@ -147,6 +147,31 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     expect(tunnel.events.filter((e) => e.type === 'Warning')).to.deep.equal([{ type: 'Warning', reason: 'EdgeRefused', message }]);
   });
 
+  it('clones only the statuses it changes: the others are returned as given, and the input is not modified (issue 15)', () => {
+    const ingress = (name: string, host: string) => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: meta(name, 'shop'),
+      spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    });
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const state = translateObjects([
+      backend,
+      { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: meta('tuna'), spec: { controller: 'tuna.dev/ingress-controller' } },
+      ...names.map((n) => ingress(n, `${n}.shop.example.com`)),
+    ]);
+    const snapshot = JSON.stringify(state.statuses);
+    const message = 'c.shop.example.com is not served: the edge refused to reserve it: the hostname is held by another account';
+    const corrected = correctHeldBack(state.statuses, state.graph, [{ bindingId: 'binding/host/c.shop.example.com', reason: 'EdgeRefused', message }]);
+    for (const n of ['a', 'b', 'd', 'e']) expect(find(corrected, 'Ingress', n), `Ingress ${n} is untouched`).to.equal(find(state, 'Ingress', n));
+    const c = find(corrected, 'Ingress', 'c');
+    expect(c).to.not.equal(find(state, 'Ingress', 'c'));
+    expect(c.status?.loadBalancer).to.deep.equal({});
+    expect(conditionOf(c.conditions, 'Published')).to.deep.include({ status: 'False', reason: 'EdgeRefused' });
+    expect(JSON.stringify(state.statuses), 'the input is not modified').to.equal(snapshot);
+    expect(corrected).to.have.length(state.statuses.length);
+  });
+
   it('names the TXT record exactly as the edge checks it', () => {
     expect(challengeRecordName('shop.example.com')).to.equal(challengeName('shop.example.com'));
   });
