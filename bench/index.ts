@@ -8,6 +8,7 @@ import { runTranslateBench } from './translate.js';
 import { runTunnelBench } from './tunnel/index.js';
 import { runBindingsBench } from './bindings/index.js';
 import { runPoliciesBench } from './policies.js';
+import { runSyncBench } from './scale/sync.js';
 
 const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
   translate: () => runTranslateBench(),
@@ -17,6 +18,8 @@ const parts: Record<string, (args: readonly string[]) => void | Promise<void>> =
   bindings: () => runBindingsBench(),
   // not in the default set: prints the per-request cost of route policies for docs/policies.md
   policies: () => runPoliciesBench(),
+  // not in the default set: the operator's sync in one process (no cluster), for the scale notes
+  sync: (args) => runSyncBench(args),
 };
 const defaults = ['translate', 'tunnel'];
 
