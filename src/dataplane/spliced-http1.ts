@@ -43,8 +43,8 @@ export const DEFAULT_SPLICED_HTTP1_LIMITS: Readonly<SplicedHttp1Limits> = Object
 /**
  * SPLICED_HTTP1_LIMIT_BOUNDS clamp what an edge's `tuna-http1-limits` may set, [min, max]:
  * - head bytes 1 KiB to 64 KiB: 64 KiB is the tunnel's HTTP/2 header list limit
- *   (DEFAULT_TUNNEL_LIMITS.maxHeaderListBytes), the largest head a per-request stream could bring
- *   this agent, so splicing never makes the agent hold more per connection; below 1 KiB no
+ *   (DEFAULT_TUNNEL_LIMITS.maxHeaderListBytes), about the largest head a per-request stream can
+ *   bring this agent, so splicing never makes the agent hold much more per connection; below 1 KiB no
  *   browser request gets through, and 0 would mean Node's process default;
  * - head deadline and keep-alive idle 100 ms to 300 s: 0 would disable them in Node, and past
  *   300 s a spliced connection without a byte is cut at the edge anyway (§4.5), so a longer
