@@ -169,6 +169,19 @@ describe("edge: a spliced HTTP/1.1 connection keeps the edge's configured limits
     expect(backend!.requests.map((r) => r.url)).to.deep.equal(['/first']);
   });
 
+  it('does not cut a later request whose body arrives after the head deadline: no whole-request deadline, as per request', async () => {
+    const edge = await setUp({ public: { headersTimeoutMs: 300 } });
+    const { socket, reader } = publicConnection(edge);
+    socket.write(head('/first'));
+    expect((await reader.next()).status).to.equal(200);
+    socket.write('PUT /slow HTTP/1.1\r\nHost: app.test\r\nContent-Length: 10\r\n\r\nhello');
+    // more than twice the head deadline before the rest of the body (Node would answer 408 on a whole-request deadline)
+    await new Promise((r) => setTimeout(r, 700));
+    socket.write('world');
+    expect((await reader.next()).status).to.equal(200);
+    expect(backend!.requests.map((r) => r.url)).to.deep.equal(['/first', '/slow']);
+  });
+
   it("announces and applies the edge's keep-alive idle time: Keep-Alive timeout=5, and an idle connection ended at 300 ms", async () => {
     const edge = await setUp({ public: { idleTimeoutMs: 5_000 } });
     const first = publicConnection(edge);
