@@ -56,7 +56,7 @@ export interface DataPlaneOptions {
   now?: () => number;
   /** false: do not tell edges that whole HTTP/1.1 connections may come on one stream (docs/protocol.md §4.5); default true */
   spliceHttp1?: boolean;
-  /** limits of the HTTP/1.1 server that parses spliced connections (default: the edge's public defaults) */
+  /** limits of spliced connections whose edge sends none (`tuna-http1-limits`; default: the edge's public defaults) */
   splicedHttp1Limits?: SplicedHttp1Limits;
 }
 
@@ -137,8 +137,9 @@ export class DataPlane implements TunnelStreamHandler {
     this.spliced.drain();
   }
 
-  /** close releases pooled upstream connections. */
+  /** close releases pooled upstream connections (and stops the spliced servers' deadline checks). */
   close(): void {
+    this.spliced.close();
     this.clients.http.close();
     this.clients.h2c.close();
     this.clients.h2.close();

@@ -2,7 +2,7 @@ import http, { STATUS_CODES } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Duplex } from 'node:stream';
-import { splicedRequestId } from '../wire/index.js';
+import { HEADER_HTTP1_LIMITS, parseHttp1Limits, splicedRequestId } from '../wire/index.js';
 import type { TunnelStreamContext } from '../wire/index.js';
 import { normalizeHost } from './host.js';
 
@@ -17,23 +17,70 @@ import { normalizeHost } from './host.js';
 
 /** SplicedHttp1Limits bound the requests after the first (the edge checked the first head itself). */
 export interface SplicedHttp1Limits {
-  /** 431 above this many bytes of request head (the edge's `limits.maxHeaderBytes` default) */
+  /** 431 above this many bytes of request head (the edge's `limits.maxHeaderBytes`) */
   maxHeaderBytes: number;
-  /** a request head must be complete within this long (the edge's `limits.public.headersTimeoutMs` default) */
+  /** a request head must be complete within this long of its first byte, else 408 (the edge's `limits.public.headersTimeoutMs`) */
   headersTimeoutMs: number;
-  /** a whole request must arrive within this long (Node's default) */
+  /** a whole request must arrive within this long, else 408; 0: no such deadline (the edge has none either) */
   requestTimeoutMs: number;
-  /** an idle keep-alive connection is closed after this long (the edge's `limits.public.idleTimeoutMs` default) */
+  /** an idle keep-alive connection is closed after this long (the edge's `limits.public.idleTimeoutMs`) */
   keepAliveTimeoutMs: number;
 }
 
-/** DEFAULT_SPLICED_HTTP1_LIMITS are the edge's public HTTP/1.1 defaults (docs/edge-relay.md). */
+/**
+ * DEFAULT_SPLICED_HTTP1_LIMITS are the edge's public HTTP/1.1 defaults (docs/edge-relay.md), used
+ * for a spliced stream without a (well-formed) `tuna-http1-limits` field. No whole-request
+ * deadline: the edge bounds a request per request only by inactivity (300 s), which it keeps for
+ * a spliced connection as a whole, so a long upload is not cut here when it would not be there.
+ */
 export const DEFAULT_SPLICED_HTTP1_LIMITS: Readonly<SplicedHttp1Limits> = Object.freeze({
   maxHeaderBytes: 16 << 10,
   headersTimeoutMs: 60_000,
-  requestTimeoutMs: 300_000,
+  requestTimeoutMs: 0,
   keepAliveTimeoutMs: 75_000,
 });
+
+/**
+ * SPLICED_HTTP1_LIMIT_BOUNDS clamp what an edge's `tuna-http1-limits` may set, [min, max]:
+ * - head bytes 1 KiB to 64 KiB: 64 KiB is the tunnel's HTTP/2 header list limit
+ *   (DEFAULT_TUNNEL_LIMITS.maxHeaderListBytes), about the largest head a per-request stream can
+ *   bring this agent, so splicing never makes the agent hold much more per connection; below 1 KiB no
+ *   browser request gets through, and 0 would mean Node's process default;
+ * - head deadline and keep-alive idle 100 ms to 300 s: 0 would disable them in Node, and past
+ *   300 s a spliced connection without a byte is cut at the edge anyway (§4.5), so a longer
+ *   value would only let a slow head hold an agent stream and parser longer than the edge's.
+ */
+export const SPLICED_HTTP1_LIMIT_BOUNDS = Object.freeze({
+  maxHeaderBytes: [1 << 10, 64 << 10] as const,
+  headersTimeoutMs: [100, 300_000] as const,
+  keepAliveTimeoutMs: [100, 300_000] as const,
+});
+
+/**
+ * splicedLimits returns the limits for one spliced stream: its edge's `tuna-http1-limits` clamped
+ * to SPLICED_HTTP1_LIMIT_BOUNDS, or `defaults` when the field is absent or malformed.
+ */
+export function splicedLimits(headers: IncomingHttpHeaders, defaults: Readonly<SplicedHttp1Limits> = DEFAULT_SPLICED_HTTP1_LIMITS): Readonly<SplicedHttp1Limits> {
+  const sent = parseHttp1Limits(headers[HEADER_HTTP1_LIMITS]);
+  if (sent === undefined) return defaults;
+  const b = SPLICED_HTTP1_LIMIT_BOUNDS;
+  const headersTimeoutMs = clamp(sent.headersTimeoutMs, b.headersTimeoutMs);
+  return {
+    maxHeaderBytes: clamp(sent.maxHeaderBytes, b.maxHeaderBytes),
+    // Node refuses a head deadline past a (non-zero) whole-request one.
+    headersTimeoutMs: defaults.requestTimeoutMs > 0 ? Math.min(headersTimeoutMs, defaults.requestTimeoutMs) : headersTimeoutMs,
+    requestTimeoutMs: defaults.requestTimeoutMs,
+    keepAliveTimeoutMs: clamp(sent.idleTimeoutMs, b.keepAliveTimeoutMs),
+  };
+}
+
+function clamp(value: number, [min, max]: readonly [number, number]): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+// Distinct limit sets an agent keeps a server for: one per edge configuration it is connected to,
+// in practice one or two; a set past this many (only a misbehaving edge) gets the defaults.
+const MAX_LIMIT_SETS = 16;
 
 /** SplicedConnection is what the agent knows about one spliced connection. */
 export interface SplicedConnection {
@@ -62,24 +109,55 @@ interface ConnectionState extends SplicedConnection {
 }
 
 /**
- * SplicedHttp1Server is one HTTP/1.1 server (not listening) that every spliced stream of a data
- * plane is handed to as a connection: keep-alive, pipelining, `100-continue` and Upgrade are
- * Node's, the limits are SplicedHttp1Limits.
+ * SplicedHttp1Server hands every spliced stream of a data plane to an HTTP/1.1 server (not
+ * listening) as a connection: keep-alive, pipelining, `100-continue` and Upgrade are Node's, the
+ * limits are the stream's (splicedLimits): one server per distinct set of limits, made on first use.
  */
 export class SplicedHttp1Server {
-  readonly #server: http.Server;
+  readonly #handlers: SplicedHandlers;
+  readonly #defaults: Readonly<SplicedHttp1Limits>;
+  readonly #servers = new Map<string, http.Server>();
   readonly #connections = new WeakMap<object, ConnectionState>();
   readonly #open = new Set<ConnectionState>();
   readonly #watchedSessions = new WeakSet<object>();
 
-  constructor(handlers: SplicedHandlers, limits: SplicedHttp1Limits = DEFAULT_SPLICED_HTTP1_LIMITS) {
-    this.#server = http.createServer({
+  constructor(handlers: SplicedHandlers, limits: Readonly<SplicedHttp1Limits> = DEFAULT_SPLICED_HTTP1_LIMITS) {
+    this.#handlers = handlers;
+    this.#defaults = limits;
+  }
+
+  /** close stops the servers' deadline checks and ends their idle connections (Node's server.close; the agent calls it after its tunnels closed). */
+  close(): void {
+    for (const server of this.#servers.values()) server.close();
+    this.#servers.clear();
+  }
+
+  #serverFor(limits: Readonly<SplicedHttp1Limits>): http.Server {
+    const key = `${limits.maxHeaderBytes},${limits.headersTimeoutMs},${limits.requestTimeoutMs},${limits.keepAliveTimeoutMs}`;
+    let server = this.#servers.get(key);
+    if (server !== undefined) return server;
+    if (this.#servers.size >= MAX_LIMIT_SETS && limits !== this.#defaults) return this.#serverFor(this.#defaults);
+    server = this.#createServer(limits);
+    this.#servers.set(key, server);
+    return server;
+  }
+
+  #createServer(limits: Readonly<SplicedHttp1Limits>): http.Server {
+    const handlers = this.#handlers;
+    const server = http.createServer({
       maxHeaderSize: limits.maxHeaderBytes,
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // how often Node looks for heads and requests past their deadline (its default, 30 s, would
+      // let a 300 ms head deadline run 100 times over): a quarter of the shortest deadline.
+      connectionsCheckingInterval: checkingIntervalMs(limits),
     });
-    this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Node runs headersTimeout and requestTimeout only for a server that emitted 'listening'
+    // (it starts the connection list and its checks there); this one is fed connections and never
+    // listens, so without this a head that never completes was held until the edge's 300 s cut.
+    server.emit('listening');
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const conn = this.#connections.get(req.socket);
       if (conn === undefined) return void res.destroy();
       conn.inFlight++;
@@ -92,14 +170,15 @@ export class SplicedHttp1Server {
       if (!prepareRequest(req, res, conn)) return;
       handlers.onRequest(req, res, conn);
     });
-    this.#server.on('clientError', answerClientError);
-    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    server.on('clientError', answerClientError);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const conn = this.#connections.get(socket);
       if (conn === undefined || hasAmbiguousHost(req.rawHeaders)) return void socket.destroy();
       conn.isUpgraded = true;
       addForwardedHeaders(req.headers, conn);
       handlers.onUpgrade(req, socket, head, conn);
     });
+    return server;
   }
 
   /** serve accepts one spliced stream: answers 200 and hands the stream to the server as its connection. */
@@ -119,8 +198,9 @@ export class SplicedHttp1Server {
         for (const c of this.#open) if (c.stream.session === session) drainConnection(c);
       });
     }
+    const server = this.#serverFor(splicedLimits(headers, this.#defaults));
     stream.respond({ ':status': 200 });
-    this.#server.emit('connection', stream);
+    server.emit('connection', stream);
   }
 
   /**
@@ -131,6 +211,12 @@ export class SplicedHttp1Server {
   drain(): void {
     for (const c of this.#open) drainConnection(c);
   }
+}
+
+// A quarter of the shortest deadline, from 25 ms to Node's default 30 s.
+function checkingIntervalMs(limits: Readonly<SplicedHttp1Limits>): number {
+  const shortest = limits.requestTimeoutMs > 0 ? Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) : limits.headersTimeoutMs;
+  return Math.min(30_000, Math.max(25, Math.floor(shortest / 4)));
 }
 
 function drainConnection(conn: ConnectionState): void {

@@ -38,6 +38,7 @@ export const TUNNEL_HEADERS: readonly string[] = [
   HEADER_PUBLIC_PROTOCOL,
   HEADER_CLIENT_ADDRESS,
   HEADER_REQUEST_ID,
+  'tuna-http1-limits',
 ];
 
 /** TCP_AUTHORITY_HOST is the `:authority` host of CONNECT streams for plain TCP (RFC 6761 `.invalid`). */
@@ -236,4 +237,38 @@ export const SPLICED_HTTP1_PROTOCOL = 'tuna-http1';
 /** splicedRequestId is the id of the `n`th request (from 1) of a spliced connection whose stream id is `base`. */
 export function splicedRequestId(base: string, n: number): string {
   return `${base}.${n.toString(36)}`;
+}
+
+/**
+ * HEADER_HTTP1_LIMITS carries, on a spliced stream only (§4.5), the limits the edge applies to its
+ * public HTTP/1.1 requests, for the agent to apply to every request of that connection:
+ * `<max head bytes>,<head timeout ms>,<keep-alive idle ms>` (decimal integers). Fields past the
+ * third are for later versions and ignored; agents before this field ignore it whole.
+ */
+export const HEADER_HTTP1_LIMITS = 'tuna-http1-limits';
+
+/** Http1Limits are the values HEADER_HTTP1_LIMITS carries (the edge's `limits.maxHeaderBytes`, `limits.public.headersTimeoutMs`, `idleTimeoutMs`). */
+export interface Http1Limits {
+  maxHeaderBytes: number;
+  headersTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+/** formatHttp1Limits writes a HEADER_HTTP1_LIMITS value (non-integers are truncated: the field holds decimals only). */
+export function formatHttp1Limits(limits: Http1Limits): string {
+  return [limits.maxHeaderBytes, limits.headersTimeoutMs, limits.idleTimeoutMs].map((n) => String(Math.max(0, Math.trunc(n)))).join(',');
+}
+
+const DECIMAL = /^[0-9]{1,12}$/;
+
+/**
+ * parseHttp1Limits reads a HEADER_HTTP1_LIMITS value, or undefined when it is absent or malformed
+ * (fewer than three fields, a field that is not a decimal integer): the agent then keeps its
+ * defaults. It checks syntax only; the agent clamps the values to its own bounds.
+ */
+export function parseHttp1Limits(value: string | string[] | undefined): Http1Limits | undefined {
+  if (typeof value !== 'string') return undefined;
+  const fields = value.split(',', 4).map((f) => f.trim());
+  if (fields.length < 3 || !fields.slice(0, 3).every((f) => DECIMAL.test(f))) return undefined;
+  return { maxHeaderBytes: Number(fields[0]), headersTimeoutMs: Number(fields[1]), idleTimeoutMs: Number(fields[2]) };
 }

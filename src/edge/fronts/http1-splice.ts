@@ -1,7 +1,7 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
-import { relay, SPLICED_HTTP1_PROTOCOL, writeStreamMeta } from '../../wire/index.js';
+import { formatHttp1Limits, HEADER_HTTP1_LIMITS, relay, SPLICED_HTTP1_PROTOCOL, writeStreamMeta } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
@@ -118,6 +118,15 @@ function spliceTunnel(ctx: FrontContext, info: ConnectionInfo, authority: string
   return tunnel?.canSpliceHttp1 === true ? tunnel : undefined;
 }
 
+/**
+ * splicedLimitsField is the HEADER_HTTP1_LIMITS value of this edge (docs/protocol.md §4.5): its
+ * header size limit, header deadline and keep-alive idle time of public HTTP/1.1.
+ */
+function splicedLimitsField(ctx: FrontContext): string {
+  const { headersTimeoutMs, idleTimeoutMs } = ctx.limits.connections;
+  return formatHttp1Limits({ maxHeaderBytes: ctx.limits.maxHeaderBytes, headersTimeoutMs, idleTimeoutMs });
+}
+
 function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tunnel: EdgeTunnel, authority: string, seen: Buffer, hooks: SpliceHooks): void {
   // A spliced connection holds one of the client's in-flight slots for its life; past the cap it
   // is served per request, where the cap answers 429.
@@ -137,6 +146,8 @@ function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tun
     ':authority': authority,
   };
   writeStreamMeta(headers, { publicPort: info.port, publicProtocol: info.publicProtocol, clientAddress: info.clientAddress, requestId: ctx.requestId() });
+  // The agent parses every later request of the connection: it gets the limits this edge would apply to them.
+  headers[HEADER_HTTP1_LIMITS] = splicedLimitsField(ctx);
   let stream: ClientHttp2Stream;
   try {
     stream = tunnel.request(headers);
