@@ -209,7 +209,7 @@ export class TunaContender implements Contender {
     };
     const rssOne = await measure(1);
     const rssMany = await measure(tunnels);
-    const perWorker = this.workers > 1 ? `, to each of the edge's ${this.workers} workers (${tunnels * this.workers} connections; "per extra tunnel" is per extra connection on every worker)` : '';
+    const perWorker = this.workers > 1 ? `, to each of the edge's ${this.workers} workers (${tunnels * this.workers} connections; "per extra tunnel" is one more connection to every worker, ${this.workers} connections)` : '';
     return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`${perWorker}` };
   }
 
