@@ -1,12 +1,12 @@
 import 'reflect-metadata';
 import { pathToFileURL } from 'node:url';
-import { commandHelp, mainHelp } from './help.js';
 import { processIo, userDirectory } from './io.js';
 import { createLogger, peekLogFormat } from './log.js';
 import type { CliIo } from './io.js';
 import type { CliRuntime } from './runtime.js';
 import { explainError } from './explain.js';
 import { packageVersion } from './version.js';
+import { keepUndiciLazy } from './startup.js';
 
 /** Command is one `tuna <command>`. */
 type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<number>;
@@ -50,6 +50,7 @@ const LONG_RUNNING = new Set(['http', 'tcp', 'run', 'operator', 'edge', 'demo'])
 export async function runCli(argv: string[], io: CliIo, runtime?: () => CliRuntime): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const { commandHelp, mainHelp } = await import('./help.js');
     const topic = name === 'help' ? args[0] : undefined;
     io.out(topic !== undefined && commandHelp[topic] !== undefined ? commandHelp[topic] : mainHelp);
     return 0;
@@ -57,7 +58,7 @@ export async function runCli(argv: string[], io: CliIo, runtime?: () => CliRunti
   if (name === '--version') return (io.out(`tuna ${packageVersion()}`), 0);
   const loadCommand = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!loadCommand) {
-    io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${mainHelp}`);
+    io.err(`tuna: unknown command ${JSON.stringify(name)}\n\n${(await import('./help.js')).mainHelp}`);
     return 2;
   }
   const isLogged = LONG_RUNNING.has(name) && !(name === 'edge' && (args[0] === 'init' || args[0] === 'key'));
@@ -94,6 +95,8 @@ export async function runCli(argv: string[], io: CliIo, runtime?: () => CliRunti
  * bin/tuna.js and direct execution (node src/cli/main.ts) both come here.
  */
 export function runMain(argv: string[]): void {
+  // before any command is imported: main.ts itself imports no module that imports node:http
+  keepUndiciLazy();
   // Relative paths are the user's: `npm run tuna` starts in the package root (issue 9).
   const dir = userDirectory(process.env, process.cwd());
   if (dir !== process.cwd()) process.chdir(dir);

@@ -197,7 +197,8 @@ export class TunaContender implements Contender {
       const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
       try {
         const binding = bindingIdOf(host);
-        const ready = waitForTunnels(setup, binding, count, 120_000);
+        // the agent holds `--connections` connections to every worker of the edge (src/tunnel/tunnel-group.ts)
+        const ready = waitForTunnels(setup, binding, count * this.workers, 120_000);
         await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
         return treeRssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
@@ -208,7 +209,8 @@ export class TunaContender implements Contender {
     };
     const rssOne = await measure(1);
     const rssMany = await measure(tunnels);
-    return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`` };
+    const perWorker = this.workers > 1 ? `, to each of the edge's ${this.workers} workers (${tunnels * this.workers} connections; "per extra tunnel" is one more connection to every worker, ${this.workers} connections)` : '';
+    return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`${perWorker}` };
   }
 
   /** stop ends the agent and the edge. */
@@ -262,17 +264,31 @@ export async function makeCertificate(ctx: BenchContext, dir: string): Promise<{
 }
 
 /**
+ * tunnelCount sums the gauge `tuna_edge_tunnels` of one binding over every series of a /metrics
+ * text: an edge of several workers labels each worker's series `worker="i"` beside `binding`
+ * (src/edge/metrics.ts), and its primary serves them all in one scrape.
+ */
+export function tunnelCount(metrics: string, binding: string): number {
+  let sum = 0;
+  for (const line of metrics.split('\n')) {
+    const series = /^tuna_edge_tunnels\{([^}]*)\} (\d+(?:\.\d+)?)$/.exec(line);
+    if (series === null) continue;
+    const labels = new Map([...(series[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (labels.get('binding') === binding) sum += Number(series[2]);
+  }
+  return sum;
+}
+
+/**
  * waitForTunnels polls the edge's `/metrics` (served on the tunnel port, over TLS when the tunnel
- * is) until the gauge `tuna_edge_tunnels{binding=...}` reaches `count`.
+ * is) until the binding's `tuna_edge_tunnels`, summed over the edge's workers, reaches `count`.
  */
 async function waitForTunnels(setup: TunaEdgeSetup, binding: string, count: number, timeoutMs: number): Promise<void> {
   const ca = setup.certFile ? await readFile(setup.certFile, 'utf8') : undefined;
   const started = performance.now();
-  const pattern = new RegExp(`^tuna_edge_tunnels\\{binding="${binding.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\} (\\d+)$`, 'm');
   let seen = 0;
   while (performance.now() - started < timeoutMs) {
-    const text = await fetchText(setup.tunnelPort, '/metrics', ca);
-    seen = Number(pattern.exec(text)?.[1] ?? 0);
+    seen = tunnelCount(await fetchText(setup.tunnelPort, '/metrics', ca), binding);
     if (seen >= count) return;
     await new Promise((r) => setTimeout(r, 200));
   }

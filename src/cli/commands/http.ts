@@ -3,7 +3,6 @@ import type { BackendProtocol } from '../../model/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
-import { commandHelp } from '../help.js';
 import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -52,7 +51,8 @@ function checkPort(target: LocalTarget, text: string): LocalTarget {
 /** httpCommand is `tuna http <port|url>`. */
 export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
   const parsed = parseFlags(args, options, 'http');
-  if (parsed.values.help === true) return (io.out(commandHelp.http!), 0);
+  // the help text imports every command's flags: loaded for --help only (issue 13: first byte)
+  if (parsed.values.help === true) return (io.out((await import('../help.js')).commandHelp.http!), 0);
   if (parsed.positionals.length > 1) throw new UsageError(`tuna http: one <port|url> expected, got ${parsed.positionals.length}`);
   const target = parseLocalTarget(parsed.positionals[0]);
   const { host: hostFlag, binding, 'no-check': noCheck } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check']), 'http');
