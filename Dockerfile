@@ -28,7 +28,10 @@ COPY --from=build /rootfs/app/ /
 ENV PATH=/usr/local/bin NODE_ENV=production
 USER 65532:65532
 WORKDIR /app
-ENTRYPOINT ["/usr/local/bin/node", "/app/dist/cli/main.js"]
+# A 16 MiB young generation (V8's default here grows to 64 MiB): shorter scavenge pauses for the
+# edge's p99 (docs/tunnel-performance.md, attempt 5) and less memory per host for the operator
+# (docs/benchmarks.md, scale attempt M2)
+ENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=16", "/app/dist/cli/main.js"]
 LABEL org.opencontainers.image.licenses=Apache-2.0
 
 FROM runtime AS edge

@@ -20,7 +20,7 @@
 # 65532, nsswitch.conf, /tmp, and only the shared libraries the node binary links), node (the
 # official Node 24 linux-x64 build that hack/node24.sh caches), app (/app: package.json, the
 # compiled CLI in dist/, production node_modules); user 65532:65532, workdir /app, entrypoint
-# `node /app/dist/cli/main.js`, command `operator` or `edge`, platform linux/amd64.
+# `node --max-semi-space-size=16 /app/dist/cli/main.js` (as the Dockerfile says why), command `operator` or `edge`, platform linux/amd64.
 #
 # Steps are cached outside the repository ($TUNA_CACHE/image): the production node_modules by
 # the hash of package.json and package-lock.json, each gzipped layer by the hash of its tar, so
@@ -127,7 +127,7 @@ for c in "${components[@]}"; do
   log "assembling tuna/$c:$version"
   crane append --oci-empty-base "${layers[@]}" -t "$ref" >/dev/null
   mutate=(--set-platform linux/amd64 --user 65532:65532 --workdir /app
-    --entrypoint /usr/local/bin/node,/app/dist/cli/main.js --cmd "$c"
+    --entrypoint /usr/local/bin/node,--max-semi-space-size=16,/app/dist/cli/main.js --cmd "$c"
     --env PATH=/usr/local/bin --env NODE_ENV=production
     -l "org.opencontainers.image.title=tuna-$c"
     -l "org.opencontainers.image.description=tuna $c: publish Kubernetes Services through outbound HTTP/2 reverse tunnels"

@@ -20,7 +20,7 @@ import { repoRoot } from '../tunnel/tools.js';
 import type { SpawnedProcess } from '../tunnel/processes.js';
 import { clusterDown, clusterUp, createIngresses, deleteNamespace, hostOf, prepareNamespace } from './cluster.js';
 import { controlCalls, establishedTo, sampleProcess, waitAll200, waitOne200 } from './measure.js';
-import { buildCli, startScaleEdge, startScaleOperator } from './stack.js';
+import { IMAGE_NODE_FLAGS, buildCli, startScaleEdge, startScaleOperator } from './stack.js';
 import type { ScaleEdge } from './stack.js';
 import { renderScaleTable } from './table.js';
 import type { ScaleRow } from './table.js';
@@ -153,7 +153,7 @@ function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { befor
 test cluster (hack/cluster/up.sh; hold the cluster tier's lock, one test cluster per machine).
 Code: ${code}. Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
 
-- A store-mode \`tuna edge\` (SQLite) and \`tuna operator --keys-namespace\` (keys in a Secret), both the built CLI; one echo-basic pod behind one Service.
+- A store-mode \`tuna edge\` (SQLite) and \`tuna operator --keys-namespace\` (keys in a Secret), both the built CLI run as the images run it (\`node ${IMAGE_NODE_FLAGS.join(' ')}\`)${process.env['TUNA_BENCH_NODE_FLAGS'] ? ` plus \`${process.env['TUNA_BENCH_NODE_FLAGS']}\`` : ''}; one echo-basic pod behind one Service.
 - Per N: Ingresses (one host each) added in batches of ≤ ${options.batch}; **batch → all 200** runs from the first create call of the level's last batch until every host of that batch answered 200 through the edge's HTTP listener (32 requests in flight, each host asked until its first 200), and in brackets how long the creates took and how long after the last create every host answered; then **one new Ingress → 200**, create call to first 200.
 - RSS and descriptors at the end of the level; CPU = CPU-seconds spent while the level was added; TCP = ESTABLISHED connections to the edge's tunnel listener; control-API calls from the edge's \`tuna_edge_control_requests_total\`.
 - Idle: 10 s after the level, ${options.idleSeconds} s with nothing changing: CPU in % of one core, control-API calls per minute.

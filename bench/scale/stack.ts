@@ -18,8 +18,13 @@ import { repoRoot } from '../tunnel/tools.js';
 export const SCALE_BASE_DOMAIN = 'scale.test';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
-/** TUNA_BENCH_NODE_FLAGS: node flags for the edge and the operator (e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile of the run) */
-const nodeFlags = (): string[] => (process.env['TUNA_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+/** IMAGE_NODE_FLAGS are the node flags of the images' entrypoint (Dockerfile): the bench runs both processes as they are deployed. */
+export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=16'];
+/**
+ * TUNA_BENCH_NODE_FLAGS: node flags for the edge and the operator after the image's (e.g. `--cpu-prof
+ * --cpu-prof-dir=DIR` for a profile of the run; a later `--max-semi-space-size` wins over the image's)
+ */
+const nodeFlags = (): string[] => [...IMAGE_NODE_FLAGS, ...(process.env['TUNA_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '')];
 const day = 24 * 3600_000;
 
 /** ScaleEdge is the running edge and what the operator needs to reach it. */

@@ -44,7 +44,7 @@ describe('Dockerfile', () => {
     for (const c of [operator, edge]) {
       expect(c.User).to.equal('65532:65532');
       expect(c.WorkingDir).to.equal('/app');
-      expect(c.Entrypoint).to.deep.equal(['/usr/local/bin/node', '/app/dist/cli/main.js']);
+      expect(c.Entrypoint).to.deep.equal(['/usr/local/bin/node', '--max-semi-space-size=16', '/app/dist/cli/main.js']);
       expect(c.Env).to.deep.equal(['PATH=/usr/local/bin', 'NODE_ENV=production']);
     }
     expect(docker.stages.at(-1)?.name, 'the default target').to.equal('operator');
