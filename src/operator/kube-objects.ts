@@ -88,6 +88,13 @@ export interface KubeObjectsOptions {
   maxWaitMs?: number;
   /** wait before a failed watch, an absent optional kind or a less preferred version is tried again (default 5 s) */
   retryMs?: number;
+  /**
+   * an optional kind found absent again and again is looked for after `retryMs`, doubled per absence
+   * in a row up to this (default `retryMs`: no backoff). `tuna operator` passes 60 s: a cluster
+   * without the Gateway API or tuna.dev CRDs then costs 11 discovery calls a minute, not 132, and
+   * a CRD installed later is picked up within a minute (issue 15: idle CPU).
+   */
+  absentRetryMaxMs?: number;
   /** called for failures worth a log line */
   onError?: (kind: WatchedKind, err: unknown) => void;
   /** which versions the API serves (default: the apiserver's discovery; tests pass a fake) */
@@ -112,6 +119,9 @@ export class KubeObjects {
   readonly #kinds: readonly WatchedKind[];
   readonly #debounceMs: number;
   readonly #retryMs: number;
+  readonly #absentRetryMaxMs: number;
+  /** how many times in a row each optional kind was found absent */
+  readonly #absences = new Map<WatchedKind, number>();
   readonly #onError: (kind: WatchedKind, err: unknown) => void;
   readonly #state = new Map<WatchedKind, KindState>();
   readonly #listeners = new Set<() => void>();
@@ -138,6 +148,7 @@ export class KubeObjects {
     this.#debounceMs = options.debounceMs ?? 100;
     this.#maxWaitMs = options.maxWaitMs ?? 1000;
     this.#retryMs = options.retryMs ?? 5000;
+    this.#absentRetryMaxMs = Math.max(this.#retryMs, options.absentRetryMaxMs ?? this.#retryMs);
     this.#onError = options.onError ?? (() => undefined);
   }
 
@@ -223,14 +234,19 @@ export class KubeObjects {
           return;
         }
         this.#state.set(kind, { version, informer });
+        this.#absences.delete(kind);
         if (version !== kind.versions[0]) this.#scheduleRecheck(kind);
         return;
       } catch (err) {
         if (kind.optional && isNotServed(err)) {
           this.#state.set(kind, { absent: true });
-          // looked for again later; only its arrival is a change: a kind that stays absent changed
-          // nothing, and reporting it every `retryMs` re-synced everything (issue 15)
-          this.#later(() => void this.#startKind(kind).then(() => (this.#isAbsent(kind) ? undefined : this.#changed()), (e: unknown) => this.#onError(kind, e)));
+          const absences = this.#absences.get(kind) ?? 0;
+          this.#absences.set(kind, absences + 1);
+          // looked for again later, less often while it stays absent; only its arrival is a change:
+          // a kind that stays absent changed nothing, and reporting it every `retryMs` re-synced
+          // everything (issue 15)
+          const wait = Math.min(this.#absentRetryMaxMs, this.#retryMs * 2 ** Math.min(absences, 20));
+          this.#later(() => void this.#startKind(kind).then(() => (this.#isAbsent(kind) ? undefined : this.#changed()), (e: unknown) => this.#onError(kind, e)), wait);
           return;
         }
         this.#onError(kind, err);
@@ -342,12 +358,12 @@ export class KubeObjects {
     });
   }
 
-  #later(fn: () => void): void {
+  #later(fn: () => void, ms = this.#retryMs): void {
     if (this.#isStopped) return;
     const t = setTimeout(() => {
       this.#timers.delete(t);
       if (!this.#isStopped) fn();
-    }, this.#retryMs);
+    }, ms);
     this.#timers.add(t);
   }
 

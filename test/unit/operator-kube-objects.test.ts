@@ -210,4 +210,17 @@ describe('KubeObjects version choice against a fake apiserver', () => {
     await until('TLSRoute watched at v1', () => objects?.watchedVersions().get('TLSRoute') === `${GW}/v1`);
     expect(objects.absentKinds()).to.deep.equal([]);
   });
+
+  it('looks for a kind that stays absent less and less often (absentRetryMaxMs), and still finds it once it is served', async () => {
+    // retryMs 20 with the cap at 160: 20, 40, 80, 160, 160, ... — without the backoff, 600 ms would be 30 lookups
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: [watched('TLSRoute')], debounceMs: 5, retryMs: 20, absentRetryMaxMs: 160 });
+    await objects.start();
+    const lookups = (): number => api.requests.filter((r) => r === `/apis/${GW}/v1`).length;
+    const first = lookups();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(lookups() - first, 'lookups of v1 in 600 ms').to.be.at.most(8);
+    api.served.add('v1');
+    await until('TLSRoute watched at v1', () => objects?.watchedVersions().get('TLSRoute') === `${GW}/v1`);
+    expect(objects.absentKinds()).to.deep.equal([]);
+  });
 });

@@ -128,7 +128,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   let isChangePending = (): boolean => false;
   // The operator's parts, each registered in a child container of the CLI's (src/operator/container.ts).
   const scope = runtime.container.createChildContainer();
-  const objects = new KubeObjects(kube, { onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) });
+  const objects = new KubeObjects(kube, { absentRetryMaxMs: 60_000, onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) });
   scope.register(OBJECT_SOURCE, { useValue: objects });
   const health = new OperatorHealth(
     { hasSynced: () => objects.hasSynced(), tunnels: () => manager.status(), isLeader: () => elector?.isLeader() ?? true, hasPendingChange: () => isChangePending() },
