@@ -31,6 +31,14 @@ export const HEADER_CLIENT_ADDRESS = 'tuna-client-address';
 /** HEADER_REQUEST_ID carries the edge's request id on every stream (HTTP streams also get `x-request-id`). */
 export const HEADER_REQUEST_ID = 'tuna-request-id';
 
+/**
+ * HEADER_HTTP1_LIMITS carries, on a spliced stream only (§4.5), the limits the edge applies to its
+ * public HTTP/1.1 requests, for the agent to apply to every request of that connection:
+ * `<max head bytes>,<head timeout ms>,<keep-alive idle ms>` (decimal integers). Fields past the
+ * third are for later versions and ignored; agents before this field ignore it whole.
+ */
+export const HEADER_HTTP1_LIMITS = 'tuna-http1-limits';
+
 /** TUNNEL_HEADERS lists every stream header the edge adds and the agent strips; the edge drops client copies. */
 export const TUNNEL_HEADERS: readonly string[] = [
   'tuna-meta',
@@ -38,7 +46,7 @@ export const TUNNEL_HEADERS: readonly string[] = [
   HEADER_PUBLIC_PROTOCOL,
   HEADER_CLIENT_ADDRESS,
   HEADER_REQUEST_ID,
-  'tuna-http1-limits',
+  HEADER_HTTP1_LIMITS,
 ];
 
 /** TCP_AUTHORITY_HOST is the `:authority` host of CONNECT streams for plain TCP (RFC 6761 `.invalid`). */
@@ -238,14 +246,6 @@ export const SPLICED_HTTP1_PROTOCOL = 'tuna-http1';
 export function splicedRequestId(base: string, n: number): string {
   return `${base}.${n.toString(36)}`;
 }
-
-/**
- * HEADER_HTTP1_LIMITS carries, on a spliced stream only (§4.5), the limits the edge applies to its
- * public HTTP/1.1 requests, for the agent to apply to every request of that connection:
- * `<max head bytes>,<head timeout ms>,<keep-alive idle ms>` (decimal integers). Fields past the
- * third are for later versions and ignored; agents before this field ignore it whole.
- */
-export const HEADER_HTTP1_LIMITS = 'tuna-http1-limits';
 
 /** Http1Limits are the values HEADER_HTTP1_LIMITS carries (the edge's `limits.maxHeaderBytes`, `limits.public.headersTimeoutMs`, `idleTimeoutMs`). */
 export interface Http1Limits {
