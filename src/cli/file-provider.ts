@@ -1,9 +1,10 @@
 import { StaticCertificateSource, StaticEndpointResolver } from '../dataplane/index.js';
 import type { TranslateOptions } from '../translate/index.js';
-import type { Agent, AgentState } from '../agent/index.js';
+import type { Agent } from '../agent/index.js';
+import type { AgentState } from '../agent/state.js';
 import type { Logger } from './log.js';
 import { ManifestWatcher, loadManifestObjects } from './manifests.js';
-import { translateObjects } from '../agent/index.js';
+import { translateObjects } from '../agent/state.js';
 import { problemsOf, summarizeGraph } from './summary.js';
 
 /**

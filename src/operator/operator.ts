@@ -1,5 +1,7 @@
-import { Agent, translateObjects } from '../agent/index.js';
-import type { TunnelControl, AgentState } from '../agent/index.js';
+import { Agent } from '../agent/index.js';
+import type { TunnelControl } from '../agent/index.js';
+import { translateObjects } from '../agent/state.js';
+import type { AgentState } from '../agent/state.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
 import { SystemClock, backoffDelay } from '../tunnel/index.js';

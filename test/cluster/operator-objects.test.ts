@@ -2,8 +2,8 @@
 // watch what the translators read, and the translated graph follows creates, updates and deletes.
 import { expect } from 'chai';
 import { CoreV1Api, DiscoveryV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { translateObjects } from '../../src/agent/index.js';
-import type { AgentState } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
+import type { AgentState } from '../../src/agent/state.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { clusterConfig, waitFor } from './cluster-env.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AuthorizationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, NetworkingV1Api } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { AcceptedCertificates } from '../../src/operator/accepted-certificates.js';
 import { CoreSecretGetter, SecretReader } from '../../src/operator/secret-reader.js';

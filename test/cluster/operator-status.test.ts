@@ -3,7 +3,7 @@
 // controller kept, and no write when nothing changed.
 import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import { refKey } from '../../src/model/index.js';
 import type { ObjectStatus } from '../../src/model/index.js';
 import { EventRecorder } from '../../src/operator/event-recorder.js';

@@ -3,7 +3,7 @@
 // Accepted and ResolvedRefs, and a bad value is told there (Invalid) while a good policy is Accepted.
 import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import { refKey } from '../../src/model/index.js';
 import { KubeObjects } from '../../src/operator/kube-objects.js';
 import { StatusWriter, objectLookup } from '../../src/operator/status-writer.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import { ControlClient } from '../../src/control-api/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';

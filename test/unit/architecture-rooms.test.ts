@@ -28,6 +28,15 @@ describe('the rooms rule (docs/architecture.md)', () => {
     expect(lint('src/edge/fronts/x.ts', "import { relay } from '../../wire/index.js';\nimport { a } from '../tunnels/registry.js';\nimport { b } from '../store/sql.js';\n")).to.deep.equal([]);
   });
 
+  it("allows a room's declared second entry (agent/state.ts) and no other file of that room", () => {
+    expect(lint('src/operator/x.ts', "import { translateObjects } from '../agent/state.js';\n")).to.deep.equal([]);
+    expect(lint('src/operator/x.ts', "import { Agent } from '../agent/agent.js';\n")).to.deep.equal([
+      "import room 'agent' through its index ('../agent/index.js'), not '../agent/agent.js'",
+    ]);
+    // an entry of one room is not an entry of another
+    expect(lint('src/edge/x.ts', "import { a } from '../wire/state.js';\n")).to.have.length(1);
+  });
+
   it('leaves tests and package imports alone', () => {
     expect(lint('test/unit/x.test.ts', "import { a } from '../../src/cli/agent-options.js';\n")).to.deep.equal([]);
     expect(lint('src/model/x.ts', "import { parse } from 'yaml';\n")).to.deep.equal([]);

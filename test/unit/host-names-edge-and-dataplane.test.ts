@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import { compileRouteTable, routeHttp } from '../../src/dataplane/index.js';
 import { normalizeHost } from '../../src/wire/index.js';
 import { StaticBindingDirectory } from '../../src/edge/tunnels/directory.js';

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { translateObjects } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
 import type { Condition, ObjectStatus, RouteGraph } from '../../src/model/index.js';
 import { EdgeReconciler, OWNER_LABEL, RECLAIM_LABEL, RETAINED_LABEL, TunnelKeys, correctHeldBack, correctReservationStatuses, splitDeleting } from '../../src/operator/index.js';
 import type { KnowsOwnerGone, ReconcileReport } from '../../src/operator/index.js';

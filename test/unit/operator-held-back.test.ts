@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { translateObjects } from '../../src/agent/index.js';
-import type { AgentState } from '../../src/agent/index.js';
+import { translateObjects } from '../../src/agent/state.js';
+import type { AgentState } from '../../src/agent/state.js';
 import { challengeName } from '../../src/edge/control/index.js';
 import type { ObjectStatus } from '../../src/model/index.js';
 import { challengeRecordName } from '../../src/operator/edge-reconciler.js';
