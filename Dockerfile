@@ -14,7 +14,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY hack/bundle.js ./hack/
+# tsc emits dist/ (type-checked), then the CLI is bundled over dist/cli/main.js (hack/bundle.js says why)
 RUN node_modules/.bin/tsc -p tsconfig.build.json --outDir /app/dist \
+ && node hack/bundle.js /app/dist \
  && cp package.json package-lock.json /app/ \
  && cd /app && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 COPY hack/image-rootfs.sh /usr/local/bin/image-rootfs.sh

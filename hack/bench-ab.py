@@ -4,7 +4,7 @@ A/B runs for tunnel performance attempts (docs/tunnel-performance.md): variants 
 one run, rounds rotated, medians. Each variant is a compiled `dist` directory and its node flags:
 
     npx tsc -p tsconfig.build.json --outDir .exp/before   # (then change the code)
-    npx tsc -p tsconfig.build.json --outDir .exp/after
+    npx tsc -p tsconfig.build.json --outDir .exp/after && node hack/bundle.js .exp/after   # bundled, as npm run build does
     python3 hack/bench-ab.py before=.exp/before:--max-semi-space-size=16 after=.exp/after:--max-semi-space-size=16
 
 (build directories must lie inside the checkout so that node_modules resolve). One backend

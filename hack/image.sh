@@ -74,6 +74,8 @@ mkdir -p "$cache/layers" "$work/app"
 # The compiled CLI, into a fresh folder (a stale file of an older build must not ship).
 log "compiling the CLI (tsc -p tsconfig.build.json)"
 (cd "$repo" && node_modules/.bin/tsc -p tsconfig.build.json --outDir "$work/app/dist")
+log "bundling the CLI (hack/bundle.js)"
+(cd "$repo" && node hack/bundle.js "$work/app/dist")
 cp "$repo/package.json" "$work/app/package.json"
 
 # Production dependencies, cached by the hash of what decides them.

@@ -38,9 +38,10 @@ export interface ScaleEdge {
   operatorKey: string;
 }
 
-/** buildCli compiles the CLI (`tsc -p tsconfig.build.json`), so the processes run what the worktree holds. */
+/** buildCli builds the CLI as `npm run build` does (tsc, then hack/bundle.js), so the processes run what the worktree holds. */
 export function buildCli(): void {
   execFileSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit', timeout: 600_000 });
+  execFileSync(process.execPath, [join(repoRoot, 'hack', 'bundle.js')], { cwd: repoRoot, stdio: 'inherit', timeout: 600_000 });
 }
 
 function logTo(proc: SpawnedProcess, file: string): void {

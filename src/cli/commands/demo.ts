@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as t from 'io-ts';
 import { startDemoBackend, endpointSlicesFor } from '../demo-backends.js';
 import type { DemoBackend } from '../demo-backends.js';
@@ -13,10 +12,11 @@ import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime, RunningEdge } from '../runtime.js';
 import type { Agent } from '../../agent/index.js';
+import { packageRoot } from '../package-root.js';
 import { pick } from './http.js';
 
-/** demoManifests is examples/demo, found from this file in src/ and in dist/ alike. */
-export const demoManifests = fileURLToPath(new URL('../../../examples/demo', import.meta.url));
+/** demoManifests is examples/demo, found from this file in src/, in dist/ and in the bundle alike. */
+export const demoManifests = join(packageRoot(import.meta.url), 'examples', 'demo');
 
 const DEMO_HOST = 'demo.localhost';
 const DEMO_BINDING = `binding/host/${DEMO_HOST}`;

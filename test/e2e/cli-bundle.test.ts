@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { packageRoot } from '../../src/cli/package-root.js';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+// hack/bundle.js (npm run build, the images, the bench): the CLI as one file plus lazy chunks.
+describe('the bundled CLI (hack/bundle.js)', function () {
+  this.timeout(120_000);
+  let dir = '';
+
+  before(async () => {
+    // a checkout's layout: package.json beside dist/, node_modules found from the repository
+    dir = mkdtempSync(join(repoRoot, '.bundle-test-'));
+    copyFileSync(join(repoRoot, 'package.json'), join(dir, 'package.json'));
+    mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
+    writeFileSync(join(dir, 'dist', 'cli', 'chunk-STALE0.js'), 'stale');
+    await run(process.execPath, [join(repoRoot, 'hack', 'bundle.js'), join(dir, 'dist')], { cwd: repoRoot, timeout: 90_000 });
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes main.js and the chunks of the lazily loaded commands beside it, and drops an older bundle\'s chunks', () => {
+    const files = readdirSync(join(dir, 'dist', 'cli'));
+    expect(files).to.include('main.js');
+    expect(files).not.to.include('chunk-STALE0.js');
+    expect(files.filter((f) => /^chunk-[A-Z0-9]+\.js$/.test(f)).length).to.be.greaterThan(5);
+    // the Kubernetes client and pg stay packages, loaded from node_modules when first used
+    const all = files.map((f) => readFileSync(join(dir, 'dist', 'cli', f), 'utf8')).join('\n');
+    expect(all).to.match(/from "@kubernetes\/client-node"|import\("@kubernetes\/client-node"\)/);
+    expect(all).not.to.include('class KubeConfig');
+  });
+
+  it('runs: --version reads the package.json above dist/, and a command loaded from a chunk answers --help', async () => {
+    const main = join(dir, 'dist', 'cli', 'main.js');
+    const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    expect((await run(process.execPath, [main, '--version'], { timeout: 30_000 })).stdout.trim()).to.equal(`tuna ${version}`);
+    expect((await run(process.execPath, [main, 'http', '--help'], { timeout: 30_000 })).stdout).to.match(/^Usage: tuna http/);
+    expect((await run(process.execPath, [main, 'edge', '--help'], { timeout: 30_000 })).stdout).to.match(/^Usage: tuna edge/);
+  });
+
+  it('finds the package root from a module at any depth (src/cli/commands, dist/cli/commands, dist/cli)', () => {
+    expect(packageRoot(pathToFileURL(join(dir, 'dist', 'cli', 'chunk-X.js')).href)).to.equal(dir);
+    expect(packageRoot(pathToFileURL(join(dir, 'dist', 'cli', 'commands', 'demo.js')).href)).to.equal(dir);
+    expect(packageRoot(pathToFileURL(join(repoRoot, 'src', 'cli', 'commands', 'demo.ts')).href)).to.equal(repoRoot.replace(/\/$/, ''));
+  });
+});
