@@ -124,6 +124,25 @@ async function measure(dir: string, tls: { cert: string; key: string }, mode: Mo
 const kib = (bytes: number): string => (bytes / 1024).toFixed(1);
 const mib = (bytes: number): string => (bytes / (1 << 20)).toFixed(1);
 
+/**
+ * measureSharedBindings is the idle RSS of edge + agent with one binding and with `count`
+ * bindings, all on one shared connection (protocol version 2), each with its own key: the
+ * many-bindings row of the tunnel bench's memory table (issue 13 item 6).
+ */
+export async function measureSharedBindings(count: number): Promise<{ rssOne: number; rssMany: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tuna-bench-bindings-'));
+  try {
+    const tls = certificate(dir);
+    // a first pair of processes fills tsx's transpile cache; its RSS would count that work.
+    await measure(dir, tls, 'shared', 1);
+    const one = await measure(dir, tls, 'shared', 1);
+    const many = await measure(dir, tls, 'shared', count);
+    return { rssOne: one.edge + one.agent, rssMany: many.edge + many.agent };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** runBindingsBench measures and prints the table. */
 export async function runBindingsBench(): Promise<void> {
   const count = Number(process.env['TUNA_BENCH_BINDINGS'] ?? 1000);

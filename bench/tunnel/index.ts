@@ -17,6 +17,7 @@ import { TunaContender } from './contenders/tuna.js';
 import { runDownload, runFixedRate, runUpload, runWrk } from './load.js';
 import { ProcessGroup } from './processes.js';
 import type { Running } from './rounds.js';
+import { measureSharedBindings } from '../bindings/index.js';
 import { inRounds, startAll } from './rounds.js';
 import type { Figures } from './table.js';
 import { renderSection } from './section.js';
@@ -147,6 +148,7 @@ export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<
     await measureTransfers(run);
     await measureFresh(run);
     for (const r of run.running) await r.contender.stop(ctx).catch(() => undefined);
+    const memoryOnly = await measureSharedConnection(o, contenders);
     const markdown = renderSection(all, {
       ...o,
       connections,
@@ -156,6 +158,7 @@ export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<
       seconds: (performance.now() - started) / 1000,
       load: [loadBefore, loadavg()[0] ?? 0],
       notes: [...run.notes, ...group.unexpectedExits.map((e) => `- ${e}`)],
+      memoryOnly,
     });
     console.log(`\n${markdown}`);
     if (o.writeReport) writeSection('tunnel', markdown);
@@ -163,6 +166,31 @@ export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<
     await group.close();
     await rm(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * measureSharedConnection is the memory table's row for many bindings on one connection (issue 13
+ * item 6): `npm run bench -- bindings`' shared mode (the TunnelManager of `tuna run` and the
+ * operator, each binding with its own key, over one TLS connection) with 1 and with `tunnels`
+ * bindings, after the contenders stopped. Only when a tuna row runs and the memory figure is on.
+ */
+async function measureSharedConnection(o: Resolved, contenders: Contender[]): Promise<Figures[]> {
+  if (o.tunnels <= 1 || !contenders.some((c) => c.name.startsWith('tuna'))) return [];
+  const name = 'tuna (bindings on one connection)';
+  const figures = emptyFigures(name, 'memory only: bench/bindings, shared mode');
+  try {
+    console.log(`idle memory · ${name}: 1 and ${o.tunnels} bindings`);
+    const { rssOne, rssMany } = await measureSharedBindings(o.tunnels);
+    figures.memory = {
+      tunnels: o.tunnels,
+      rssOne,
+      rssMany,
+      note: `${o.tunnels} bindings, each with its own key, on one TLS connection and HTTP/2 session (protocol version 2): the tunnel manager of \`tuna run\` and the operator (bench/bindings, through tsx)`,
+    };
+  } catch (err) {
+    figures.failures.push(`idle memory: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+  return [figures];
 }
 
 /** measureLoad takes requests/s (closed loop) and latency at a fixed rate (open loop). */

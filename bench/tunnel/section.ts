@@ -22,6 +22,8 @@ export interface RunFacts {
   /** 1-minute load average before and after the run: other work on a shared machine shows here */
   load: [number, number];
   notes: string[];
+  /** rows of the memory table only (tuna's bindings on one shared connection): no load figures */
+  memoryOnly?: Figures[];
 }
 
 /** renderSection is the whole `tunnel` section of docs/benchmarks.md. */
@@ -47,9 +49,9 @@ export function renderSection(all: Figures[], f: RunFacts & { seconds: number })
     '',
     ratiosTable(all),
   ];
-  const memory = memoryTable(all);
+  const memory = memoryTable([...all, ...(f.memoryOnly ?? [])]);
   if (memory) lines.push('', memory);
-  const notes = [...notesList(all, f.rate), ...f.notes];
+  const notes = [...notesList([...all, ...(f.memoryOnly ?? [])], f.rate), ...f.notes];
   if (notes.length > 0) lines.push('', 'Notes:', '', ...notes);
   lines.push('', `Run took ${f.seconds.toFixed(0)} s.`);
   return redactPaths(lines.join('\n'));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Figures } from '../table.js';
-import { redactPaths } from '../section.js';
+import { redactPaths, renderSection } from '../section.js';
 import { emptyFigures, formatAdded, formatRatio, groupFailures, memoryTable, notesList, ratiosTable } from '../table.js';
 
 function figures(name: string, rps: number[], p99: number[], download: number[]): Figures {
@@ -42,6 +42,20 @@ describe('bench/tunnel report tables', () => {
     const frp = { ...emptyFigures('frp', ''), memory: { tunnels: 1001, rssOne: 40 * 2 ** 20, rssMany: 40 * 2 ** 20 + 1000 * 64 * 1024, note: 'one frpc' } };
     expect(memoryTable([frp])).to.contain('| 64.0 KiB |');
     expect(memoryTable([emptyFigures('direct', '')])).to.equal(undefined);
+  });
+});
+
+describe('bench/tunnel section', () => {
+  it('puts a memory-only row (bindings on one connection) in the memory table and its failure in the notes, not in the load tables', () => {
+    const facts = { runs: 1, seconds: 1, transferBytes: 2 ** 30, rate: 2000, tunnels: 1000, connections: 64, wrkThreads: 2, latencyClients: 20, versions: {}, load: [0, 0] as [number, number], notes: [] };
+    const tuna = { ...figures('tuna', [100], [1], [1000]), memory: { tunnels: 999, rssOne: 100 * 2 ** 20, rssMany: 300 * 2 ** 20, note: 'connections' } };
+    const shared = { ...emptyFigures('tuna (bindings on one connection)', 'memory only'), memory: { tunnels: 1000, rssOne: 170 * 2 ** 20, rssMany: 170 * 2 ** 20 + 999 * 16 * 1024, note: 'one connection' } };
+    const text = renderSection([tuna], { ...facts, memoryOnly: [shared] });
+    const lines = text.split('\n').filter((l) => l.startsWith('| tuna (bindings on one connection)'));
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.contain('| 16.0 KiB |');
+    const failed = { ...emptyFigures('tuna (bindings on one connection)', ''), failures: ['idle memory: no answer'] };
+    expect(renderSection([tuna], { ...facts, memoryOnly: [failed] })).to.contain('- tuna (bindings on one connection): idle memory: no answer');
   });
 });
 
