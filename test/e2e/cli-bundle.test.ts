@@ -35,6 +35,20 @@ describe('the bundled CLI (hack/bundle.js)', function () {
     expect(all).not.to.include('class KubeConfig');
   });
 
+  it('keeps the names of the error classes (their name is new.target.name, which logs print)', () => {
+    const all = readdirSync(join(dir, 'dist', 'cli')).map((f) => readFileSync(join(dir, 'dist', 'cli', f), 'utf8')).join('\n');
+    // `class X` or `X = class` (a class expression takes its name from the binding)
+    const bundled = new Set([...all.matchAll(/class ([A-Za-z0-9_$]+)|([A-Za-z0-9_$]+) = class\b/g)].map((m) => m[1] ?? m[2]));
+    const errorClasses = [...readdirSync(join(repoRoot, 'src'), { recursive: true, encoding: 'utf8' })]
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [...readFileSync(join(repoRoot, 'src', f), 'utf8').matchAll(/export class ([A-Za-z0-9_]+Error) extends/g)].map((m) => m[1]!));
+    expect(errorClasses.length).to.be.greaterThan(10);
+    // every error class the bundle holds (a few are for other commands' chunks only) under its own name
+    expect(errorClasses.filter((name) => bundled.has(name)).length, 'error classes found in the bundle').to.be.greaterThan(30);
+    const renamed = errorClasses.filter((name) => !bundled.has(name) && [...bundled].some((b) => b.replace(/^_|\d+$/g, '') === name));
+    expect(renamed).to.deep.equal([]);
+  });
+
   it('runs: --version reads the package.json above dist/, and a command loaded from a chunk answers --help', async () => {
     const main = join(dir, 'dist', 'cli', 'main.js');
     const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
