@@ -38,7 +38,7 @@ describe('the bundled CLI (hack/bundle.js)', function () {
   it('keeps the names of the error classes (their name is new.target.name, which logs print)', () => {
     const all = readdirSync(join(dir, 'dist', 'cli')).map((f) => readFileSync(join(dir, 'dist', 'cli', f), 'utf8')).join('\n');
     // `class X` or `X = class` (a class expression takes its name from the binding)
-    const bundled = new Set([...all.matchAll(/class ([A-Za-z0-9_$]+)|([A-Za-z0-9_$]+) = class\b/g)].map((m) => m[1] ?? m[2]));
+    const bundled = new Set([...all.matchAll(/class ([A-Za-z0-9_$]+)|([A-Za-z0-9_$]+) = class\b/g)].map((m) => m[1] ?? m[2] ?? ""));
     const errorClasses = [...readdirSync(join(repoRoot, 'src'), { recursive: true, encoding: 'utf8' })]
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) => [...readFileSync(join(repoRoot, 'src', f), 'utf8').matchAll(/export class ([A-Za-z0-9_]+Error) extends/g)].map((m) => m[1]!));
