@@ -12,6 +12,7 @@ import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.j
 import { startTunnelHarness } from '../support/backend-harness.js';
 import type { TunnelHarness } from '../support/backend-harness.js';
 import { startHttpBackend } from '../support/backend-servers.js';
+import { SPLICED_HTTP1_PROTOCOL } from '../../src/wire/index.js';
 import type { TestBackend } from '../support/backend-servers.js';
 
 /**
@@ -228,6 +229,65 @@ describe('data plane: cancellation, timeouts and failures mid-exchange', () => {
     });
   });
 
+  describe('an HTTP/1.1 client on a spliced connection', () => {
+    /** spliced opens a spliced HTTP/1.1 connection on the harness as an edge would, and sends one GET on it. */
+    function spliced(h: TunnelHarness): { stream: ClientHttp2Stream; received: () => string; closed: Promise<number> } {
+      const stream = h.client.request({ ':method': 'CONNECT', ':protocol': SPLICED_HTTP1_PROTOCOL, ':scheme': 'http', ':path': '/', ':authority': 'app.test' }, { endStream: false });
+      let text = '';
+      stream.setEncoding('latin1');
+      stream.on('data', (c: string) => (text += c));
+      stream.on('error', () => undefined);
+      const closed = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? 0)));
+      stream.write('GET / HTTP/1.1\r\nHost: app.test\r\n\r\n');
+      return { stream, received: () => text, closed };
+    }
+
+    it('aborts the backend request when the client leaves before the answer', async () => {
+      let backendClosed!: () => void;
+      const closed = new Promise<void>((resolve) => (backendClosed = resolve));
+      let arrived!: () => void;
+      const arrival = new Promise<void>((resolve) => (arrived = resolve));
+      const b = await backend((req) => {
+        req.socket.once('close', () => backendClosed());
+        arrived();
+      });
+      const h = await serve(httpRoute('t', [serviceBackend('b')]), b.port);
+      const { stream } = spliced(h);
+      await arrival;
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      await closed;
+      for (let i = 0; i < 50 && plane!.upstreamClients().http.openSockets() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(plane!.upstreamClients().http.openSockets()).to.equal(0);
+    });
+
+    it('cuts the connection without the last chunk when the request timeout expires while the body streams', async () => {
+      const b = await backend(partial);
+      const h = await serve(httpRoute('t', [serviceBackend('b')], { extra: { timeouts: { requestMs: 300 } } }), b.port);
+      const { received, closed } = spliced(h);
+      const code = await closed;
+      expect(received()).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(received()).to.contain('first piece;');
+      expect(received()).to.not.contain('\r\n0\r\n\r\n');
+      expect(code).to.not.equal(http2.constants.NGHTTP2_NO_ERROR);
+    });
+
+    it('answers a request timeout before the answer with 504 and serves the next request on the connection', async () => {
+      let calls = 0;
+      const b = await backend((req, res) => {
+        req.resume();
+        if (++calls === 1) return; // the first request never gets an answer
+        res.end('second');
+      });
+      const h = await serve(httpRoute('t', [serviceBackend('b')], { extra: { timeouts: { requestMs: 200 } } }), b.port);
+      const { stream, received } = spliced(h);
+      for (let i = 0; i < 100 && !received().includes('request timeout'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(received()).to.match(/^HTTP\/1\.1 504 /);
+      stream.write('GET / HTTP/1.1\r\nHost: app.test\r\n\r\n');
+      for (let i = 0; i < 100 && !received().endsWith('second'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(received()).to.match(/HTTP\/1\.1 200 OK[\s\S]*second$/);
+    });
+  });
+
   it('answers 502 and reports the error when the response cannot be sent, and keeps serving', async () => {
     const b = await backend();
     // HTTP/2 refuses a connection-specific header in a response: the tunnel stream's respond() throws.
@@ -245,6 +305,19 @@ describe('data plane: cancellation, timeouts and failures mid-exchange', () => {
     expect(errors).to.have.length(1);
     expect(String(errors[0])).to.contain('ERR_HTTP2_INVALID_CONNECTION_HEADERS');
     expect((await h.request({ ':path': '/good' })).status).to.equal(200);
+  });
+
+  it('releases the backend connection of a response that could not be sent', async () => {
+    const b = await backend((req, res) => {
+      req.resume();
+      res.writeHead(200);
+      res.write('never ends');
+    });
+    const bad: HttpFilter = { type: 'ResponseHeaderModifier', set: [{ name: 'Connection', value: 'close' }], add: [], remove: [] };
+    const h = await serve(httpRoute('bad', [serviceBackend('b')], { filters: [bad] }), b.port);
+    expect((await h.request({ ':path': '/' })).status).to.equal(502);
+    for (let i = 0; i < 50 && plane!.upstreamClients().http.openSockets() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(plane!.upstreamClients().http.openSockets()).to.equal(0);
   });
 
   it('cancels a mirrored request after the mirror timeout and counts it finished', async () => {
