@@ -5,7 +5,7 @@ import type { TunnelStreamContext } from '../wire/index.js';
 import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Random } from './balancer.js';
-import type { EndpointPicker, EndpointResolver } from './endpoints.js';
+import type { Endpoint, EndpointPicker, EndpointResolver } from './endpoints.js';
 import { BackendConnectError, BackendTimeoutError } from './errors.js';
 import { sendLocalResponse } from './exchange.js';
 import type { Downstream } from './exchange.js';
@@ -75,7 +75,7 @@ class Exchange implements UpstreamReceiver {
   /** the plan as sent to the current attempt's backend (its filters applied) */
   private sent: ForwardPlan;
   /** the current attempt's endpoint, for the 502 text */
-  private target = '';
+  private endpoint: Endpoint | undefined = undefined;
   private call: UpstreamCall | undefined = undefined;
   /** the reason the current attempt was cancelled with (a timeout's, or the cut's) */
   private cancelled: Error | undefined = undefined;
@@ -123,10 +123,10 @@ class Exchange implements UpstreamReceiver {
   private tryOnce(): void {
     const choice = chooseEndpoint(this.deps, this.route.backends);
     if (choice.kind === 'local') return this.settle(choice.status, undefined, choice.body);
-    const { endpoint, backend, target } = choice;
+    const { endpoint, backend } = choice;
     const sent = planForBackend(this.plan, backend);
     this.sent = sent;
-    this.target = target;
+    this.endpoint = endpoint;
     this.cancelled = undefined;
     const backendMs = this.route.timeouts?.backendRequestMs;
     if (backendMs) this.backendTimer = setTimeout(onBackendTimeout, backendMs, this, backendMs);
@@ -152,7 +152,7 @@ class Exchange implements UpstreamReceiver {
       this.clearBackendTimer();
       const timeout = err instanceof BackendTimeoutError ? err : this.cancelled instanceof BackendTimeoutError ? this.cancelled : undefined;
       if (timeout !== undefined) return this.settle(504, undefined, `${timeout.message}\n`);
-      const message = err instanceof BackendConnectError ? err.message : `backend ${this.target} failed`;
+      const message = err instanceof BackendConnectError ? err.message : `backend ${this.endpoint?.address}:${this.endpoint?.port} failed`;
       this.settle(502, undefined, `${message}\n`);
     } catch (caught) {
       this.fail(caught);
