@@ -94,7 +94,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.clients = { http: new Http1Client(options.http1), h2c: new Http2Client({ mode: 'h2c' }), h2: new Http2Client({ mode: 'h2' }) };
     const clientFor = (p: BackendProtocol): UpstreamClient => (p === 'h2c' || p === 'h2' ? this.clients[p] : this.clients.http);
     const mirror = new MirrorSender(options.endpoints, picker, clientFor, random);
-    this.deps = { endpoints: options.endpoints, picker, random, clientFor, mirror };
+    this.deps = { endpoints: options.endpoints, picker, random, clientFor, mirror, onError: (err, context) => this.onError(err, context) };
     this.contexts = new SecureContextCache(options.certificates ?? new StaticCertificateSource());
     this.onError = options.onError ?? (() => undefined);
     this.observer = options.observer;
@@ -157,10 +157,7 @@ export class DataPlane implements TunnelStreamHandler {
     if (routed.policies !== undefined) return this.serveHttpWithPolicies(routed, routed.policies, ds, conn, context);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
-    forwardRequest(this.deps, routed.route, ds, plan).catch((err: unknown) => {
-      this.onError(err, context);
-      sendLocalResponse(ds, 502, 'proxy error\n');
-    });
+    forwardRequest(this.deps, routed.route, ds, plan, context);
   }
 
   /** serveHttpWithPolicies applies a route's policies (src/dataplane/policies), then forwards as serveHttp does. */
@@ -172,10 +169,7 @@ export class DataPlane implements TunnelStreamHandler {
       // A declared length was judged already; only a body of unknown length is counted on the way.
       const isCounted = p.maxBodyBytes !== undefined && ds.hasBody && ds.headers['content-length'] === undefined;
       const down = isCounted ? limitBody(ds, p.maxBodyBytes) : ds;
-      forwardRequest(this.deps, p.route, down, decoratePlan(p, plan)).catch((err: unknown) => {
-        this.onError(err, context);
-        sendLocalResponse(down, 502, 'proxy error\n');
-      });
+      forwardRequest(this.deps, p.route, down, decoratePlan(p, plan), context);
     };
     gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false }, proceed, (err) => {
       this.onError(err, context);

@@ -48,6 +48,15 @@ export function endpointsFromSlices(slices: readonly V1EndpointSlice[]): Map<str
   return out;
 }
 
+// The service key of each backend object resolved (the route graph's, which live as long as its table): made once.
+const serviceKeys = new WeakMap<object, string>();
+
+function serviceKeyOf(backend: Pick<ServiceBackend, 'namespace' | 'service'>): string {
+  let key = serviceKeys.get(backend);
+  if (key === undefined) serviceKeys.set(backend, (key = serviceKey(backend.namespace, backend.service)));
+  return key;
+}
+
 /**
  * StaticEndpointResolver serves a fixed table of endpoints (the file provider, `tuna http`).
  * `replace` swaps the whole table atomically when the manifests change.
@@ -79,7 +88,7 @@ export class StaticEndpointResolver implements EndpointResolver {
 
   /** resolve returns the endpoints of the port by name; an unnamed single port matches any name. */
   resolve(backend: Pick<ServiceBackend, 'namespace' | 'service' | 'portName'>): readonly Endpoint[] {
-    const byPort = this.table.get(serviceKey(backend.namespace, backend.service));
+    const byPort = this.table.get(serviceKeyOf(backend));
     if (!byPort) return [];
     const named = byPort.get(backend.portName);
     if (named) return named;

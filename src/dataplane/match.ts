@@ -24,11 +24,12 @@ export function compileMatch(match: HttpMatch): CompiledMatch {
   const headers = match.headers.map((h) => compileString(h, true));
   const query = match.query.map((q) => compileString(q, false));
   const method = match.method?.toUpperCase();
+  // Most matches test neither headers nor query: no closure for every() per request then.
   return (req) =>
     (method === undefined || req.method === method) &&
     path(req.path) &&
-    headers.every((h) => h.test(headerValue(req.headers, h.name))) &&
-    query.every((q) => q.test(req.query.get(q.name) ?? undefined));
+    (headers.length === 0 || headers.every((h) => h.test(headerValue(req.headers, h.name)))) &&
+    (query.length === 0 || query.every((q) => q.test(req.query.get(q.name) ?? undefined)));
 }
 
 /**

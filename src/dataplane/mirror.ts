@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Random } from './balancer.js';
 import type { EndpointPicker, EndpointResolver } from './endpoints.js';
 import type { MirrorFilter, ForwardPlan } from './request-plan.js';
-import type { UpstreamClient } from './upstream.js';
+import type { UpstreamCall, UpstreamClient, UpstreamReceiver, UpstreamResponse } from './upstream.js';
 import type { BackendProtocol } from '../model/index.js';
 
 /** MirrorOptions bound what mirroring may cost. */
@@ -41,18 +41,15 @@ export class MirrorSender {
     const endpoint = this.picker.pick(`mirror/${backend.namespace}/${backend.service}`, this.endpoints.resolve(backend));
     if (!endpoint) return;
     this.inFlight++;
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
     const sink = body ? this.tee(body) : undefined;
     const protocol = backend.protocol === 'h2c' || backend.protocol === 'h2' ? backend.protocol : 'http';
     const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: { ...plan.headers }, body: sink };
-    this.clientFor(protocol)
-      .send(endpoint, request, signal)
-      .then((res) => {
-        res.body.resume();
-        return new Promise<void>((resolve) => res.body.once('close', () => resolve()));
-      })
-      .catch(() => undefined)
-      .finally(() => this.inFlight--);
+    const mirrored = new MirroredRequest(() => this.inFlight--);
+    try {
+      mirrored.start(this.clientFor(protocol).send(endpoint, request, mirrored), this.options.timeoutMs);
+    } catch {
+      mirrored.finish();
+    }
   }
 
   /** inFlightCount is the number of mirrored requests not yet finished. */
@@ -83,3 +80,40 @@ export class MirrorSender {
     return out;
   }
 }
+
+/**
+ * MirroredRequest follows one mirrored request: its response is read and dropped, and the mirror
+ * timeout cancels it, answer or not, when it has not finished by then.
+ */
+class MirroredRequest implements UpstreamReceiver {
+  private timer: NodeJS.Timeout | undefined = undefined;
+  private isFinished = false;
+
+  constructor(private readonly onFinish: () => void) {}
+
+  start(call: UpstreamCall, timeoutMs: number): void {
+    if (this.isFinished) return;
+    // unref'd: a mirror never keeps the process alive
+    this.timer = setTimeout(() => call.cancel(mirrorTimeout), timeoutMs).unref();
+  }
+
+  onUpstreamResponse(res: UpstreamResponse): void {
+    res.body.resume();
+    if (res.body.destroyed) return this.finish();
+    res.body.once('close', () => this.finish());
+  }
+
+  onUpstreamError(): void {
+    this.finish();
+  }
+
+  finish(): void {
+    if (this.isFinished) return;
+    this.isFinished = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.onFinish();
+  }
+}
+
+// One instance: the reason is never shown.
+const mirrorTimeout = new Error('mirror timeout');

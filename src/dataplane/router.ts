@@ -1,5 +1,6 @@
 import type { Backend, Binding, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
 import { matchesWildcard, selectByHost, wildcardDepthOf } from './host.js';
+import type { WildcardDepth } from '../wire/index.js';
 import { compileMatch } from './match.js';
 import type { CompiledMatch, RequestFacts } from './match.js';
 import type { CompiledPolicies } from './policies/compile.js';
@@ -34,7 +35,23 @@ export interface RouteTable {
   readonly listenersByBinding: ReadonlyMap<string, Listener[]>;
   readonly vhostsByListener: ReadonlyMap<string, CompiledVirtualHost[]>;
   readonly streamRoutesByListener: ReadonlyMap<string, StreamRoute[]>;
+  /**
+   * the HTTP listeners and virtual hosts of each entry point a request came in by, per binding id,
+   * filled on first use (routeHttp's per-request lookup without arrays or closures); at most
+   * `maxCachedEntries` per binding, since the port is whatever the edge sends
+   */
+  readonly httpEntries: Map<string, HttpEntry[]>;
 }
+
+/** HttpEntry is what routeHttp needs of one entry point (binding, public port and protocol). */
+interface HttpEntry {
+  publicPort: number;
+  publicProtocol: ListenerProtocol;
+  listeners: Listener[];
+  vhosts: CompiledVirtualHost[];
+}
+
+const maxCachedEntries = 16;
 
 /** compileRouteTable compiles every match of the graph once, and with `compilePolicies` every route's policies. */
 export function compileRouteTable(graph: RouteGraph, compilePolicies?: PolicyCompile): RouteTable {
@@ -55,7 +72,7 @@ export function compileRouteTable(graph: RouteGraph, compilePolicies?: PolicyCom
     vhostsByListener.set(listener.id, list);
   }
   const streamRoutesByListener = groupBy(graph.streamRoutes, (r) => r.listenerId);
-  return { graph, listenersByBinding, vhostsByListener, streamRoutesByListener };
+  return { graph, listenersByBinding, vhostsByListener, streamRoutesByListener, httpEntries: new Map() };
 }
 
 function groupBy<T>(items: readonly T[], keyOf: (x: T) => string): Map<string, T[]> {
@@ -102,13 +119,36 @@ export type HttpRouteResult =
  * whose TLS was terminated here, a Host that another listener serves is `misdirected` (421).
  */
 export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, req: RequestFacts): HttpRouteResult {
-  const listeners = selectListeners(table, entry, ['http', 'https']);
+  const { listeners, vhosts } = httpEntry(table, entry);
   if (entry.sni !== undefined && isMisdirected(listeners, entry.sni, host)) return { kind: 'misdirected', sni: entry.sni };
-  const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
-  const vhost = selectByHost(vhosts, (v) => v.vhost.hostname, host, (v) => wildcardDepthOf(v.listener));
+  const vhost = selectByHost(vhosts, hostnameOfVhost, host, depthOfVhost);
   if (!vhost) return { kind: 'no-host' };
   for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route, policies: r.policies };
   return { kind: 'no-route', vhost };
+}
+
+const httpProtocols: readonly ListenerProtocol[] = ['http', 'https'];
+
+/** httpEntry returns the HTTP listeners of an entry point and their virtual hosts, from the table's cache when it holds them. */
+function httpEntry(table: RouteTable, entry: EntryPoint): HttpEntry {
+  let cached = table.httpEntries.get(entry.bindingId);
+  if (cached !== undefined) {
+    for (const e of cached) if (e.publicPort === entry.publicPort && e.publicProtocol === entry.publicProtocol) return e;
+  }
+  const listeners = selectListeners(table, entry, httpProtocols);
+  const vhosts = listeners.flatMap((l) => table.vhostsByListener.get(l.id) ?? []);
+  const made: HttpEntry = { publicPort: entry.publicPort, publicProtocol: entry.publicProtocol, listeners, vhosts };
+  if (cached === undefined) table.httpEntries.set(entry.bindingId, (cached = []));
+  if (cached.length < maxCachedEntries) cached.push(made);
+  return made;
+}
+
+function hostnameOfVhost(v: CompiledVirtualHost): string {
+  return v.vhost.hostname;
+}
+
+function depthOfVhost(v: CompiledVirtualHost): WildcardDepth {
+  return wildcardDepthOf(v.listener);
 }
 
 /**

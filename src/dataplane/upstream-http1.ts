@@ -3,7 +3,7 @@ import type { Endpoint } from './endpoints.js';
 import { BackendConnectError } from './errors.js';
 import type { HeaderMap } from './headers.js';
 import { forwardBody } from './upstream.js';
-import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './upstream.js';
+import type { UpstreamCall, UpstreamClient, UpstreamReceiver, UpstreamRequest, UpstreamResponse } from './upstream.js';
 
 /** Http1ClientOptions bound the keep-alive pool. */
 export interface Http1ClientOptions {
@@ -31,17 +31,18 @@ export class Http1Client implements UpstreamClient {
   }
 
   /**
-   * send issues one request on a pooled socket. The abort signal is watched with one listener of
-   * ours rather than http.request's `signal` option, whose per-request bookkeeping showed in the
-   * agent's profile (docs/tunnel-performance.md); an abort destroys the request, and with it the
-   * response, with the signal's reason. `request.headers` gains its `host` (the same on every attempt).
+   * send issues one request on a pooled socket. The call it returns is the abort handle: a
+   * cancel destroys the request (and with it the response) with the given reason. No promise,
+   * AbortSignal or `once` wrapper per request (docs/tunnel-performance.md §10). `request.headers`
+   * gains its `host` (the same on every attempt).
    */
-  send(endpoint: Endpoint, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const headers = request.headers;
-      headers.host = request.authority;
-      const req = http.request({
+  send(endpoint: Endpoint, request: UpstreamRequest, receiver: UpstreamReceiver): UpstreamCall {
+    const call = new Http1Call(endpoint, receiver);
+    const headers = request.headers;
+    headers.host = request.authority;
+    let req: http.ClientRequest;
+    try {
+      req = http.request({
         agent: this.agent,
         host: endpoint.address,
         port: endpoint.port,
@@ -50,29 +51,18 @@ export class Http1Client implements UpstreamClient {
         headers: headers.expect === undefined ? headerList(headers) : headers,
         setHost: false,
       });
-      const onAbort = (): void => {
-        req.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      };
-      // No `{ once: true }` (an options object and its validation per request): 'abort' fires once
-      // and the listener goes with the request. `on`, not `once`: 'close' and 'response' fire once.
-      signal.addEventListener('abort', onAbort);
-      req.on('close', () => signal.removeEventListener('abort', onAbort));
-      req.on('response', (res) => {
-        // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
-        res.on('error', () => undefined);
-        resolve({
-          status: res.statusCode ?? 502,
-          headers: res.headers,
-          body: res,
-          isComplete: false,
-          mayHaveTrailers: res.headers.trailer !== undefined,
-          trailers: () => (Object.keys(res.trailers).length > 0 ? (res.trailers as HeaderMap) : undefined),
-        });
-      });
-      req.on('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(`${endpoint.address}:${endpoint.port}`, err)));
-      if (request.body) forwardBody(request.body, req);
-      else req.end();
-    });
+    } catch (err) {
+      // an invalid method, path or header value: reported as a failed request, after send returns
+      process.nextTick(reportError, call, err);
+      return call;
+    }
+    call.req = req;
+    // `on`, not `once`: 'response' fires once, and 'error' must stay (a late reset is not unhandled).
+    req.on('response', (res) => call.onResponse(res));
+    req.on('error', (err) => call.onError(err));
+    if (request.body) forwardBody(request.body, req);
+    else req.end();
+    return call;
   }
 
   /** openSockets counts the agent's sockets (busy and idle) — for tests and metrics. */
@@ -84,6 +74,67 @@ export class Http1Client implements UpstreamClient {
   /** close destroys every pooled socket. */
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** Http1Call is one request in flight: its abort handle, and what reports to its receiver. */
+class Http1Call implements UpstreamCall {
+  req: http.ClientRequest | undefined = undefined;
+  private reason: Error | undefined = undefined;
+  private isReported = false;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly receiver: UpstreamReceiver,
+  ) {}
+
+  cancel(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    // A finished request is already `destroyed` (Node marks it so when its socket goes back to
+    // the pool), and destroy() then does nothing. Before the response this emits 'error'.
+    this.req?.destroy(reason);
+  }
+
+  onResponse(res: http.IncomingMessage): void {
+    // Errors reach the consumer through the relay; this keeps a late reset from being unhandled.
+    res.on('error', ignore);
+    this.isReported = true;
+    this.receiver.onUpstreamResponse(new Http1Response(res));
+  }
+
+  onError(err: Error): void {
+    this.report(this.reason ?? new BackendConnectError(`${this.endpoint.address}:${this.endpoint.port}`, err));
+  }
+
+  report(err: unknown): void {
+    if (this.isReported) return;
+    this.isReported = true;
+    this.receiver.onUpstreamError(err);
+  }
+}
+
+function reportError(call: Http1Call, err: unknown): void {
+  call.report(err);
+}
+
+function ignore(): void {}
+
+/** Http1Response is a backend's HTTP/1.1 answer (a class: its trailers() is no closure per response). */
+class Http1Response implements UpstreamResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly isComplete = false;
+  readonly mayHaveTrailers: boolean;
+
+  constructor(readonly body: http.IncomingMessage) {
+    this.status = body.statusCode ?? 502;
+    this.headers = body.headers;
+    this.mayHaveTrailers = body.headers.trailer !== undefined;
+  }
+
+  trailers(): HeaderMap | undefined {
+    return Object.keys(this.body.trailers).length > 0 ? (this.body.trailers as HeaderMap) : undefined;
   }
 }
 

@@ -1,10 +1,10 @@
 import http2 from 'node:http2';
-import type { ClientHttp2Session, IncomingHttpHeaders, IncomingHttpStatusHeader } from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, IncomingHttpStatusHeader } from 'node:http2';
 import type { Endpoint } from './endpoints.js';
 import { BackendConnectError } from './errors.js';
 import type { HeaderMap } from './headers.js';
 import { forwardBody } from './upstream.js';
-import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './upstream.js';
+import type { UpstreamCall, UpstreamClient, UpstreamReceiver, UpstreamRequest } from './upstream.js';
 
 /** Http2ClientOptions configure the per-endpoint sessions. */
 export interface Http2ClientOptions {
@@ -30,42 +30,14 @@ export class Http2Client implements UpstreamClient {
     this.options = { idleTimeoutMs: 60_000, connectTimeoutMs: 10_000, ...options };
   }
 
-  /** send opens a stream on the endpoint's session. */
-  async send(endpoint: Endpoint, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
-    const target = `${endpoint.address}:${endpoint.port}`;
-    const session = await this.session(endpoint);
-    signal.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      const { host: _host, ...headers } = request.headers;
-      const stream = session.request(
-        {
-          ...headers,
-          ':method': request.method,
-          ':path': request.path,
-          ':authority': request.authority,
-          ':scheme': this.options.mode === 'h2' ? 'https' : 'http',
-        },
-        { endStream: request.body === undefined, signal },
-      );
-      let trailers: HeaderMap | undefined;
-      // Errors reach the consumer through pipeline; this keeps a late reset from being unhandled.
-      stream.on('error', () => undefined);
-      stream.once('trailers', (t: IncomingHttpHeaders) => (trailers = withoutPseudo(t)));
-      stream.once('response', (h: IncomingHttpHeaders & IncomingHttpStatusHeader, flags: number) => {
-        resolve({
-          isComplete: (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0,
-          status: h[':status'] ?? 502,
-          headers: withoutPseudo(h) as IncomingHttpHeaders,
-          body: stream,
-          mayHaveTrailers: true,
-          trailers: () => trailers,
-        });
-      });
-      stream.on('error', (err) => reject(signal.aborted ? signal.reason : new BackendConnectError(target, err)));
-      // A stream that closes without a response (RST_STREAM with NO_ERROR) is a reset as well.
-      stream.once('close', () => reject(new BackendConnectError(target, new Error(`stream closed with code ${stream.rstCode ?? 0}`))));
-      if (request.body) forwardBody(request.body, stream);
-    });
+  /** send opens a stream on the endpoint's session; the call it returns cancels it with RST_STREAM CANCEL. */
+  send(endpoint: Endpoint, request: UpstreamRequest, receiver: UpstreamReceiver): UpstreamCall {
+    const call = new Http2Call(`${endpoint.address}:${endpoint.port}`, receiver);
+    this.session(endpoint).then(
+      (session) => call.start(session, request, this.options.mode === 'h2' ? 'https' : 'http'),
+      (err: unknown) => call.noSession(err),
+    );
+    return call;
   }
 
   private session(endpoint: Endpoint): Promise<ClientHttp2Session> {
@@ -118,6 +90,75 @@ export class Http2Client implements UpstreamClient {
   close(): void {
     for (const p of this.sessions.values()) p.then((s) => s.close(), () => undefined);
     this.sessions.clear();
+  }
+}
+
+/** Http2Call is one stream to a backend: its abort handle, and what reports to its receiver. */
+class Http2Call implements UpstreamCall {
+  private stream: ClientHttp2Stream | undefined = undefined;
+  private reason: Error | undefined = undefined;
+  private isReported = false;
+  private trailerHeaders: HeaderMap | undefined = undefined;
+
+  constructor(
+    private readonly target: string,
+    private readonly receiver: UpstreamReceiver,
+  ) {}
+
+  start(session: ClientHttp2Session, request: UpstreamRequest, scheme: string): void {
+    if (this.reason !== undefined) return this.report(this.reason);
+    const { host: _host, ...headers } = request.headers;
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(
+        { ...headers, ':method': request.method, ':path': request.path, ':authority': request.authority, ':scheme': scheme },
+        { endStream: request.body === undefined },
+      );
+    } catch (err) {
+      return this.report(err);
+    }
+    this.stream = stream;
+    // 'error' stays: errors reach the consumer through the relay, and a late reset is not unhandled.
+    stream.on('error', (err) => this.report(this.reason ?? new BackendConnectError(this.target, err)));
+    stream.once('trailers', (t: IncomingHttpHeaders) => (this.trailerHeaders = withoutPseudo(t)));
+    stream.once('response', (h: IncomingHttpHeaders & IncomingHttpStatusHeader, flags: number) => {
+      if (this.isReported) return;
+      this.isReported = true;
+      this.receiver.onUpstreamResponse({
+        isComplete: (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0,
+        status: h[':status'] ?? 502,
+        headers: withoutPseudo(h) as IncomingHttpHeaders,
+        body: stream,
+        mayHaveTrailers: true,
+        trailers: () => this.trailerHeaders,
+      });
+    });
+    // A stream that closes without a response (RST_STREAM with NO_ERROR) is a reset as well.
+    stream.once('close', () => this.report(new BackendConnectError(this.target, new Error(`stream closed with code ${stream.rstCode ?? 0}`))));
+    if (request.body) forwardBody(request.body, stream);
+  }
+
+  cancel(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    const stream = this.stream;
+    if (stream === undefined || stream.destroyed) return; // not started yet: start() reports the reason
+    // RST_STREAM CANCEL to the backend first; then the destroy with our reason makes the stream
+    // (a response body, maybe) end in an error: Node ends a stream reset with CANCEL and no
+    // error quietly, which would let a cut response look complete.
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    stream.destroy(reason);
+  }
+
+  /** noSession: the session could not be had; a call cancelled meanwhile reports its reason, as it would have */
+  noSession(err: unknown): void {
+    this.report(this.reason ?? err);
+  }
+
+  report(err: unknown): void {
+    if (this.isReported) return;
+    this.isReported = true;
+    this.receiver.onUpstreamError(err);
   }
 }
 

@@ -32,10 +32,36 @@ export interface UpstreamResponse {
   trailers(): HeaderMap | undefined;
 }
 
+/**
+ * UpstreamReceiver hears how one upstream request went: exactly one of its methods is called,
+ * once, and never from within `send` itself. A receiver is a plain object with methods (the
+ * proxy's exchange is one), so a request costs no promise and no closures of the caller's.
+ */
+export interface UpstreamReceiver {
+  /** onUpstreamResponse: the response headers arrived */
+  onUpstreamResponse(response: UpstreamResponse): void;
+  /** onUpstreamError: no response came; `err` is a BackendConnectError, the reason given to `cancel`, or the failure to send */
+  onUpstreamError(err: unknown): void;
+}
+
+/**
+ * UpstreamCall is the abort handle of one request in flight: the proxy's own, in place of an
+ * AbortController and its AbortSignal per request (an EventTarget, its listener map and a
+ * listener record; docs/tunnel-performance.md §10).
+ */
+export interface UpstreamCall {
+  /**
+   * cancel aborts the request with `reason`. Before the response headers the receiver hears
+   * `onUpstreamError(reason)`; after them the request is destroyed, and its response body with
+   * it (the body's consumer sees an error). Once the request has finished it does nothing.
+   */
+  cancel(reason: Error): void;
+}
+
 /** UpstreamClient sends requests to endpoints over one protocol, pooling connections. */
 export interface UpstreamClient {
-  /** send resolves with the response headers; rejects with BackendConnectError when none came */
-  send(endpoint: Endpoint, request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse>;
+  /** send starts one request; `receiver` hears of its response headers or of its failure (a BackendConnectError when none came) */
+  send(endpoint: Endpoint, request: UpstreamRequest, receiver: UpstreamReceiver): UpstreamCall;
   /** close releases pooled connections */
   close(): void;
 }

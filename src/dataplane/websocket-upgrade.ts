@@ -42,7 +42,7 @@ export function proxyHttp1Upgrade(deps: ProxyDeps, route: HttpRoute, plan: Forwa
     client.write(responseHead(res.statusCode ?? 502, res.statusMessage, res.rawHeaders, true));
     res.pipe(client);
   });
-  upstream.on('error', () => writeLocal(client, { kind: 'local', status: 502, body: `backend ${choice.target} failed\n`, headers: {} }));
+  upstream.on('error', () => writeLocal(client, { kind: 'local', status: 502, body: `backend ${choice.endpoint.address}:${choice.endpoint.port} failed\n`, headers: {} }));
   upstream.end();
 }
 

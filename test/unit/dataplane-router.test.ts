@@ -122,6 +122,26 @@ describe('dataplane router', () => {
       // An edge on a random development port: both listeners speak http; the first vhost found wins.
       expect(['test/on-80', 'test/on-8080']).to.include(at(43123));
     });
+
+    it('routes each entry point the same on every request, also beyond the entry points a table keeps (the port is the edge\'s)', () => {
+      const extra: Listener = { id: `${BINDING}/listener/alt`, bindingId: BINDING, name: 'alt', port: 8080, protocol: 'http', source: { group: '', kind: 'T', name: 'x' } };
+      const tls: Listener = { id: `${BINDING}/listener/tls`, bindingId: BINDING, name: 'tls', port: 443, protocol: 'https', source: { group: '', kind: 'T', name: 'x' } };
+      const graph = hostGraph([{ hostname: 'app.test', routes: [route('on-80', {})] }], { listeners: [extra, tls] });
+      graph.virtualHosts.push({ id: `${extra.id}/vhost/app.test`, listenerId: extra.id, hostname: 'app.test', routes: [route('on-8080', {})] });
+      graph.virtualHosts.push({ id: `${tls.id}/vhost/app.test`, listenerId: tls.id, hostname: 'app.test', routes: [route('on-443', {})] });
+      const table = compileRouteTable(graph);
+      const at = (publicPort: number, publicProtocol: EntryPoint['publicProtocol'] = 'http') => {
+        const r = routeHttp(table, { bindingId: BINDING, publicPort, publicProtocol }, 'app.test', facts('/'));
+        return r.kind === 'route' ? r.route.id : r.kind;
+      };
+      const firstTime = [at(80), at(8080), at(443, 'https'), at(8443, 'https')];
+      expect(firstTime).to.deep.equal(['test/on-80', 'test/on-8080', 'test/on-443', 'test/on-443']);
+      // 40 more development ports (more than the table keeps), then the first four again, in both orders
+      for (let port = 20000; port < 20040; port++) expect(at(port, 'https')).to.equal('test/on-443');
+      expect([at(80), at(8080), at(443, 'https'), at(8443, 'https')]).to.deep.equal(firstTime);
+      expect([at(8443, 'https'), at(443, 'https'), at(8080), at(80)]).to.deep.equal([...firstTime].reverse());
+      expect(routeHttp(table, { bindingId: 'binding/none', publicPort: 80, publicProtocol: 'http' }, 'app.test', facts('/')).kind).to.equal('no-host');
+    });
   });
 
   describe('stream routes', () => {
