@@ -215,13 +215,19 @@ function openSplice(
     const onFirstAnswer = (chunk: Buffer): void => {
       isAnswered = true;
       stream.off('data', onFirstAnswer);
+      stream.off('end', onEarlyEnd);
       stream.pause();
       const isUploadEnded = upload!.stop() < 0;
       socket.write(chunk);
       if (!isUploadEnded) relay([socket, stream], noop);
       relay([stream, socket], noop);
     };
+    // the agent ended its side with no answer: nothing more comes, so close the stream (see 'close')
+    const onEarlyEnd = (): void => {
+      if (!stream.closed) stream.close(h2c.NGHTTP2_NO_ERROR);
+    };
     stream.on('data', onFirstAnswer);
+    stream.once('end', onEarlyEnd);
   });
 }
 
