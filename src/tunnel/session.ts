@@ -75,7 +75,8 @@ export interface TunnelLink extends EventEmitter {
 export type TunnelSessionState = 'idle' | 'connecting' | 'open' | 'draining' | 'closed';
 
 // RFC 9113 §6.8: a GOAWAY with the maximum stream id announces shutdown without refusing streams
-// already on the wire; the final GOAWAY follows one PING round trip later.
+// already on the wire; the final GOAWAY follows at once with nothing in flight, else one PING
+// round trip later or when the last stream closes (close()).
 const SHUTDOWN_NOTICE_STREAM_ID = 2 ** 31 - 1;
 
 /**
