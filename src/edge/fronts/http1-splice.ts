@@ -6,6 +6,7 @@ import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
 import { REPLY, isRefused, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort } from './request-headers.js';
+import { cancelUpstream } from './tunnel-cancels.js';
 
 /**
  * Spliced HTTP/1.1 (issue 13 item 2, docs/protocol.md §4.5): the edge reads the first request head
@@ -216,6 +217,9 @@ function openSplice(
       isAnswered = true;
       stream.off('data', onFirstAnswer);
       stream.off('end', onEarlyEnd);
+      // the client left as the answer began: nothing to relay to, and a paused stream with unread
+      // bytes would never be freed (tunnel-cancels.ts, discardUnread)
+      if (socket.destroyed) return cancelUpstream(tunnel, stream);
       stream.pause();
       const isUploadEnded = upload!.stop() < 0;
       socket.write(chunk);
@@ -286,8 +290,9 @@ class Upload {
 
 /** answerUnanswered answers a spliced connection's first request the edge's way, then closes it. */
 function answerUnanswered(ctx: FrontContext, socket: Socket, reply: readonly [number, string]): void {
-  ctx.metrics.countRequest(reply[0], socket, 'http1');
+  // a client that left is owed nothing
   if (socket.destroyed || !socket.writable) return void socket.destroy();
+  ctx.metrics.countRequest(reply[0], socket, 'http1');
   const [status, body] = reply;
   const text = status === 503 ? 'Service Unavailable' : 'Bad Gateway';
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
