@@ -219,10 +219,13 @@ function checkingIntervalMs(limits: Readonly<SplicedHttp1Limits>): number {
   return Math.min(30_000, Math.max(25, Math.floor(shortest / 4)));
 }
 
+// A connection whose first request has not begun is not idle: the edge sends that request's head
+// right after the 200 (it read it to pick the tunnel), so ending the connection now would close
+// it on a client that was never answered. That request is answered with `Connection: close`.
 function drainConnection(conn: ConnectionState): void {
   if (conn.isUpgraded) return;
   conn.isDraining = true;
-  if (conn.inFlight === 0) endConnection(conn);
+  if (conn.inFlight === 0 && conn.requests > 0) endConnection(conn);
 }
 
 // END_STREAM: the edge ends the public connection (FIN) once its bytes are out (docs/protocol.md §4.5).

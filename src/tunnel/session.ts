@@ -75,7 +75,8 @@ export interface TunnelLink extends EventEmitter {
 export type TunnelSessionState = 'idle' | 'connecting' | 'open' | 'draining' | 'closed';
 
 // RFC 9113 §6.8: a GOAWAY with the maximum stream id announces shutdown without refusing streams
-// already on the wire; the final GOAWAY follows one PING round trip later.
+// already on the wire; the final GOAWAY follows at once with nothing in flight, else one PING
+// round trip later or when the last stream closes (close()).
 const SHUTDOWN_NOTICE_STREAM_ID = 2 ** 31 - 1;
 
 /**
@@ -96,6 +97,10 @@ export class TunnelSession extends EventEmitter {
   #drainTimer: ClockTimer | undefined;
   #error: Error | undefined;
   #grant: Record<string, string> = {};
+  /** streams the edge opened that have not closed yet (a shared connection's control stream too) */
+  #inFlight = 0;
+  /** set by close(): sends the final GOAWAY, called when the last stream in flight closes */
+  #onIdle: (() => void) | undefined;
   readonly #closed: Promise<void>;
   #resolveClosed!: () => void;
 
@@ -206,6 +211,8 @@ export class TunnelSession extends EventEmitter {
   #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     // a reset from the edge must never crash the agent, whatever the handler forgets to listen for.
     stream.on('error', noop);
+    this.#inFlight++;
+    stream.on('close', this.#streamClosed);
     if (this.#options.router !== undefined) return this.#options.router.routeStream(stream, headers);
     const meta = takeStreamMeta(headers);
     if (meta === undefined) {
@@ -218,6 +225,11 @@ export class TunnelSession extends EventEmitter {
       respondQuietly(stream, 500);
     }
   }
+
+  // one bound function for every stream (no closure per request)
+  readonly #streamClosed = (): void => {
+    if (--this.#inFlight === 0) this.#onIdle?.();
+  };
 
   #schedulePing(): void {
     const { clock } = this.#options;
@@ -238,7 +250,8 @@ export class TunnelSession extends EventEmitter {
   /**
    * close drains: a shutdown-notice GOAWAY, one PING round trip so the edge has seen it, then the
    * final GOAWAY (RFC 9113 §6.8). Streams already open finish; the promise resolves when the
-   * connection is gone. After drainTimeoutMs the remaining streams are destroyed.
+   * connection is gone. After drainTimeoutMs the remaining streams are destroyed. With nothing in
+   * flight the final GOAWAY goes out at once (see below).
    */
   close(): Promise<void> {
     if (this.#state === 'closed') return this.#closed;
@@ -251,9 +264,15 @@ export class TunnelSession extends EventEmitter {
     const h2 = this.#h2;
     const drainMs = this.#options.drainTimeoutMs ?? 30_000;
     this.#drainTimer = this.#options.clock.setTimeout(() => this.destroy(), drainMs);
-    // The final GOAWAY goes out once the edge has seen the notice: its PING ack, its own GOAWAY
-    // (Node closes a client session on a NO_ERROR GOAWAY), or a bounded wait, whichever is first.
+    // The final GOAWAY goes out once the edge has seen the notice: its PING ack, its own GOAWAY,
+    // or a bounded wait, whichever is first; or as soon as no stream is in flight. A Node edge
+    // answers neither: its client session, closing on the NO_ERROR notice, sends its PING ack and
+    // GOAWAY only after this side's final GOAWAY and FIN (measured, Node 24; docs/tunnel-performance.md
+    // §11), so an idle agent waited out the whole bounded wait on every SIGTERM. With nothing in
+    // flight there is nothing to drain: a stream the edge opened after the last one seen here is
+    // refused by the final GOAWAY's last stream id, and the edge retries it elsewhere (RFC 9113 §8.7).
     const finalGoaway = (): void => {
+      this.#onIdle = undefined;
       this.#options.clock.clearTimeout(fallback);
       h2.off('goaway', finalGoaway);
       if (!h2.destroyed && !h2.closed) h2.close();
@@ -262,7 +281,8 @@ export class TunnelSession extends EventEmitter {
     h2.once('goaway', finalGoaway);
     try {
       h2.goaway(h2constants.NGHTTP2_NO_ERROR, SHUTDOWN_NOTICE_STREAM_ID);
-      if (!h2.ping(finalGoaway)) finalGoaway();
+      if (this.#inFlight === 0 || !h2.ping(finalGoaway)) finalGoaway();
+      else this.#onIdle = finalGoaway;
     } catch {
       finalGoaway();
     }

@@ -154,7 +154,11 @@ export class SharedConnection extends EventEmitter {
     const meta = bindingId === undefined ? undefined : takeStreamMeta(headers);
     if (bindingId === undefined || meta === undefined) return respondQuietly(stream, 400);
     const entry = this.#bindings.get(bindingId);
-    if (entry === undefined || !entry.isAttachedAtEdge) return stream.close(h2constants.NGHTTP2_REFUSED_STREAM);
+    // The edge opens a binding's streams only once it attached it; its `attached` can still be
+    // behind the first of them (nghttp2 sends a new stream's HEADERS before queued DATA, such as a
+    // control message), so a binding whose attach awaits its answer is served too.
+    const isAttaching = entry?.pending.some((p) => p !== undefined) === true;
+    if (entry === undefined || (!entry.isAttachedAtEdge && !isAttaching)) return stream.close(h2constants.NGHTTP2_REFUSED_STREAM);
     try {
       this.#handler.handleStream(stream, headers, { bindingId, ...meta });
     } catch {

@@ -10,6 +10,7 @@ import { startEdge } from '../../src/edge/index.js';
 import type { EdgeConfigFile } from '../../src/edge/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import type { TunnelStreamHandler } from '../../src/wire/stream-handler.js';
 import { BINDING, hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
@@ -56,7 +57,9 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
   let agent: Agent | undefined;
   let wss: WebSocketServer | undefined;
 
-  async function setUp(options: { spliceHttp1?: boolean; edge?: Partial<EdgeConfigFile>; certificate?: TestCertificate; drainTimeoutMs?: number } = {}): Promise<TestEdge> {
+  async function setUp(
+    options: { spliceHttp1?: boolean; edge?: Partial<EdgeConfigFile>; certificate?: TestCertificate; drainTimeoutMs?: number; handler?: (plane: DataPlane) => TunnelStreamHandler } = {},
+  ): Promise<TestEdge> {
     const api = await startHttpBackend('api');
     const web = await startHttpBackend('web');
     const other = await startHttpBackend('other');
@@ -93,7 +96,7 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     const addr = server.address();
     const edge: TestEdge = { edge: server, keys, config, endpoint: { host: '127.0.0.1', port: addr.tunnel.port, tls: false }, httpPort: addr.http?.port ?? 0 };
     t = edge;
-    session = await openSession(edge, BINDING, plane);
+    session = await openSession(edge, BINDING, options.handler?.(plane) ?? plane);
     return edge;
   }
 
@@ -301,5 +304,55 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     t = undefined;
     expect(text).to.match(/^HTTP\/1\.1 200 /);
     expect(edge.edge.metrics.streamsActive).to.equal(0);
+  });
+  it('answers the first request of a connection the agent began to drain as it accepted it, on that stream (Connection: close)', async () => {
+    // the agent stops just as it takes the stream: the 200 is out, the head the edge holds is not in yet
+    const edge = await setUp({
+      handler: (p) => ({
+        acceptsSplicedHttp1: true,
+        handleStream: (stream, headers, context) => {
+          p.handleStream(stream, headers, context);
+          p.drainSpliced();
+        },
+      }),
+    });
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const reply = await get(edge.httpPort, 'app.test', '/api/first', agent);
+    expect(reply.status).to.equal(200);
+    expect(echo(reply).url).to.equal('/api/first');
+    expect(edge.edge.metrics.streamsTotal, 'served on the spliced stream itself').to.equal(1);
+  });
+
+  /** endsUnanswered stands in for an older agent that drained a spliced connection as it accepted it: 200, then END_STREAM. */
+  const endsUnanswered = (p: DataPlane): TunnelStreamHandler => ({
+    acceptsSplicedHttp1: true,
+    handleStream: (stream, headers, context) => {
+      if (headers[':protocol'] !== 'tuna-http1') return p.handleStream(stream, headers, context);
+      stream.respond({ ':status': 200 });
+      stream.resume();
+      stream.end();
+    },
+  });
+
+  it('serves per request a GET whose spliced stream the agent ended before a byte of answer', async () => {
+    const edge = await setUp({ handler: endsUnanswered });
+    const reply = await get(edge.httpPort, 'app.test', '/api/again', new Agent({ keepAlive: false }));
+    expect(reply.status).to.equal(200);
+    expect(echo(reply).url).to.equal('/api/again');
+    expect(edge.edge.metrics.streamsTotal, 'the spliced stream, then one per request').to.equal(2);
+  });
+
+  it('answers 502 (no bare close) to a POST whose spliced stream the agent ended before a byte of answer, and sends it nowhere else', async () => {
+    const edge = await setUp({ handler: endsUnanswered });
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: edge.httpPort, path: '/api/post', method: 'POST', agent: false, headers: { host: 'app.test', 'content-length': '5' } }, (res) =>
+        collect(res).then(resolve, reject),
+      );
+      req.once('error', reject);
+      req.end('hello');
+    });
+    expect(reply).to.deep.equal({ status: 502, body: 'the tunnel failed before the service answered\n' });
+    expect(backends[0]!.requests).to.deep.equal([]);
+    expect(edge.edge.metrics.streamsTotal).to.equal(1);
   });
 });

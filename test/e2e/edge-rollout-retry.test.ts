@@ -2,6 +2,7 @@
 // serving it stopped, as in a rolling upgrade) is sent once more on another tunnel of its binding,
 // or on the first to connect within tunnelWaitMs, when that is safe: bodyless and idempotent.
 import { expect } from 'chai';
+import { constants as h2c } from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import type { TunnelStreamContext } from '../../src/wire/stream-handler.js';
@@ -16,6 +17,26 @@ class SilentHandler extends TestStreamHandler {
   override handleStream(stream: ServerHttp2Stream, _headers: IncomingHttpHeaders, context: TunnelStreamContext): void {
     this.seen.push(context);
     stream.on('error', () => undefined);
+  }
+}
+
+/**
+ * RefusingHandler answers its first stream (so that later ones have ids above it), then refuses
+ * every stream unprocessed: RST_STREAM(REFUSED_STREAM), or a GOAWAY whose last stream id is below
+ * the stream (the final GOAWAY of an agent that stopped as the edge opened it). It takes spliced
+ * HTTP/1.1 streams too, so both HTTP/1.1 paths meet the refusal.
+ */
+class RefusingHandler extends TestStreamHandler {
+  readonly acceptsSplicedHttp1 = true;
+  refused = 0;
+  constructor(readonly how: 'reset' | 'goaway') {
+    super();
+  }
+  override handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, context: TunnelStreamContext): void {
+    if (stream.id === 1) return super.handleStream(stream, headers, context);
+    this.refused++;
+    if (this.how === 'reset') return void stream.close(h2c.NGHTTP2_REFUSED_STREAM);
+    stream.session!.goaway(h2c.NGHTTP2_NO_ERROR, (stream.id ?? 1) - 2);
   }
 }
 
@@ -116,4 +137,67 @@ describe('edge: a request whose tunnel goes away before the answer', () => {
     old.session.destroy();
     expect((await answer).status).to.equal(502);
   });
+  for (const how of ['reset', 'goaway'] as const) {
+    /** refusing opens the binding's first tunnel, which answers one request and refuses the rest */
+    const refusing = async (): Promise<RefusingHandler> => {
+      const handler = new RefusingHandler(how);
+      await open(handler);
+      // over HTTP/2, so the first stream is one per request (the handler parses no spliced HTTP/1.1)
+      const client = h2Connect(t.httpPort);
+      try {
+        expect((await h2(client, { ':method': 'GET', ':path': '/first', ':authority': 'app.test' })).headers[':status']).to.equal(200);
+      } finally {
+        client.destroy();
+      }
+      return handler;
+    };
+
+    it(`sends a refused request (${how}) to another tunnel of the binding: HTTP/1.1 spliced and per request, HTTP/2`, async () => {
+      const old = await refusing();
+      const next = new TestStreamHandler();
+      await open(next);
+      await waitUntil(() => t.edge.registry.count().get(APP) === 2);
+      expect((await http1(t.httpPort, 'app.test', '/a')).status).to.equal(200);
+      if (how === 'reset') {
+        const client = h2Connect(t.httpPort);
+        try {
+          expect((await h2(client, { ':method': 'GET', ':path': '/b', ':authority': 'app.test' })).headers[':status']).to.equal(200);
+        } finally {
+          client.destroy();
+        }
+      }
+      expect(old.refused).to.be.greaterThan(0);
+      expect(next.seen.length).to.be.greaterThan(0);
+    });
+
+    it(`answers 503 to a request its only tunnel refused (${how}) when no other connects within tunnelWaitMs`, async () => {
+      await t.edge.close();
+      t = await startTestEdge([{ id: APP, kind: 'host', hostnames: ['app.test'], maxConnections: 4 }], { limits: { tunnelWaitMs: 200 } });
+      const old = await refusing();
+      // HTTP/2 first: after a GOAWAY the tunnel takes no stream, so only the first request meets the refusal
+      const client = h2Connect(t.httpPort);
+      try {
+        const reply = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test' });
+        expect(`${String(reply.headers[':status'])} ${reply.body.toString()}`).to.equal('503 no tunnel is connected for this host\n');
+      } finally {
+        client.destroy();
+      }
+      expect(old.refused).to.equal(1);
+      if (how === 'reset') {
+        const answer = await http1(t.httpPort, 'app.test', '/');
+        expect(`${answer.status} ${answer.body.toString()}`).to.equal('503 no tunnel is connected for this host\n');
+        expect(old.refused, 'the spliced stream, then the request').to.equal(3);
+      }
+    });
+
+    it(`sends a request its only tunnel refused (${how}) to the tunnel that connects next`, async () => {
+      const old = await refusing();
+      const answer = http1(t.httpPort, 'app.test', '/late');
+      await waitUntil(() => old.refused > 0);
+      const next = new TestStreamHandler();
+      await open(next);
+      expect((await answer).status).to.equal(200);
+      expect(next.seen.length).to.be.greaterThan(0);
+    });
+  }
 });

@@ -228,3 +228,22 @@ describe('many bindings on one tunnel connection (protocol version 2)', function
     expect(t.edge.registry.all()).to.have.length(0);
   });
 });
+
+describe('a shared connection attaching a binding while requests wait for it', function () {
+  this.timeout(60_000);
+
+  it('serves the requests the new tunnel wakes, whose streams can reach the agent ahead of the edge\'s `attached`', async () => {
+    const t = await startTestEdge([{ id: idOf(0), kind: 'host', hostnames: [hostOf(0)] }], { limits: { tunnelWaitMs: 5000 } });
+    const manager = newTestManager(new TestStreamHandler(), new Map([['k0', t.keys.get(idOf(0))!]]), { sharedConnections: true });
+    try {
+      const waiting = Array.from({ length: 8 }, () => http1(t.httpPort, hostOf(0), '/'));
+      await new Promise((r) => setTimeout(r, 50));
+      manager.apply([{ bindingId: idOf(0), edges: [t.endpoint], keyRef: 'k0' }]);
+      const statuses = (await Promise.all(waiting)).map((a) => a.status);
+      expect(statuses).to.deep.equal(Array.from({ length: 8 }, () => 200));
+    } finally {
+      manager.destroy();
+      await t.edge.close();
+    }
+  });
+});

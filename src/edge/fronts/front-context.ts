@@ -150,10 +150,25 @@ export function mayRetryElsewhere(upstream: ClientHttp2Stream, tunnel: EdgeTunne
   return !tunnel.isAvailable && IDEMPOTENT_METHODS.has(method);
 }
 
+/** isRefused says the agent refused the stream unprocessed: RST_STREAM(REFUSED_STREAM), or a GOAWAY whose last stream id is below it (RFC 9113 §8.7). */
+export function isRefused(upstream: ClientHttp2Stream): boolean {
+  return upstream.rstCode === h2constants.NGHTTP2_REFUSED_STREAM;
+}
+
 /**
  * retryTunnel is the tunnel a retried request goes to: another one of the binding that is up now,
- * or the first to connect within `tunnelWaitMs` (the replica that replaces a stopping one).
+ * or the first to connect within `tunnelWaitMs` (the replica that replaces a stopping one); never
+ * the one that failed it, even while that one still takes streams (it refused this one).
  */
 export async function retryTunnel(ctx: FrontContext, bindingId: string, failed: EdgeTunnel): Promise<EdgeTunnel | undefined> {
-  return ctx.registry.pick(bindingId, failed) ?? (await ctx.registry.waitFor(bindingId, ctx.limits.tunnelWaitMs));
+  return ctx.registry.pick(bindingId, failed) ?? (await ctx.registry.waitFor(bindingId, ctx.limits.tunnelWaitMs, failed));
+}
+
+/**
+ * retryFailedReply is the answer to a request whose retry found no tunnel: a refused request was
+ * processed nowhere, so it is the binding's lack of a tunnel (503, as if it had waited from the
+ * start); one whose tunnel went away under it may have been half done (502).
+ */
+export function retryFailedReply(upstream: ClientHttp2Stream): readonly [number, string] {
+  return isRefused(upstream) ? REPLY.noTunnel : REPLY.tunnelFailed;
 }

@@ -3,7 +3,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp1, resolveHttpBinding, retryTunnel } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp1, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http1HostProblem } from './host-header.js';
 import { cancelUpstream } from './tunnel-cancels.js';
@@ -68,7 +68,7 @@ function send(
     if (!mayRetryElsewhere(stream, tunnel, req.method ?? 'GET', isBodyless, attempt)) return replyHttp1(ctx, res, REPLY.tunnelFailed);
     void retryTunnel(ctx, bindingId, tunnel).then((next) => {
       if (res.destroyed) return;
-      if (next === undefined) return replyHttp1(ctx, res, REPLY.tunnelFailed);
+      if (next === undefined) return replyHttp1(ctx, res, retryFailedReply(stream));
       send(ctx, next, req, res, headers, isBodyless, bindingId, 1);
     });
   });

@@ -1,11 +1,12 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
-import { formatHttp1Limits, HEADER_HTTP1_LIMITS, relay, SPLICED_HTTP1_PROTOCOL, writeStreamMeta } from '../../wire/index.js';
+import { formatHttp1Limits, HEADER_HTTP1_LIMITS, relay, SPLICED_HTTP1_PROTOCOL, writeCoalescer, writeStreamMeta } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import { resolveHttpBinding } from './front-context.js';
+import { REPLY, isRefused, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort } from './request-headers.js';
+import { cancelUpstream } from './tunnel-cancels.js';
 
 /**
  * Spliced HTTP/1.1 (issue 13 item 2, docs/protocol.md §4.5): the edge reads the first request head
@@ -99,11 +100,14 @@ export function spliceHttp1(ctx: FrontContext, socket: Socket, info: ConnectionI
       if (seen.length > ctx.limits.maxHeaderBytes || seen.includes('\n\n')) giveUp();
       return;
     }
-    const authority = end <= ctx.limits.maxHeaderBytes ? spliceableAuthority(seen.toString('latin1', 0, end)) : undefined;
+    const head = end <= ctx.limits.maxHeaderBytes ? seen.toString('latin1', 0, end) : undefined;
+    const authority = head === undefined ? undefined : spliceableAuthority(head);
     const tunnel = authority === undefined ? undefined : spliceTunnel(ctx, info, authority);
-    if (authority === undefined || tunnel === undefined) return giveUp();
+    if (head === undefined || authority === undefined || tunnel === undefined) return giveUp();
     stop();
-    openSplice(ctx, socket, info, tunnel, authority, seen, hooks);
+    // only a lone bodyless idempotent head may be sent again if the agent ends the stream unanswered
+    const isReplayable = seen.length === end + 4 && isReplayableHead(head);
+    openSplice(ctx, socket, info, tunnel, authority, seen, isReplayable, hooks);
   };
   socket.on('data', onData);
   socket.once('end', onEnd);
@@ -127,7 +131,16 @@ function splicedLimitsField(ctx: FrontContext): string {
   return formatHttp1Limits({ maxHeaderBytes: ctx.limits.maxHeaderBytes, headersTimeoutMs, idleTimeoutMs });
 }
 
-function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tunnel: EdgeTunnel, authority: string, seen: Buffer, hooks: SpliceHooks): void {
+function openSplice(
+  ctx: FrontContext,
+  socket: Socket,
+  info: ConnectionInfo,
+  tunnel: EdgeTunnel,
+  authority: string,
+  seen: Buffer,
+  isReplayable: boolean,
+  hooks: SpliceHooks,
+): void {
   // A spliced connection holds one of the client's in-flight slots for its life; past the cap it
   // is served per request, where the cap answers 429.
   const release = ctx.fairness.acquire(tunnel.bindingId, info.clientAddress);
@@ -158,6 +171,9 @@ function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tun
   ctx.metrics.streamsActive++;
   stream.on('error', noop);
   let isSpliced = false;
+  // the first byte of an answer came back: from then on the connection is the agent's, whatever happens
+  let isAnswered = false;
+  let upload: Upload | undefined;
   const onClientClose = (): void => {
     if (!stream.closed) stream.close(h2c.NGHTTP2_CANCEL);
   };
@@ -169,6 +185,20 @@ function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tun
       socket.off('close', onClientClose);
       return fallback();
     }
+    if (!isAnswered) {
+      // Accepted, then ended or reset before a byte of answer (an agent that drained the connection
+      // as it took it, or went away): nothing reached the client, so it gets an answer, never a bare
+      // close. A lone bodyless idempotent request is served per request instead (RFC 9110 §9.2.2),
+      // which retries it on another tunnel or waits for one; anything else cannot be sent again.
+      socket.off('close', onClientClose);
+      const sentOnlyHead = upload?.stop() === seen.length;
+      if (isReplayable && sentOnlyHead && !socket.destroyed && !socket.readableEnded) {
+        socket.setTimeout(0);
+        return fallback();
+      }
+      release();
+      return answerUnanswered(ctx, socket, isRefused(stream) ? REPLY.noTunnel : REPLY.tunnelFailed);
+    }
     release();
     if (stream.rstCode !== h2c.NGHTTP2_NO_ERROR) socket.destroy();
     else if (!socket.writableEnded) socket.end();
@@ -179,10 +209,110 @@ function openSplice(ctx: FrontContext, socket: Socket, info: ConnectionInfo, tun
     isSpliced = true;
     hooks.onSpliced();
     socket.setTimeout(SPLICED_IDLE_TIMEOUT_MS, () => socket.destroy());
-    socket.unshift(seen);
-    relay([socket, stream], noop);
-    relay([stream, socket], noop);
+    upload = new Upload(socket, stream, seen);
+    // The answer's first byte decides: until it arrives the public socket is not handed to the
+    // relays (which would end or destroy it with the stream), so an unanswered stream can still
+    // be answered or served per request.
+    const onFirstAnswer = (chunk: Buffer): void => {
+      isAnswered = true;
+      stream.off('data', onFirstAnswer);
+      stream.off('end', onEarlyEnd);
+      // the client left as the answer began: nothing to relay to, and a paused stream with unread
+      // bytes would never be freed (tunnel-cancels.ts, discardUnread)
+      if (socket.destroyed) return cancelUpstream(tunnel, stream);
+      stream.pause();
+      const isUploadEnded = upload!.stop() < 0;
+      socket.write(chunk);
+      if (!isUploadEnded) relay([socket, stream], noop);
+      relay([stream, socket], noop);
+    };
+    // the agent ended its side with no answer: nothing more comes, so close the stream (see 'close')
+    const onEarlyEnd = (): void => {
+      if (!stream.closed) stream.close(h2c.NGHTTP2_NO_ERROR);
+    };
+    stream.on('data', onFirstAnswer);
+    stream.once('end', onEarlyEnd);
   });
+}
+
+/**
+ * Upload copies the public socket into an accepted spliced stream until the answer begins (the
+ * bytes read so far first), counting what it sent; then the relays take over. It leaves the
+ * socket alone when the stream ends, so the edge can still answer the client itself.
+ */
+class Upload {
+  readonly #socket: Socket;
+  readonly #stream: ClientHttp2Stream;
+  #sent: number;
+  #isEnded = false;
+  #isStopped = false;
+  readonly #coalesce: () => void;
+
+  constructor(socket: Socket, stream: ClientHttp2Stream, first: Buffer) {
+    this.#socket = socket;
+    this.#stream = stream;
+    this.#coalesce = writeCoalescer(stream);
+    this.#sent = first.length;
+    stream.write(first);
+    socket.on('data', this.#onData);
+    socket.once('end', this.#onEnd);
+    stream.on('drain', this.#onDrain);
+    socket.resume();
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    this.#sent += chunk.length;
+    this.#coalesce();
+    if (!this.#stream.write(chunk)) this.#socket.pause();
+  };
+
+  readonly #onDrain = (): void => {
+    this.#socket.resume();
+  };
+
+  readonly #onEnd = (): void => {
+    this.#isEnded = true;
+    if (!this.#stream.destroyed && !this.#stream.writableEnded) this.#stream.end();
+  };
+
+  /** stop hands the socket back (paused) and returns the bytes sent, or -1 when the client had ended its side. */
+  stop(): number {
+    if (!this.#isStopped) {
+      this.#isStopped = true;
+      this.#socket.off('data', this.#onData);
+      this.#socket.off('end', this.#onEnd);
+      this.#stream.off('drain', this.#onDrain);
+      this.#socket.pause();
+    }
+    return this.#isEnded ? -1 : this.#sent;
+  }
+}
+
+/** answerUnanswered answers a spliced connection's first request the edge's way, then closes it. */
+function answerUnanswered(ctx: FrontContext, socket: Socket, reply: readonly [number, string]): void {
+  // a client that left is owed nothing
+  if (socket.destroyed || !socket.writable) return void socket.destroy();
+  ctx.metrics.countRequest(reply[0], socket, 'http1');
+  const [status, body] = reply;
+  const text = status === 503 ? 'Service Unavailable' : 'Bad Gateway';
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** IDEMPOTENT_METHODS may be sent again automatically (RFC 9110 §9.2.2), as on the per-request path. */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/** isReplayableHead says a request head (as spliceableAuthority took it) is idempotent and announces no body. */
+export function isReplayableHead(head: string): boolean {
+  const lines = head.split('\r\n');
+  if (!IDEMPOTENT_METHODS.has((lines[0] ?? '').slice(0, (lines[0] ?? '').indexOf(' ')))) return false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).toLowerCase();
+    if (name === 'transfer-encoding') return false;
+    if (name === 'content-length' && line.slice(colon + 1).trim() !== '0') return false;
+  }
+  return true;
 }
 
 function noop(): void {}

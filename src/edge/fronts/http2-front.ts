@@ -2,7 +2,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, replyHttp2, resolveHttpBinding, retryTunnel } from './front-context.js';
+import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp2, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http2HostProblem } from './host-header.js';
 import { cancelUpstream } from './tunnel-cancels.js';
@@ -74,7 +74,7 @@ function send(
     if (!mayRetryElsewhere(upstream, tunnel, String(headers[':method']), isBodyless, attempt)) return replyHttp2(ctx, stream, REPLY.tunnelFailed);
     void retryTunnel(ctx, bindingId, tunnel).then((next) => {
       if (stream.destroyed || stream.closed) return;
-      if (next === undefined) return replyHttp2(ctx, stream, REPLY.tunnelFailed);
+      if (next === undefined) return replyHttp2(ctx, stream, retryFailedReply(upstream));
       send(ctx, next, stream, headers, isBodyless, bindingId, 1);
     });
   });

@@ -79,9 +79,9 @@ export class TunnelRegistry {
     return best;
   }
 
-  /** waitFor returns a tunnel for the binding, waiting up to ms for one to connect (an agent reconnecting after a restart). */
-  waitFor(bindingId: string, ms: number): Promise<EdgeTunnel | undefined> {
-    const now = this.pick(bindingId);
+  /** waitFor returns a tunnel for the binding other than `except`, waiting up to ms for one to connect (an agent reconnecting after a restart). */
+  waitFor(bindingId: string, ms: number, except?: EdgeTunnel): Promise<EdgeTunnel | undefined> {
+    const now = this.pick(bindingId, except);
     if (now !== undefined || ms <= 0) return Promise.resolve(now);
     return new Promise((resolve) => {
       const waiters = this.#waiters.get(bindingId) ?? new Set();
@@ -91,7 +91,7 @@ export class TunnelRegistry {
         waiters.delete(wake);
         resolve(tunnel);
       };
-      const timer = setTimeout(() => wake(this.pick(bindingId)), ms);
+      const timer = setTimeout(() => wake(this.pick(bindingId, except)), ms);
       waiters.add(wake);
     });
   }
