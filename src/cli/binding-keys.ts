@@ -29,7 +29,9 @@ export async function loadBindingKeys(path: string): Promise<BindingKeys> {
     throw new UsageError(`--keys ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   // The YAML parser loads with the first keys file: `tuna http` never reads one (issue 13, a lean process).
-  const { parse } = await import('yaml');
+  // `default` (module.exports of this CommonJS package): a bundle's lazy chunk of a CommonJS
+  // package exports only that, not the named exports Node's own import finds (hack/bundle.js)
+  const { parse } = (await import('yaml')).default;
   let value: unknown;
   try {
     value = parse(text);

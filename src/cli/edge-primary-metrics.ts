@@ -26,7 +26,9 @@ let aggregator: Promise<{ clusterMetrics(): Promise<string> }> | undefined;
 
 /** gatherNodeMetrics is every connected worker's series in one exposition text (in the primary only). */
 export async function gatherNodeMetrics(): Promise<string> {
-  aggregator ??= import('prom-client').then(({ AggregatorRegistry }) => new AggregatorRegistry());
+  // `default` (module.exports of this CommonJS package): a bundle's lazy chunk of a CommonJS
+  // package exports only that, not the named exports Node's own import finds (hack/bundle.js)
+  aggregator ??= import('prom-client').then(({ default: prom }) => new prom.AggregatorRegistry());
   return (await aggregator).clusterMetrics();
 }
 

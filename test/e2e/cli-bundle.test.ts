@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -47,6 +47,53 @@ describe('the bundled CLI (hack/bundle.js)', function () {
     expect(errorClasses.filter((name) => bundled.has(name)).length, 'error classes found in the bundle').to.be.greaterThan(30);
     const renamed = errorClasses.filter((name) => !bundled.has(name) && [...bundled].some((b) => b.replace(/^_|\d+$/g, '') === name));
     expect(renamed).to.deep.equal([]);
+  });
+
+  it("takes a lazily imported CommonJS package's default export, the only one its chunk has (no named exports destructured)", () => {
+    const cli = join(dir, 'dist', 'cli');
+    const chunks = readdirSync(cli).filter((f) => f.endsWith('.js'));
+    // a chunk that only re-exports a CommonJS package: `export default require_x();`
+    const commonJs = chunks.filter((f) => /^export default require_[A-Za-z0-9_$]+\(\);$/m.test(readFileSync(join(cli, f), 'utf8')));
+    expect(commonJs.length, 'CommonJS packages imported lazily (yaml, prom-client)').to.be.greaterThan(1);
+    const wrong: string[] = [];
+    for (const f of chunks) {
+      const text = readFileSync(join(cli, f), 'utf8');
+      for (const c of commonJs) {
+        const at = `import("./${c}")`;
+        for (let i = text.indexOf(at); i >= 0; i = text.indexOf(at, i + 1)) {
+          const around = text.slice(Math.max(0, i - 40), i + at.length + 30);
+          const destructured = /\{ (?!default\b)[A-Za-z_$][^}]*\} = await $/.test(text.slice(Math.max(0, i - 40), i)) || /^\.then\(\(\{ (?!default\b)/.test(text.slice(i + at.length));
+          if (destructured) wrong.push(`${f}: ${around}`);
+        }
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('serves a two-worker edge\'s /metrics from the bundle (the primary aggregates every worker through prom-client)', async () => {
+    const config = join(dir, 'edge.yaml');
+    writeFileSync(config, 'listen:\n  tunnel: {host: "127.0.0.1", port: 0}\n  http: {host: "127.0.0.1", port: 0}\nbindings: []\n');
+    const edge = spawn(process.execPath, [join(dir, 'dist', 'cli', 'main.js'), 'edge', '--config', config, '--workers', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no listener line: ${out}`)), 30_000);
+        const onData = (b: Buffer): void => {
+          out += b.toString();
+          const m = /tunnel listener on port (\d+)/.exec(out);
+          if (m) (clearTimeout(timer), resolve(Number(m[1])));
+        };
+        edge.stdout.on('data', onData);
+        edge.stderr.on('data', onData);
+        edge.once('exit', (code) => reject(new Error(`edge exited ${code}: ${out}`)));
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      const text = await res.text();
+      expect(res.status, text.slice(0, 200)).to.equal(200);
+      expect(text).to.match(/worker="1"/);
+    } finally {
+      edge.kill('SIGKILL');
+    }
   });
 
   it('runs: --version reads the package.json above dist/, and a command loaded from a chunk answers --help', async () => {
