@@ -29,6 +29,11 @@ const MAX_REFUSAL_BODY_BYTES = 4 << 10;
  * upgradeTunnel sends the HTTP/1.1 upgrade request on a fresh socket and waits for the edge's
  * answer. On 101 any bytes after the head (the edge's HTTP/2 preface may arrive in the same
  * segment) are pushed back into the socket for the HTTP/2 server to read.
+ *
+ * It resolves only once the upgrade request's own write has completed as well. The edge may answer
+ * (and send its HTTP/2 SETTINGS) before a TLS socket's write callback has run; the HTTP/2 session
+ * started at once would then write its SETTINGS ack while the TLS write is still current, which
+ * aborts the process in Node's TLSWrap::DoWrite (seen with ~2,000 tunnels dialed at once).
  */
 export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<UpgradeResult> {
   // version 1 names one binding in the upgrade; version 2 (shared) names none (docs/protocol.md §9).
@@ -36,8 +41,14 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
   return new Promise<UpgradeResult>((resolve, reject) => {
     let head: Buffer = Buffer.alloc(0);
     let refusal: { status: number; needed: number; body: Buffer } | undefined;
+    // the 101 seen while the request's write is still in flight, and whether that write is done
+    let granted: UpgradeResult | undefined;
+    let written = false;
+    let done = false;
     const timer = setTimeout(() => finish(new TunnelTimeoutError('tunnel upgrade', request.timeoutMs)), request.timeoutMs);
     const finish = (err: Error | undefined, result?: UpgradeResult): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('error', onError);
@@ -72,8 +83,10 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
           return finish(new TunnelProtocolError('edge switched to an unexpected protocol'));
         }
         socket.pause();
-        finish(undefined, { headers: parsed.headers });
+        socket.off('data', onData);
         if (rest.length > 0) socket.unshift(rest);
+        granted = { headers: parsed.headers };
+        if (written) finish(undefined, granted);
         return;
       }
       const length = Math.min(Number(parsed.headers['content-length'] ?? MAX_REFUSAL_BODY_BYTES), MAX_REFUSAL_BODY_BYTES);
@@ -95,6 +108,11 @@ export function upgradeTunnel(socket: Socket, request: UpgradeRequest): Promise<
         `${HEADER_CONNECTION_ID}: ${request.connectionId}\r\n` +
         (features.length === 0 ? '' : `${HEADER_FEATURES}: ${features.join(', ')}\r\n`) +
         `\r\n`,
+      (err?: Error | null) => {
+        written = true;
+        if (err) finish(err);
+        else if (granted !== undefined) finish(undefined, granted);
+      },
     );
   });
 }
