@@ -70,7 +70,7 @@ async function rounds(run: Run, phase: keyof typeof phaseShare, figure: string, 
 
 type Resolved = Required<TunnelBenchOptions>;
 
-const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers'];
+const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers', 'tuna-processes'];
 const connections = 64;
 const wrkThreads = 2;
 const latencyClients = 20;
@@ -117,6 +117,9 @@ function makeContender(name: string): Contender {
     case 'tuna-workers':
       // the edge as two worker processes sharing its listeners (`tuna edge --workers 2`, issue 13 item 5)
       return new TunaContender('tuna (2 workers)', undefined, undefined, 2);
+    case 'tuna-processes':
+      // the agent as two processes for one binding (`tuna http --processes 2`, docs/tunnel-performance.md §8.2)
+      return new TunaContender('tuna (2 agent processes)', undefined, undefined, 1, 2);
     case 'tuna-baseline':
       // another build of tuna side by side (an A/B run): TUNA_BENCH_TUNA_BASELINE names its dist/cli/main.js
       if (!process.env.TUNA_BENCH_TUNA_BASELINE) throw new Error('tuna-baseline needs TUNA_BENCH_TUNA_BASELINE=<path of a built dist/cli/main.js>');

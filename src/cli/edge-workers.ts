@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
+import { clusterEntry } from './cluster-entry.js';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
 import type { EdgeWorker } from '../wire/index.js';
@@ -95,24 +95,6 @@ export function serveAsWorker(edge: RunningEdge, stopSignal: Promise<string>): P
   });
 }
 
-/**
- * workerEntry is what a worker runs: the script this process was started with when it is tuna's
- * (bin/tuna.js finds dist/ or registers tsx itself; src/cli/main.ts under `--import tsx`), else
- * (tuna run inside another program, e.g. a test) src/cli/main beside this file, under tsx when it
- * is TypeScript, with the repository's tsconfig (decorators) whatever the working directory.
- */
-function workerEntry(): { exec: string; execArgv: string[] } {
-  // `--import tsx` resolves from the working directory, which `npm run tuna` changes (runMain): pin it.
-  const execArgv = process.execArgv.map((a, i, all) => (a === 'tsx' && all[i - 1] === '--import' ? import.meta.resolve('tsx') : a === '--import=tsx' ? `--import=${import.meta.resolve('tsx')}` : a));
-  const started = process.argv[1] ?? '';
-  if (/(^|[\\/])(bin[\\/]tuna\.js|cli[\\/]main\.[jt]s)$/.test(started)) return { exec: started, execArgv };
-  const isTs = fileURLToPath(import.meta.url).endsWith('.ts');
-  const exec = fileURLToPath(new URL(`./main${isTs ? '.ts' : '.js'}`, import.meta.url));
-  if (!isTs || execArgv.some((a) => a.includes('tsx'))) return { exec, execArgv };
-  process.env.TSX_TSCONFIG_PATH ??= fileURLToPath(new URL('../../tsconfig.json', import.meta.url));
-  return { exec, execArgv: [...execArgv, '--import', import.meta.resolve('tsx')] };
-}
-
 /** PrimaryLog is how the primary reports (the command's logger). */
 export interface PrimaryLog {
   info(line: string, fields?: Record<string, unknown>): void;
@@ -144,7 +126,7 @@ const STOP_GRACE_MS = 20_000;
  * config's `listen.metrics`) the primary listens there itself, for every worker's series.
  */
 export async function runEdgePrimary(count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>, metrics?: MetricsEndpoint): Promise<number> {
-  cluster.setupPrimary({ ...workerEntry(), args: ['edge', ...args] });
+  cluster.setupPrimary({ ...clusterEntry(), args: ['edge', ...args] });
   const workers = new Map<number, Worker>();
   let isStopping = false;
   /** every worker listened once: from then on a worker that dies is restarted */

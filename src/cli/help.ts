@@ -41,6 +41,8 @@ Options:
   --host NAME        the public hostname (default: the edge binding's; app.localhost)
   --binding ID       the edge binding id (default binding/host/NAME)
   --no-check         do not check that something listens on the port first
+  --processes N      run N agent processes for the binding, each with its own tunnel
+                     connections, to use N cores (default 1; the first runs the inspector)
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}

@@ -78,12 +78,13 @@ export function edgeConfig(setup: TunaEdgeSetup): string {
 }
 
 /** tunaCommands are the argument vectors after the CLI script (`node dist/cli/main.js`) for the edge and the agents. */
-export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
+export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers = 1, processes = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
   const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
     // `--workers`: the `tuna` row is one process as before; `tuna (2 workers)` shares the listeners between two (issue 13 item 5)
     edge: ['edge', '--config', configFile, '--workers', String(workers)],
-    http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...edgeFlags],
+    // `--processes`: `tuna (2 agent processes)` runs the agent as two processes, each with its own connections
+    http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...(processes > 1 ? ['--processes', String(processes)] : []), ...edgeFlags],
   };
 }
 
@@ -108,16 +109,20 @@ export class TunaContender implements Contender {
 
   /** edge worker processes (`tuna edge --workers`) */
   private readonly workers: number;
+  /** agent processes (`tuna http --processes`) */
+  private readonly processes: number;
 
   /**
    * `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`;
-   * `http1Forwarding` sets the edge's mode; `workers` is the edge's `--workers`.
+   * `http1Forwarding` sets the edge's mode; `workers` is the edge's `--workers`, `processes` the
+   * agent's `--processes`.
    */
-  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers = 1) {
+  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers = 1, processes = 1) {
     this.name = name;
     this.prebuiltCli = prebuiltCli;
     this.http1Forwarding = http1Forwarding;
     this.workers = workers;
+    this.processes = processes;
   }
 
   private keyOf(host: string): string {
@@ -129,8 +134,9 @@ export class TunaContender implements Contender {
   /** describe says which path tuna's requests take. */
   describe(): string {
     const how = ` (${this.node.label})`;
-    if (this.tlsFailure === undefined) return `client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → tuna http agent → backend${how}`;
-    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → tuna http agent → backend${how} (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
+    const agent = this.processes > 1 ? `tuna http agent (${this.processes} processes: \`--processes ${this.processes}\`)` : 'tuna http agent';
+    if (this.tlsFailure === undefined) return `client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → ${agent} → backend${how}`;
+    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → ${agent} → backend${how} (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
   }
 
   /**
@@ -165,7 +171,7 @@ export class TunaContender implements Contender {
     const { edge, setup } = await this.startEdge(ctx, 'main', hosts);
     this.edge = edge;
     this.setup = setup;
-    const { proc, target } = await this.startAgent(ctx, setup, hosts[0] as string, 20);
+    const { proc, target } = await this.startAgent(ctx, setup, hosts[0] as string, 20, true);
     this.agent = proc;
     return target;
   }
@@ -193,15 +199,15 @@ export class TunaContender implements Contender {
     const measure = async (count: number): Promise<number> => {
       const host = `idle-${count}.bench.tuna.test`;
       const { edge, setup } = await this.startEdge(ctx, `mem-${count}`, [host]);
-      const args = tunaCommands(setup, '').http(ctx.backendPort, host, count);
+      const args = tunaCommands(setup, '', 1, this.processes).http(ctx.backendPort, host, count);
       const agent = ctx.group.start(`tuna-idle-${count}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
       try {
         const binding = bindingIdOf(host);
-        // the agent holds `--connections` connections to every worker of the edge (src/tunnel/tunnel-group.ts)
-        const ready = waitForTunnels(setup, binding, count * this.workers, 120_000);
+        // the agent holds `--connections` connections to every worker of the edge (src/tunnel/tunnel-group.ts), each of its processes
+        const ready = waitForTunnels(setup, binding, count * this.workers * this.processes, 120_000);
         await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
-        return treeRssBytes(edge.child.pid ?? 0) + rssBytes(agent.child.pid ?? 0);
+        return treeRssBytes(edge.child.pid ?? 0) + treeRssBytes(agent.child.pid ?? 0);
       } finally {
         await ctx.group.stop(agent);
         await ctx.group.stop(edge);
@@ -210,7 +216,8 @@ export class TunaContender implements Contender {
     const rssOne = await measure(1);
     const rssMany = await measure(tunnels);
     const perWorker = this.workers > 1 ? `, to each of the edge's ${this.workers} workers (${tunnels * this.workers} connections; "per extra tunnel" is one more connection to every worker, ${this.workers} connections)` : '';
-    return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`${perWorker}` };
+    const perProcess = this.processes > 1 ? ` from each of ${this.processes} agent processes (\`--processes ${this.processes}\`: ${tunnels * this.processes} connections; "per extra tunnel" is one more connection from every process, ${this.processes} connections; the processes' RSS together)` : '';
+    return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`${perWorker}${perProcess}` };
   }
 
   /** stop ends the agent and the edge. */
@@ -232,11 +239,13 @@ export class TunaContender implements Contender {
     return { edge, setup };
   }
 
-  private async startAgent(ctx: BenchContext, setup: TunaEdgeSetup, host: string, pollMs: number): Promise<{ proc: SpawnedProcess; target: Target }> {
-    const args = tunaCommands(setup, '').http(ctx.backendPort, host);
+  private async startAgent(ctx: BenchContext, setup: TunaEdgeSetup, host: string, pollMs: number, waitForEveryProcess = false): Promise<{ proc: SpawnedProcess; target: Target }> {
+    const args = tunaCommands(setup, '', 1, this.processes).http(ctx.backendPort, host);
     const proc = ctx.group.start(`tuna-http-${host}`, process.execPath, [...this.node.prefix, ...args], ctx.lifetimeMs, { cwd: repoRoot, env: { ...process.env, TUNA_KEY: this.keyOf(host) } });
     const target: Target = { port: setup.httpPort, host };
     await readyOrExit(proc, waitForStatus(target, '/1k', 20_000, pollMs), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
+    // the first byte is the first process's; the load runs start once every process has its tunnel
+    if (this.processes > 1 && waitForEveryProcess) await readyOrExit(proc, waitForTunnels(setup, bindingIdOf(host), this.processes * this.workers, 20_000), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
     return { proc, target };
   }
 }

@@ -2,7 +2,7 @@ import { StaticEndpointResolver } from '../../dataplane/index.js';
 import type { BackendProtocol } from '../../model/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, PositiveIntString, decodeFlags, parseFlags } from '../flags.js';
 import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -13,9 +13,12 @@ import type { CliRuntime } from '../runtime.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
 
-const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
+const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean, processes: PositiveIntString });
+
+// more agent processes than this is a typo, not a machine (each holds its own connections and memory)
+const MAX_PROCESSES = 64;
 
 /** LocalTarget is where `tuna http` sends requests. */
 export interface LocalTarget {
@@ -55,24 +58,34 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   if (parsed.values.help === true) return (io.out((await import('../help.js')).commandHelp.http!), 0);
   if (parsed.positionals.length > 1) throw new UsageError(`tuna http: one <port|url> expected, got ${parsed.positionals.length}`);
   const target = parseLocalTarget(parsed.positionals[0]);
-  const { host: hostFlag, binding, 'no-check': noCheck } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check']), 'http');
+  const { host: hostFlag, binding, 'no-check': noCheck, processes } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check', 'processes']), 'http');
+  if (processes !== undefined && processes > MAX_PROCESSES) throw new UsageError(`tuna http: --processes: at most ${MAX_PROCESSES}`);
   const hostname = hostFlag ?? 'app.localhost';
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
-  if (noCheck !== true && !(await probePort(target.host, target.port)))
+  // --processes N: this process supervises N agent processes, each of which runs this command
+  // (docs/cli.md); loaded only then, so that `tuna http` alone loads no cluster code.
+  const processMode = (processes ?? 1) > 1 || io.env.TUNA_AGENT_PROCESS !== undefined /* AGENT_PROCESS_ENV */ ? await import('../agent-processes.js') : undefined;
+  const asProcess = processMode?.agentProcessOf(io.env);
+  if (processMode !== undefined && asProcess === undefined && (processes ?? 1) > 1) return processMode.runAgentPrimary('http', processes!, args, log, io.stopSignal);
+  const isFirst = asProcess === undefined || asProcess.index === 0;
+  if (isFirst && noCheck !== true && !(await probePort(target.host, target.port)))
     log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
   // The binding's defaults: every request of the published host gets them.
   if (policies !== undefined) for (const b of quick.graph.bindings) b.policies = policies;
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  const inspector = await startInspector(inspectOptions, log, 'http');
+  // the request inspector listens on one port: the first agent process alone runs it, and prints the banner
+  const inspector = isFirst ? await startInspector(inspectOptions, log, 'http') : undefined;
   try {
     const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
     inspector?.attach(agent.dataPlane);
-    return await serveUntilStopped(agent, quick.graph, io, log, [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)]);
+    const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
+    if (asProcess === undefined) return await serveUntilStopped(agent, quick.graph, io, log, banner);
+    return await serveUntilStopped(agent, quick.graph, io, log, banner, processMode!.agentProcessReady, processMode!.agentProcessStop(io.stopSignal));
   } finally {
     await inspector?.close();
   }

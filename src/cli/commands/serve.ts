@@ -7,9 +7,10 @@ import type { Logger } from '../log.js';
  * serveUntilStopped applies the graph, logs the banner and serves until SIGINT/SIGTERM, then
  * drains: tunnels send GOAWAY and in-flight requests finish before the process exits.
  * `afterApply` runs once the first graph is served (the file provider starts watching then, so a
- * reload never races the first apply).
+ * reload never races the first apply). `stop` replaces the process's SIGINT/SIGTERM (an agent
+ * process of `tuna http --processes` also stops when its primary says so).
  */
-export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, log: Logger, banner: string[], afterApply?: () => void): Promise<number> {
+export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: CliIo, log: Logger, banner: string[], afterApply?: () => void, stop: Promise<string> = io.stopSignal): Promise<number> {
   try {
     await agent.apply(graph);
     afterApply?.();
@@ -18,7 +19,7 @@ export async function serveUntilStopped(agent: Agent, graph: RouteGraph, io: Cli
     throw err;
   }
   for (const line of banner) log.info(line);
-  const signal = await io.stopSignal;
+  const signal = await stop;
   log.notice(`${signal}: closing tunnels (in-flight requests finish first)`, { signal });
   await agent.close();
   return 0;

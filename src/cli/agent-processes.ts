@@ -1,0 +1,133 @@
+import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
+import { clusterEntry } from './cluster-entry.js';
+import type { PrimaryLog } from './edge-workers.js';
+
+/**
+ * `tuna http --processes N` (docs/tunnel-performance.md §8.2): N agent processes (node:cluster)
+ * publish the same binding, each with its own tunnel connections (`--connections` each), so the
+ * agent's per-request work (Node's HTTP/1.1 server and client, on a spliced connection the whole
+ * cost) spreads over N cores; the edge spreads public connections over a binding's tunnels by
+ * their open streams. The processes share nothing but the key, and every connection counts
+ * against that key's connection cap at the edge.
+ *
+ * The primary opens no tunnel: it starts the processes, restarts one that dies, and on
+ * SIGINT/SIGTERM tells every process to drain and waits for them. Process 0 alone runs the request
+ * inspector and prints the banner.
+ */
+
+/** AGENT_PROCESS_ENV names the process an agent is (`<index>/<count>`); set by the primary on fork. */
+export const AGENT_PROCESS_ENV = 'TUNA_AGENT_PROCESS';
+
+/** AgentProcess is which of the primary's agent processes this one is. */
+export interface AgentProcess {
+  index: number;
+  count: number;
+}
+
+type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' };
+
+function isProcessMessage(m: unknown): m is ProcessMessage {
+  return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
+}
+
+/** agentProcessOf is the agent process this one is, when the primary started it as one. */
+export function agentProcessOf(env: NodeJS.ProcessEnv): AgentProcess | undefined {
+  if (!cluster.isWorker) return undefined;
+  const match = /^(\d+)\/(\d+)$/.exec(env[AGENT_PROCESS_ENV] ?? '');
+  if (match === null) return undefined;
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  return index < count ? { index, count } : undefined;
+}
+
+/** agentProcessReady tells the primary this process serves (its first graph is applied). */
+export function agentProcessReady(): void {
+  process.send?.({ tuna: 'agent-ready' } satisfies ProcessMessage);
+}
+
+/** agentProcessStop resolves when the primary says stop, the primary is gone, or a signal reaches this process. */
+export function agentProcessStop(stopSignal: Promise<string>): Promise<string> {
+  return new Promise((resolve) => {
+    process.on('message', (m: unknown) => {
+      if (isProcessMessage(m) && m.tuna === 'agent-stop') resolve('stop');
+    });
+    process.once('disconnect', () => resolve('disconnect'));
+    void stopSignal.then(resolve);
+  });
+}
+
+// A process that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
+const RESTART_FIRST_MS = 100;
+const RESTART_MAX_MS = 10_000;
+const HEALTHY_AFTER_MS = 10_000;
+// SIGTERM: processes drain (a tunnel's drain timeout is 30 s), then are killed.
+const STOP_GRACE_MS = 40_000;
+
+/**
+ * runAgentPrimary forks `count` agent processes of `tuna <command> <args>` and supervises them
+ * until the stop signal; it resolves with the exit status: that of a process that failed to
+ * start (its reason is on stderr), else 0 once every process has exited.
+ */
+export async function runAgentPrimary(command: string, count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>): Promise<number> {
+  cluster.setupPrimary({ ...clusterEntry(), args: [command, ...args] });
+  const processes = new Map<number, Worker>();
+  let isStopping = false;
+  let isStarted = false;
+  const restarts = new Map<number, number>();
+
+  const fork = (index: number): Promise<void> => {
+    const worker = cluster.fork({ [AGENT_PROCESS_ENV]: `${index}/${count}` });
+    processes.set(index, worker);
+    const startedAt = Date.now();
+    let isReady = false;
+    return new Promise((resolve, reject) => {
+      worker.on('message', (m: unknown) => {
+        if (!isProcessMessage(m) || m.tuna !== 'agent-ready') return;
+        isReady = true;
+        log.info(`tuna ${command}: agent process ${index} (pid ${worker.process.pid}) serves`, { process: index, pid: worker.process.pid });
+        resolve();
+      });
+      worker.once('exit', (code, signal) => {
+        if (!isReady) {
+          reject(Object.assign(new Error(`agent process ${index} exited (${String(signal ?? code)}) before it served`), { exitCode: code !== null && code !== 0 ? code : 1 }));
+          if (!isStarted) return;
+        }
+        // exit 0 is a process told to stop (Ctrl-C reaches every process of the group): not restarted
+        if (processes.get(index) !== worker || isStopping || code === 0) return;
+        const previous = restarts.get(index);
+        const delayMs = previous === undefined || Date.now() - startedAt > HEALTHY_AFTER_MS ? RESTART_FIRST_MS : Math.min(previous * 2, RESTART_MAX_MS);
+        restarts.set(index, delayMs);
+        log.notice(`tuna ${command}: agent process ${index} exited (${signal ?? code}); restarting in ${delayMs} ms`, { process: index, code, signal });
+        setTimeout(() => {
+          if (!isStopping) fork(index).catch(() => undefined);
+        }, delayMs);
+      });
+    });
+  };
+
+  try {
+    await Promise.all(Array.from({ length: count }, (_, i) => fork(i)));
+  } catch (err) {
+    isStopping = true;
+    for (const w of processes.values()) w.kill();
+    const exitCode = (err as { exitCode?: number }).exitCode;
+    if (exitCode === undefined) throw err;
+    log.error(`tuna ${command}: ${(err as Error).message}`, { exitCode });
+    return exitCode;
+  }
+  isStarted = true;
+  log.info(`tuna ${command}: ${count} agent processes serve the binding`, { processes: count });
+  const signal = await stopSignal;
+  isStopping = true;
+  log.notice(`${signal}: draining ${count} agent processes`, { signal });
+  const live = [...processes.values()].filter((w) => !w.isDead());
+  const exited = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
+  for (const w of live) if (w.isConnected()) w.send({ tuna: 'agent-stop' } satisfies ProcessMessage);
+  const grace = setTimeout(() => {
+    for (const w of live) if (!w.isDead()) w.kill('SIGKILL');
+  }, STOP_GRACE_MS);
+  await exited;
+  clearTimeout(grace);
+  return 0;
+}
