@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { clusterEntry } from './cluster-entry.js';
+import { clusterEntry, restartDelayMs, stopWorkers } from './cluster-entry.js';
 import type { PrimaryLog } from './edge-workers.js';
 
 /**
@@ -57,10 +57,6 @@ export function agentProcessStop(stopSignal: Promise<string>): Promise<string> {
   });
 }
 
-// A process that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
-const RESTART_FIRST_MS = 100;
-const RESTART_MAX_MS = 10_000;
-const HEALTHY_AFTER_MS = 10_000;
 // SIGTERM: processes drain (a tunnel's drain timeout is 30 s), then are killed.
 const STOP_GRACE_MS = 40_000;
 
@@ -96,7 +92,7 @@ export async function runAgentPrimary(command: string, count: number, args: stri
         // exit 0 is a process told to stop (Ctrl-C reaches every process of the group): not restarted
         if (processes.get(index) !== worker || isStopping || code === 0) return;
         const previous = restarts.get(index);
-        const delayMs = previous === undefined || Date.now() - startedAt > HEALTHY_AFTER_MS ? RESTART_FIRST_MS : Math.min(previous * 2, RESTART_MAX_MS);
+        const delayMs = restartDelayMs(previous, startedAt);
         restarts.set(index, delayMs);
         log.notice(`tuna ${command}: agent process ${index} exited (${signal ?? code}); restarting in ${delayMs} ms`, { process: index, code, signal });
         setTimeout(() => {
@@ -121,13 +117,6 @@ export async function runAgentPrimary(command: string, count: number, args: stri
   const signal = await stopSignal;
   isStopping = true;
   log.notice(`${signal}: draining ${count} agent processes`, { signal });
-  const live = [...processes.values()].filter((w) => !w.isDead());
-  const exited = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
-  for (const w of live) if (w.isConnected()) w.send({ tuna: 'agent-stop' } satisfies ProcessMessage);
-  const grace = setTimeout(() => {
-    for (const w of live) if (!w.isDead()) w.kill('SIGKILL');
-  }, STOP_GRACE_MS);
-  await exited;
-  clearTimeout(grace);
+  await stopWorkers(processes.values(), { tuna: 'agent-stop' } satisfies ProcessMessage, STOP_GRACE_MS);
   return 0;
 }

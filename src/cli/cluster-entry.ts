@@ -1,3 +1,4 @@
+import type { Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -16,4 +17,33 @@ export function clusterEntry(): { exec: string; execArgv: string[] } {
   if (!isTs || execArgv.some((a) => a.includes('tsx'))) return { exec, execArgv };
   process.env.TSX_TSCONFIG_PATH ??= fileURLToPath(new URL('../../tsconfig.json', import.meta.url));
   return { exec, execArgv: [...execArgv, '--import', import.meta.resolve('tsx')] };
+}
+
+// A worker that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
+const RESTART_FIRST_MS = 100;
+const RESTART_MAX_MS = 10_000;
+const HEALTHY_AFTER_MS = 10_000;
+
+/**
+ * restartDelayMs is how long to wait before restarting a worker that died after running since
+ * `startedAt`: 100 ms for the first death or after a healthy run (10 s), else twice the
+ * `previousMs` delay, up to 10 s.
+ */
+export function restartDelayMs(previousMs: number | undefined, startedAt: number, now = Date.now()): number {
+  return previousMs === undefined || now - startedAt > HEALTHY_AFTER_MS ? RESTART_FIRST_MS : Math.min(previousMs * 2, RESTART_MAX_MS);
+}
+
+/**
+ * stopWorkers sends `stop` to every live worker and resolves once all have exited; a worker still
+ * running after `graceMs` is killed (SIGKILL).
+ */
+export async function stopWorkers(workers: Iterable<Worker>, stop: object, graceMs: number): Promise<void> {
+  const live = [...workers].filter((w) => !w.isDead());
+  const exited = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
+  for (const w of live) if (w.isConnected()) w.send(stop);
+  const grace = setTimeout(() => {
+    for (const w of live) if (!w.isDead()) w.kill('SIGKILL');
+  }, graceMs);
+  await exited;
+  clearTimeout(grace);
 }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { clusterEntry } from './cluster-entry.js';
+import { clusterEntry, restartDelayMs, stopWorkers } from './cluster-entry.js';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
 import type { EdgeWorker } from '../wire/index.js';
@@ -113,10 +113,6 @@ class WorkerStartError extends Error {
   }
 }
 
-// A worker that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
-const RESTART_FIRST_MS = 100;
-const RESTART_MAX_MS = 10_000;
-const HEALTHY_AFTER_MS = 10_000;
 // SIGTERM: workers drain (their drain timeout is 10 s), then are killed.
 const STOP_GRACE_MS = 20_000;
 
@@ -169,8 +165,7 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
         // exit 0 is a worker told to stop (Ctrl-C reaches the workers too, maybe before the primary): not restarted
         if (workers.get(index) !== worker || isStopping || code === 0) return;
         const previous = restarts.get(index);
-        const wasHealthy = Date.now() - startedAt > HEALTHY_AFTER_MS;
-        const delayMs = previous === undefined || wasHealthy ? RESTART_FIRST_MS : Math.min(previous.delayMs * 2, RESTART_MAX_MS);
+        const delayMs = restartDelayMs(previous?.delayMs, startedAt);
         restarts.set(index, { delayMs, startedAt });
         log.notice(`tuna edge: worker ${index} exited (${signal ?? code}); restarting in ${delayMs} ms`, { worker: index, code, signal });
         setTimeout(() => {
@@ -201,14 +196,7 @@ export async function runEdgePrimary(count: number, args: string[], log: Primary
   const signal = await stopSignal;
   isStopping = true;
   log.notice(`${signal}: draining the edge's ${count} workers`, { signal });
-  const live = [...workers.values()].filter((w) => !w.isDead());
-  const exited = Promise.all(live.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())))));
-  for (const w of live) if (w.isConnected()) w.send({ tuna: 'stop' } satisfies WorkerMessage);
-  const grace = setTimeout(() => {
-    for (const w of live) if (!w.isDead()) w.kill('SIGKILL');
-  }, STOP_GRACE_MS);
-  await exited;
-  clearTimeout(grace);
+  await stopWorkers(workers.values(), { tuna: 'stop' } satisfies WorkerMessage, STOP_GRACE_MS);
   await metricsListener?.close();
   return 0;
 }
