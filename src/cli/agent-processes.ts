@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { clusterEntry, restartDelayMs, stopWorkers } from './cluster-entry.js';
+import { clusterEntry, isTunaMessage, restartDelayMs, stopWorkers, untilPrimaryStops } from './cluster-entry.js';
 import type { PrimaryLog } from './edge-workers.js';
 
 /**
@@ -19,42 +19,27 @@ import type { PrimaryLog } from './edge-workers.js';
 /** AGENT_PROCESS_ENV names the process an agent is (`<index>/<count>`); set by the primary on fork. */
 export const AGENT_PROCESS_ENV = 'TUNA_AGENT_PROCESS';
 
-/** AgentProcess is which of the primary's agent processes this one is. */
+/** AgentProcess is one of the primary's agent processes, as that process sees itself. */
 export interface AgentProcess {
   index: number;
-  count: number;
+  /** ready tells the primary this process serves (its first graph is applied) */
+  ready: () => void;
+  /** stop resolves when the primary says stop, the primary is gone, or a signal reaches this process */
+  stop: Promise<string>;
 }
 
 type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' };
 
-function isProcessMessage(m: unknown): m is ProcessMessage {
-  return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
-}
-
 /** agentProcessOf is the agent process this one is, when the primary started it as one. */
-export function agentProcessOf(env: NodeJS.ProcessEnv): AgentProcess | undefined {
+export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<string>): AgentProcess | undefined {
   if (!cluster.isWorker) return undefined;
   const match = /^(\d+)\/(\d+)$/.exec(env[AGENT_PROCESS_ENV] ?? '');
-  if (match === null) return undefined;
-  const index = Number(match[1]);
-  const count = Number(match[2]);
-  return index < count ? { index, count } : undefined;
-}
-
-/** agentProcessReady tells the primary this process serves (its first graph is applied). */
-export function agentProcessReady(): void {
-  process.send?.({ tuna: 'agent-ready' } satisfies ProcessMessage);
-}
-
-/** agentProcessStop resolves when the primary says stop, the primary is gone, or a signal reaches this process. */
-export function agentProcessStop(stopSignal: Promise<string>): Promise<string> {
-  return new Promise((resolve) => {
-    process.on('message', (m: unknown) => {
-      if (isProcessMessage(m) && m.tuna === 'agent-stop') resolve('stop');
-    });
-    process.once('disconnect', () => resolve('disconnect'));
-    void stopSignal.then(resolve);
-  });
+  if (match === null || Number(match[1]) >= Number(match[2])) return undefined;
+  return {
+    index: Number(match[1]),
+    ready: () => process.send?.({ tuna: 'agent-ready' } satisfies ProcessMessage),
+    stop: untilPrimaryStops('agent-stop', stopSignal),
+  };
 }
 
 // SIGTERM: processes drain (a tunnel's drain timeout is 30 s), then are killed.
@@ -79,7 +64,7 @@ export async function runAgentPrimary(command: string, count: number, args: stri
     let isReady = false;
     return new Promise((resolve, reject) => {
       worker.on('message', (m: unknown) => {
-        if (!isProcessMessage(m) || m.tuna !== 'agent-ready') return;
+        if (!isTunaMessage(m) || m.tuna !== 'agent-ready') return;
         isReady = true;
         log.info(`tuna ${command}: agent process ${index} (pid ${worker.process.pid}) serves`, { process: index, pid: worker.process.pid });
         resolve();

@@ -19,6 +19,26 @@ export function clusterEntry(): { exec: string; execArgv: string[] } {
   return { exec, execArgv: [...execArgv, '--import', import.meta.resolve('tsx')] };
 }
 
+/** isTunaMessage says whether a cluster IPC message is one of tuna's own (`{ tuna: kind, … }`). */
+export function isTunaMessage(m: unknown): m is { tuna: string } {
+  return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
+}
+
+/**
+ * untilPrimaryStops is a worker's stop: it resolves with 'stop' when the primary sends
+ * `{ tuna: stopKind }`, with 'disconnect' when the primary is gone (killed: nobody will say stop),
+ * or with the signal that reached this process first.
+ */
+export function untilPrimaryStops(stopKind: string, stopSignal: Promise<string>): Promise<string> {
+  return new Promise((resolve) => {
+    process.on('message', (m: unknown) => {
+      if (isTunaMessage(m) && m.tuna === stopKind) resolve('stop');
+    });
+    process.once('disconnect', () => resolve('disconnect'));
+    void stopSignal.then(resolve);
+  });
+}
+
 // A worker that dies is restarted after this long, doubling up to 10 s while it keeps dying young.
 const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;

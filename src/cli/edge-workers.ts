@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { clusterEntry, restartDelayMs, stopWorkers } from './cluster-entry.js';
+import { clusterEntry, isTunaMessage, restartDelayMs, stopWorkers, untilPrimaryStops } from './cluster-entry.js';
 import type { EdgeInstanceOptions } from '../edge/index.js';
 import { parseEdgeWorker } from '../wire/index.js';
 import type { EdgeWorker } from '../wire/index.js';
@@ -36,7 +36,7 @@ type WorkerMessage =
 const NODE_METRICS_TIMEOUT_MS = 10_000;
 
 function isWorkerMessage(m: unknown): m is WorkerMessage {
-  return typeof m === 'object' && m !== null && typeof (m as { tuna?: unknown }).tuna === 'string';
+  return isTunaMessage(m);
 }
 
 /** workerOfProcess is the worker this process is, when the primary started it as one. */
@@ -85,14 +85,7 @@ export function workerInstance(worker: EdgeWorker): EdgeInstanceOptions {
 export function serveAsWorker(edge: RunningEdge, stopSignal: Promise<string>): Promise<string> {
   const ready: WorkerMessage = { tuna: 'ready', tunnelPort: edge.tunnelPort, ...(edge.httpPort !== undefined ? { httpPort: edge.httpPort } : {}) };
   process.send?.(ready);
-  return new Promise((resolve) => {
-    process.on('message', (m: unknown) => {
-      if (isWorkerMessage(m) && m.tuna === 'stop') resolve('stop');
-    });
-    // the primary gone (killed): nobody will say stop
-    process.once('disconnect', () => resolve('disconnect'));
-    void stopSignal.then(resolve);
-  });
+  return untilPrimaryStops('stop', stopSignal);
 }
 
 /** PrimaryLog is how the primary reports (the command's logger). */

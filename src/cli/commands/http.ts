@@ -66,10 +66,12 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
   // --processes N: this process supervises N agent processes, each of which runs this command
-  // (docs/cli.md); loaded only then, so that `tuna http` alone loads no cluster code.
-  const processMode = (processes ?? 1) > 1 || io.env.TUNA_AGENT_PROCESS !== undefined /* AGENT_PROCESS_ENV */ ? await import('../agent-processes.js') : undefined;
-  const asProcess = processMode?.agentProcessOf(io.env);
-  if (processMode !== undefined && asProcess === undefined && (processes ?? 1) > 1) return processMode.runAgentPrimary('http', processes!, args, log, io.stopSignal);
+  // (docs/cli.md); loaded only then (or in such a process: AGENT_PROCESS_ENV), so that `tuna http`
+  // alone loads no cluster code.
+  const isPrimary = processes !== undefined && processes > 1;
+  const processMode = isPrimary || io.env.TUNA_AGENT_PROCESS !== undefined ? await import('../agent-processes.js') : undefined;
+  const asProcess = processMode?.agentProcessOf(io.env, io.stopSignal);
+  if (isPrimary && asProcess === undefined) return processMode!.runAgentPrimary('http', processes, args, log, io.stopSignal);
   const isFirst = asProcess === undefined || asProcess.index === 0;
   if (isFirst && noCheck !== true && !(await probePort(target.host, target.port)))
     log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
@@ -84,8 +86,7 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
     const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
     inspector?.attach(agent.dataPlane);
     const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
-    if (asProcess === undefined) return await serveUntilStopped(agent, quick.graph, io, log, banner);
-    return await serveUntilStopped(agent, quick.graph, io, log, banner, processMode!.agentProcessReady, processMode!.agentProcessStop(io.stopSignal));
+    return await serveUntilStopped(agent, quick.graph, io, log, banner, asProcess?.ready, asProcess?.stop);
   } finally {
     await inspector?.close();
   }
