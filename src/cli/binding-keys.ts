@@ -4,7 +4,7 @@ import type { Binding } from '../model/index.js';
 import { UsageError } from './errors.js';
 
 /**
- * Keys per binding for an agent that publishes several (issue 12 finding 6): a store-mode tunnel
+ * Keys per binding for an agent that publishes several (docs/security.md, "Hostile agent"): a store-mode tunnel
  * key opens one reservation only, so `tuna run --manifests` over three hosts needs three keys, or
  * one account key with the `tunnels` scope. `--keys FILE` maps a hostname or a binding id to its
  * key (YAML or JSON), e.g.
@@ -28,7 +28,7 @@ export async function loadBindingKeys(path: string): Promise<BindingKeys> {
   } catch (err) {
     throw new UsageError(`--keys ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  // The YAML parser loads with the first keys file: `tuna http` never reads one (issue 13, a lean process).
+  // The YAML parser loads with the first keys file: `tuna http` never reads one, and stays a lean process.
   // `default` (module.exports of this CommonJS package): a bundle's lazy chunk of a CommonJS
   // package exports only that, not the named exports Node's own import finds (hack/bundle.js)
   const { parse } = (await import('yaml')).default;

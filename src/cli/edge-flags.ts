@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { UsageError } from './errors.js';
 
 /**
- * `tuna edge` without a YAML file (issue 12 finding 6: trying an edge needed a hand-written config
+ * `tuna edge` without a YAML file (trying an edge needed a hand-written config
  * with a SHA-256 digest). The flags build the same document `--config` would load, so it is
  * decoded and checked by the same code (decodeEdgeConfig):
  *

@@ -9,7 +9,7 @@ import type { MetricsEndpoint, PrimaryMetrics } from './edge-primary-metrics.js'
 import type { RunningEdge } from './runtime.js';
 
 /**
- * `tuna edge --workers N` (issue 13 item 5): N worker processes (node:cluster) share the edge's
+ * `tuna edge --workers N` (docs/edge.md "Workers: using the cores"): N worker processes (node:cluster) share the edge's
  * listeners; cluster's primary accepts each connection and hands it to the workers in turn
  * (round-robin, the default on Linux). Each worker is a whole edge; the agent learns from the
  * 101 answer which worker its connection reached and how many there are (docs/protocol.md §9.8),

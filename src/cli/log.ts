@@ -5,7 +5,7 @@ import { errorLine } from '../model/index.js';
 
 /**
  * The one logger of the long-running commands (`tuna edge`, `operator`, `run`, `http`, `tcp`,
- * `demo`): one line per event (issue 9, "a first hour without surprises").
+ * `demo`): one line per event, so an operator's first hour reads without surprises.
  *
  * - `text` (the default) writes the message as the commands always have: what the command reports
  *   (`info`) on stdout, notes about the process itself and problems on stderr; an error field is

@@ -13,7 +13,7 @@ type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<numbe
 
 /**
  * Each command is imported when it runs, with what it uses: the Kubernetes client (`operator`), the
- * store drivers and ACME (`edge`) are not loaded by `tuna http` (issue 13: importing them all
+ * store drivers and ACME (`edge`) are not loaded by `tuna http` (importing them all
  * made every process 140 MiB and most of the first byte through a fresh tunnel).
  */
 const commands: Record<string, (args: string[]) => Promise<Command>> = {
@@ -97,7 +97,7 @@ export async function runCli(argv: string[], io: CliIo, runtime?: () => CliRunti
 export function runMain(argv: string[]): void {
   // before any command is imported: main.ts itself imports no module that imports node:http
   keepUndiciLazy();
-  // Relative paths are the user's: `npm run tuna` starts in the package root (issue 9).
+  // Relative paths are the user's: `npm run tuna` starts in the package root (INIT_CWD is where the user ran it).
   const dir = userDirectory(process.env, process.cwd());
   if (dir !== process.cwd()) process.chdir(dir);
   runCli(argv, processIo()).then(

@@ -1,6 +1,6 @@
 /**
  * The process-wide start-up steps of the `tuna` command, taken before any command is imported
- * (issue 13: the first byte through a fresh `tuna http` is mostly the process starting). They
+ * (the first byte through a fresh `tuna http` is mostly the process starting). They
  * change nothing a command does; docs/tunnel-performance.md §11 has the figures (V8's compile
  * cache, `module.enableCompileCache()`, was measured there too and gained nothing).
  */

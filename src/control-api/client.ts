@@ -58,7 +58,7 @@ export class ControlClient {
   /**
    * one keep-alive pool per client: a connection (and for https one TLS context and handshake) is
    * reused by the calls after it. A connection per call made each of the operator's thousands of
-   * reservations and keys pay a new TLS context and handshake on both sides (issue 15). Idle
+   * reservations and keys pay a new TLS context and handshake on both sides. Idle
    * connections do not keep a process alive (the agent unrefs them).
    */
   readonly #agent: http.Agent;

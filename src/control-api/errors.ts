@@ -80,7 +80,7 @@ export class ControlDomainUnverifiedError extends answered(409, 'TUNA_CONTROL_DO
 
 /**
  * ControlQuotaExceededError (409): the account holds as many reservations or live tunnel keys as its
- * quota allows (issue 12 finding 4); `field` names the quota (`reservations`, `tunnelKeys`).
+ * quota allows (docs/edge-store.md "Quotas and unverified domains"); `field` names the quota (`reservations`, `tunnelKeys`).
  */
 export class ControlQuotaExceededError extends answered(409, 'TUNA_CONTROL_QUOTA_EXCEEDED') {
   constructor(

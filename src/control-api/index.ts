@@ -1,5 +1,5 @@
 /**
- * The control API, defined once for both ends (issue 8): the records and their io-ts codecs, the
+ * The control API, defined once for both ends: the records and their io-ts codecs, the
  * request and answer codecs, the error classes (status and `TUNA_*` code each) and the client.
  * The edge (src/edge/control) serves it; the CLI and the operator call it through ControlClient.
  * It imports only src/model and the io-ts helpers; nothing here knows the edge, the CLI or the operator.

@@ -63,7 +63,7 @@ export const AccountCodec = t.readonly(
 export type Account = t.TypeOf<typeof AccountCodec>;
 
 /**
- * AccountQuotasCodec is an account's quotas (issue 12 finding 4): its overrides (null: the edge's
+ * AccountQuotasCodec is an account's quotas (docs/edge-store.md "Quotas and unverified domains"): its overrides (null: the edge's
  * default) and the limits in force.
  */
 export const AccountQuotasCodec = t.readonly(
@@ -96,7 +96,7 @@ export type ApiKey = t.TypeOf<typeof ApiKeyCodec>;
 
 /**
  * ListenerStatusCodec is one public listener a reservation needs on the edge node that answers
- * (tcp-port and address reservations; issue 12 finding 1): open, or failed to bind with the cause,
+ * (tcp-port and address reservations): open, or failed to bind with the cause,
  * how many attempts failed in a row and when the edge tries again.
  */
 export const ListenerStatusCodec = t.readonly(

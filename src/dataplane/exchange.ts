@@ -53,7 +53,7 @@ export function downstreamFromHttp2(stream: ServerHttp2Stream, headers: Incoming
 /**
  * Http2Downstream is one exchange per tunnel stream, so it is a class: one object per request
  * with its methods on the prototype, where an object literal of getters and closures cost seven
- * allocations and a slow-to-build shape per request (issue 13: the agent's per-request path).
+ * allocations and a slow-to-build shape per request (docs/tunnel-performance.md §10).
  */
 class Http2Downstream implements Downstream {
   readonly method: string;

@@ -60,8 +60,8 @@ function backoffMs(route: HttpRoute, attempt: number): number {
 /**
  * Exchange is one forwarded request, from the first attempt to the last byte of the answer: one
  * object whose methods the upstream client, the timers and the relay call back, in place of an
- * async function per step, a promise per step and an AbortController per request (issue 13: the
- * per-request path; docs/tunnel-performance.md §10). Every entry point catches what it throws
+ * async function per step, a promise per step and an AbortController per request (the
+ * per-request path: docs/tunnel-performance.md §10). Every entry point catches what it throws
  * and fails the exchange (`fail`), as the rejected promise of an async function did.
  *
  * Its phases: an attempt in flight (`call` set, no `response`), a backoff before the next one

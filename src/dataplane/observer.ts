@@ -3,7 +3,7 @@ import type { Downstream } from './exchange.js';
 
 /**
  * ExchangeObserver sees every HTTP exchange the data plane serves: the hook of the request
- * inspector (src/inspector, issue 14 item 3). It is optional; a data plane built without one adds
+ * inspector (src/inspector, docs/inspector.md). It is optional; a data plane built without one adds
  * nothing to the request path.
  */
 export interface ExchangeObserver {

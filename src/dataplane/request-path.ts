@@ -1,6 +1,6 @@
 /**
  * One normal form of the request path, computed before route matching and sent to the backend
- * (issue 12 finding 5). Without it `/public/../admin` matched a `/public` prefix route while a
+ * (RFC 3986 §5.2.4). Without it `/public/../admin` matched a `/public` prefix route while a
  * backend that normalises served `/admin`: the route and the service disagreed on the resource.
  *
  * The choices follow Envoy Gateway's defaults for every listener (its `ClientTrafficPolicy.path`

@@ -7,7 +7,7 @@ import type { TunnelStreamContext } from '../wire/index.js';
 import { normalizeHost } from './host.js';
 
 /**
- * Spliced HTTP/1.1 on the agent (docs/protocol.md §4.5, issue 13 item 2): the edge carries a whole
+ * Spliced HTTP/1.1 on the agent (docs/protocol.md §4.5): the edge carries a whole
  * public HTTP/1.1 connection on one extended CONNECT stream (`:protocol: tuna-http1`), and the
  * agent's own HTTP/1.1 server parses every request on it, as it does for HTTP/1.1 decrypted in the
  * cluster. What the edge adds to each request per-request (X-Forwarded-*, x-request-id; the

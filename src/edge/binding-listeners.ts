@@ -9,7 +9,7 @@ import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 
 /**
  * The listeners bindings ask for: one per tcp-port binding and one per (address, port) of an
- * address binding. EdgeServer opens each on its own (issue 12 finding 1): one that cannot bind is
+ * address binding. EdgeServer opens each on its own (docs/security.md, "Hostile tenant"): one that cannot bind is
  * logged, counted and retried, and neither the others nor the edge wait on it.
  */
 
@@ -115,7 +115,7 @@ export class BindingListeners {
     return [...this.#servers.values()];
   }
 
-  /** statusOf lists the listeners a binding needs, open or failed to bind (the reservation's status, issue 12 finding 1). */
+  /** statusOf lists the listeners a binding needs, open or failed to bind (the reservation's status). */
   statusOf(bindingId: string): ListenerStatus[] {
     const out: ListenerStatus[] = [];
     for (const { want } of this.#servers.values()) {
@@ -141,7 +141,7 @@ export class BindingListeners {
   }
 
   // A listener that fails (EADDRINUSE, an address this host lacks) is logged, counted and retried;
-  // the others open regardless (issue 12 finding 1).
+  // the others open regardless: a tenant's reservation must not keep the edge from starting.
   async #reconcileNow(): Promise<void> {
     if (this.#isStopped) return;
     const { directory, front, tcpHost, metrics, log, retryMs } = this.#deps;

@@ -37,7 +37,7 @@ const BindingEntry = t.intersection([
   }),
 ]);
 
-// Public connection hygiene (issue 12, findings 2 and 3): deadlines and limits of the public
+// Public connection hygiene (docs/edge-relay.md "Public connection hygiene"): deadlines and limits of the public
 // listeners, and the per-connection HTTP/2 abuse budgets. Defaults in docs/edge-relay.md.
 const PublicLimits = t.partial({
   firstByteTimeoutMs: t.number,
@@ -54,7 +54,7 @@ const PublicLimits = t.partial({
   http2MaxSettings: t.number,
 });
 
-// The tunnel listener's deadlines and connection limits (issue 12 finding 2); defaults in docs/edge-relay.md.
+// The tunnel listener's deadlines and connection limits; defaults in docs/edge-relay.md "The tunnel listener".
 const TunnelListenerLimits = t.partial({
   firstByteTimeoutMs: t.number,
   headersTimeoutMs: t.number,
@@ -90,7 +90,7 @@ const StoreSection = t.intersection([
     dnsServers: t.array(t.string),
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */
     schema: t.string,
-    /** per-account limits an admin may override per account (issue 12 finding 4) */
+    /** per-account limits an admin may override per account (docs/edge-store.md "Quotas and unverified domains") */
     quotas: t.partial({ reservations: t.number, tunnelKeys: t.number, concurrentTunnels: t.number }),
     /** days an unverified custom domain is held before the edge releases it */
     unverifiedDomainDays: t.number,
@@ -194,7 +194,7 @@ function checkAcme(config: EdgeConfigFile): void {
   if (acme.ca !== undefined && acme.caFile !== undefined) fail('acme.caFile', 'give `ca` or `caFile`, not both');
 }
 
-// Issue 12 finding 1: a pool that holds one of the edge's own ports would hand it to a tenant.
+// A pool that holds one of the edge's own ports would hand it to a tenant.
 function checkPortPool(config: EdgeConfigFile): void {
   const pool = config.store?.portPool;
   if (pool === undefined) return;

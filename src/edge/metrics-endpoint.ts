@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /**
- * Where `/metrics` is served (issue 12 finding 4: it lists live bindings, hostnames among them,
+ * Where `/metrics` is served (it lists live bindings, hostnames among them,
  * and was open to anyone who could reach the tunnel listener). With `listen.metrics` it has its own
  * listener, meant for a private address, and the tunnel listener no longer serves it; without it, a
  * store-mode edge asks for an admin-scoped API key on the tunnel listener.

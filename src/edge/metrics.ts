@@ -42,7 +42,7 @@ export class EdgeMetrics {
   bindingListenerFailures = 0;
   /** bindingListenersFailing is how many binding listeners the last attempt could not bind. */
   bindingListenersFailing = 0;
-  // --- public connection hygiene (issue 12, findings 2 and 3) ---
+  // --- public connection hygiene (docs/edge-relay.md "Public connection hygiene") ---
   /** publicConnectionsOpen is the number of public connections open now. */
   publicConnectionsOpen = 0;
   readonly #publicRefused = new Map<string, number>();
@@ -171,7 +171,7 @@ export class EdgeMetrics {
     this.#requestSeconds[front][statusClass(status)].observe((performance.now() - startedAt) / 1000);
   }
 
-  /** countControlRequest records one control API request (`/v1`, store mode) by method: what the operator costs the edge (issue 15). */
+  /** countControlRequest records one control API request (`/v1`, store mode) by method: what the operator costs the edge. */
   countControlRequest(method: string): void {
     bump(this.#controlRequests, /^[A-Z]{1,10}$/.test(method) ? method : 'OTHER');
   }

@@ -9,7 +9,7 @@ import type { GuardCounters, ListenerLimits } from './fronts/connection-guard.js
 import type { EdgeMetrics } from './metrics.js';
 
 /**
- * DEFAULT_TUNNEL_LISTENER_LIMITS (issue 12 finding 2, the tunnel listener): an agent sends its
+ * DEFAULT_TUNNEL_LISTENER_LIMITS (docs/edge-relay.md "The tunnel listener"): an agent sends its
  * ClientHello and its upgrade request at once, so the first byte gets 10 s and the TLS handshake
  * plus the request head 30 s; an idle control API keep-alive connection goes after 75 s (nginx's
  * keepalive_timeout). Agents of the one-binding-per-connection protocol hold one connection per

@@ -1,4 +1,4 @@
-/** Redaction of credentials in what the inspector shows (issue 14 item 3). */
+/** Redaction of credentials in what the inspector shows (docs/inspector.md). */
 
 /** HeaderPair is one header line as the inspector shows it: a lowercase name and one value. */
 export type HeaderPair = [name: string, value: string];

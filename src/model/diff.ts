@@ -100,7 +100,7 @@ function diffById<T>(
  * tunnelsDiffer tells whether two graphs hold different tunnels: a binding added, removed or
  * changed, its policies aside (the data plane applies those). It is what the agent asks on every
  * sync, so it compares the bindings alone and stops at the first difference: the whole `diff`
- * serialised every route of 10,000 hosts twice per sync (issue 15).
+ * serialised every route of 10,000 hosts twice per sync (docs/benchmarks.md, "scale").
  */
 export function tunnelsDiffer(before: RouteGraph, after: RouteGraph): boolean {
   if (before.bindings.length !== after.bindings.length) return true;

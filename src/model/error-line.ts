@@ -1,7 +1,7 @@
 /**
  * One log line per failure. The Kubernetes client's ApiException carries the whole response in
  * its message (`HTTP-Code: 429\nMessage: …\nBody: {…}\nHeaders: {…}`): printed as is, every retry
- * while CRDs install is a screenful of headers (issue 9). What an operator's log needs is the
+ * while CRDs install is a screenful of headers. What an operator's log needs is the
  * status code and the API's reason.
  */
 

@@ -2,7 +2,7 @@ import { parseCidr } from './ip-address.js';
 import type { CorsPolicy, HeaderModifier } from './types.js';
 
 /**
- * Route policies (issue 14 item 1): access, rate and shape rules the agent's data plane applies to
+ * Route policies (docs/policies.md): access, rate and shape rules the agent's data plane applies to
  * an HTTP request before any backend is called; the edge stays a relay. A route carries its own
  * (`HttpRoute.policies`), a binding carries the defaults of every route it serves
  * (`Binding.policies`); a route's policy of one kind replaces the binding's of that kind

@@ -4,7 +4,7 @@
  * the items not started are returned, in order. A rejected call does not stop the others; the
  * first rejection is thrown once all started calls have settled, so nothing runs on behind it.
  *
- * Why bounded: one call at a time made a sync of N new bindings N round trips long (issue 15);
+ * Why bounded: one call at a time made a sync of N new bindings N round trips long;
  * all at once would open thousands of requests against the edge or the apiserver.
  */
 export async function runBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>, shouldStop: () => boolean = () => false): Promise<T[]> {

@@ -1,5 +1,5 @@
 /**
- * The reservations of the `tuna.dev` CRDs at the edge (issue 11 item 5). A Domain or a TCPPort is a
+ * The reservations of the `tuna.dev` CRDs at the edge (docs/crds.md). A Domain or a TCPPort is a
  * reservation kept in git: the edge holds it for the account whether or not a Tunnel uses it, and
  * it goes only when its object is deleted (`reclaimPolicy: Delete`), or stays at the edge for the
  * account, no longer this cluster's (`Retain`).

@@ -7,7 +7,7 @@ export type EdgeControl = Pick<ControlClient, 'listReservations' | 'listTunnelKe
  * EdgeHoldings is what the edge holds for this cluster (its reservations and live tunnel keys), as
  * last listed and then kept up to date by the reconciler's own calls, with maps to find a domain
  * by hostname and an address or a TCP port by the binding label. It lets a sync with nothing to change make no
- * control-API call at all (issue 15: 24 calls per idle minute at 1,000 hosts), and replaces the
+ * control-API call at all (it made 24 calls per idle minute at 1,000 hosts), and replaces the
  * linear searches per binding that made a sync N².
  */
 export class EdgeHoldings {

@@ -152,7 +152,7 @@ type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'addr
  * and revokes. Everything carries the label `tuna.dev/cluster=<clusterId>`, so several clusters
  * can share an account without touching each other's reservations.
  *
- * Releasing and revoking need positive knowledge that nothing wants the address any more (issue 9):
+ * Releasing and revoking need positive knowledge that nothing wants the address any more:
  * everything carries the kind of the object it was made for (`tuna.dev/owner-kind`), and what no
  * binding of the graph wants is let go only when `knowsOwnerGone` says that kind was listed. A
  * graph built while an optional kind is absent (its CRDs missing, or not listed yet) lacks that
@@ -164,7 +164,7 @@ type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'addr
  * id (`binding/address/<ip>`), which the tunnel and the data plane use; and TCP ports the same way
  * (tcp-port-bindings.ts: `binding/tcp-port/<port>`, a `tcp` key). Wildcard hosts are reported pending.
  *
- * At scale (issue 15): what the edge holds is cached (EdgeHoldings) and listed again only after
+ * At scale (docs/benchmarks.md, "scale"): what the edge holds is cached (EdgeHoldings) and listed again only after
  * `resyncMs`, on `refresh`, after a failed call, or while a custom domain waits for verification;
  * bindings are looked up in maps; reservations, keys, revocations and releases run `concurrency`
  * at a time; and a failure to persist the keys is reported, never thrown, so the keys minted are

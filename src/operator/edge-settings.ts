@@ -21,7 +21,7 @@ export interface EdgeSettings {
 }
 
 /**
- * learnEdge asks the edge for its base domain and pools (issue 9 item 3), so the operator needs no
+ * learnEdge asks the edge for its base domain and pools (`GET /v1/edge`, docs/edge-store.md), so the operator needs no
  * flag kept in sync by hand. `url` is the client's edge, for the message; `baseDomainOverride` (`--base-domain`) replaces the edge's base domain
  * (an edge that serves several); the edge is asked either way, and a failure is an EdgeUnreachableError.
  */

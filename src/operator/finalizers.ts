@@ -1,5 +1,5 @@
 /**
- * The finalizer `tuna.dev/reservation` on Domain, TCPPort and Tunnel objects (issue 11 item 5): a
+ * The finalizer `tuna.dev/reservation` on Domain, TCPPort and Tunnel objects (docs/crds.md): a
  * deleted object stays (Terminating) until the edge has let go of its reservation, released with
  * `reclaimPolicy: Delete` (its keys revoked with it), kept for the account with `Retain` (and a
  * Normal Event says so). Only then is the finalizer removed and the object goes.

@@ -1,5 +1,5 @@
 /**
- * Held-back bindings and the statuses that must not claim them (issue 9). The translators vouch for
+ * Held-back bindings and the statuses that must not claim them (docs/operator.md, "Every status is earned"). The translators vouch for
  * what they can see in the cluster; only the edge reconciler knows what the edge serves. A binding
  * it holds back (a custom domain not verified yet, a kind of binding it does not reserve yet, an
  * address the edge refused) is served by nothing, so before statuses are written
@@ -50,7 +50,7 @@ export function correctHeldBack(
   ports: ReadonlyMap<string, TcpPortAddress> = new Map(),
 ): ObjectStatus[] {
   // Copy on write: a status is cloned the first time it is changed, so a sync at 10,000 hosts no
-  // longer clones every status to correct the few that hold something back (issue 15: the clones
+  // longer clones every status to correct the few that hold something back (the clones
   // were about a quarter of a sync). The statuses returned unchanged are the ones given.
   const out = [...statuses];
   const at = new Map(out.map((s, i) => [refKey(s.ref), i]));

@@ -92,7 +92,7 @@ export interface KubeObjectsOptions {
    * an optional kind found absent again and again is looked for after `retryMs`, doubled per absence
    * in a row up to this (default `retryMs`: no backoff). `tuna operator` passes 60 s: a cluster
    * without the Gateway API or tuna.dev CRDs then costs 11 discovery calls a minute, not 132, and
-   * a CRD installed later is picked up within a minute (issue 15: idle CPU).
+   * a CRD installed later is picked up within a minute (the retries were the idle operator's CPU).
    */
   absentRetryMaxMs?: number;
   /** called for failures worth a log line */
@@ -185,7 +185,7 @@ export class KubeObjects {
 
   /**
    * hasSynced tells whether every kind has been listed or found absent: before that, what the
-   * cache lacks says nothing (controller-runtime's WaitForCacheSync; issue 9).
+   * cache lacks says nothing (controller-runtime's WaitForCacheSync).
    */
   hasSynced(): boolean {
     return this.#kinds.every((k) => this.#state.has(k));
@@ -244,7 +244,7 @@ export class KubeObjects {
           this.#absences.set(kind, absences + 1);
           // looked for again later, less often while it stays absent; only its arrival is a change:
           // a kind that stays absent changed nothing, and reporting it every `retryMs` re-synced
-          // everything (issue 15)
+          // everything
           const wait = Math.min(this.#absentRetryMaxMs, this.#retryMs * 2 ** Math.min(absences, 20));
           this.#later(() => void this.#startKind(kind).then(() => (this.#isAbsent(kind) ? undefined : this.#changed()), (e: unknown) => this.#onError(kind, e)), wait);
           return;
@@ -271,7 +271,7 @@ export class KubeObjects {
       informer.on(verb, (obj: KubernetesObject) => {
         // nothing of tuna reads managedFields, which are often larger than the rest of the object:
         // the cached object (the informer hands its own) drops them, as controller-runtime's
-        // TransformStripManagedFields does (issue 15: memory per host)
+        // TransformStripManagedFields does (they were much of the memory per host)
         if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
         if (this.#specChanges.isChange(kind, verb, obj)) this.#changed();
       });

@@ -5,7 +5,7 @@ import type { KnowsOwnerGone } from './edge-reconciler.js';
  * ObjectSource is what the operator's loop reads the cluster from (KubeObjects; a fake in unit
  * tests). Its `hasSynced` is the sync gate: until every watched kind has been listed, the cache's
  * silence about an object means nothing, and a leader acting on it would release every address
- * it holds (issue 9; controller-runtime waits for the cache to sync the same way).
+ * it holds (controller-runtime waits for the cache to sync the same way).
  */
 export interface ObjectSource {
   /** onChange registers a callback for "some object changed" */

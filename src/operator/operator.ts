@@ -121,7 +121,7 @@ export interface SyncResult {
  * statuses. Syncs never overlap; changes that arrive during one cause one more after it.
  *
  * Nothing is synced before the cache has listed every watched kind (`hasSynced`): a leader that
- * reconciled an empty cache would release every reservation it holds (issue 9). Changes and
+ * reconciled an empty cache would release every reservation it holds. Changes and
  * leadership that arrive earlier are dropped; `start` syncs once the cache is complete.
  */
 export class Operator {
@@ -129,7 +129,7 @@ export class Operator {
   readonly #agent: Agent;
   #running: Promise<void> | undefined;
   #again = false;
-  /** the one retry timer (issue 15: a new one per failure made two failed full syncs a second) */
+  /** the one retry timer (a new one per failure made two failed full syncs a second) */
   #retry: ClockTimer | undefined;
   #recheck: ClockTimer | undefined;
   /** failed syncs in a row: the retry's backoff step */
@@ -208,7 +208,7 @@ export class Operator {
    * syncOnce translates and applies once. A preemptible sync (the change loop's) ends the
    * reconcile early when a change arrives (`deferred`): it serves what is ready, writes no status,
    * and the next sync, at once, takes the bindings it had not seen first, so one new Ingress does
-   * not wait behind a batch of thousands (issue 15: 10.9 s).
+   * not wait behind a batch of thousands (it waited 10.9 s in the scale benchmark).
    */
   async #syncOnce(preemptible: boolean): Promise<SyncResult> {
     this.#hasPendingChange = false;
@@ -254,7 +254,7 @@ export class Operator {
     if (isWriter && isComplete && this.#lane) {
       // A sync of the change loop waits for its statuses only until the next change: then it ends
       // and the next sync starts at once, while the statuses go on being written beside it (a new
-      // Ingress no longer waits behind the status PATCHes of a batch; issue 15).
+      // Ingress no longer waits behind the status PATCHes of a batch).
       const written = this.#lane.submit(statuses);
       const report: LaneReport | undefined = preemptible ? await Promise.race([written, this.#nextChange()]) : await written;
       if (report?.statuses) result.statuses = report.statuses;

@@ -13,7 +13,7 @@ const MAX_POOLS = 4;
  * PooledKubeConfig is a KubeConfig whose API calls share their connections. client-node 2.0
  * gives every call a new connection pool (`applySecurityAuthentication` builds a new undici Agent
  * each time), so every call of the operator paid a TCP connect, a new TLS context and a TLS
- * handshake with the apiserver: in the scale benchmark (issue 15) that was about a third of the
+ * handshake with the apiserver: in the scale benchmark (`npm run bench -- scale`) that was about a third of the
  * operator's CPU while a batch of Ingresses was served. Here the first pool made for a TLS
  * identity (server, CA, client certificate and key, verification) is kept and given to every
  * later call with the same identity; a new identity (a rotated certificate) gets its own, and the

@@ -28,7 +28,7 @@ export function decodeKeyEntry(text: string): DecodeResult<StoredKey> {
 /**
  * KEY_SHARDS is how many Secrets hold the keys. A Secret holds at most 1 MiB of data (the
  * apiserver refuses more with 422), about 6,000 entries of ~170 bytes: one Secret broke at about
- * 7,000 hosts (issue 15). 32 shards hold about 190,000; the names are fixed so that RBAC can name
+ * 7,000 hosts in the scale benchmark. 32 shards hold about 190,000; the names are fixed so that RBAC can name
  * each one (resourceNames has no prefix match).
  */
 export const KEY_SHARDS = 32;

@@ -16,7 +16,7 @@ export function tracksSpecInGeneration(kind: { group: string; kind: string }): b
 /**
  * SpecChanges tells a watch event that changes what the translators read from one that does not
  * (as controller-runtime's GenerationChangedPredicate does, plus labels, annotations, finalizers
- * and deletion, which tuna reads too). Issue 15: every status tuna wrote came back as a watch
+ * and deletion, which tuna reads too). Without it, every status tuna wrote came back as a watch
  * update and caused a full sync of the cluster, so a batch of N Ingresses cost N more syncs.
  */
 export class SpecChanges {

@@ -23,7 +23,7 @@ interface Submission {
 }
 
 /**
- * StatusLane writes statuses and events beside the syncs instead of inside them (issue 15: a new
+ * StatusLane writes statuses and events beside the syncs instead of inside them (a new
  * Ingress waited behind the status PATCHes of a whole batch before its own sync could start).
  * Each submission is a sync's complete set of statuses, so only the newest matters: a newer one
  * replaces one not yet started, and stops one being written between two PATCHes (what it had not

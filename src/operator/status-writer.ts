@@ -69,7 +69,7 @@ export class StatusWriter {
   /**
    * write brings every object's status up to date. `current` returns the object as the cache
    * holds it (undefined once deleted). Writes run `concurrency` at a time: one after another made
-   * the first sync of 5,000 objects 5,000 round trips long (issue 15), and all at once would open
+   * the first sync of 5,000 objects 5,000 round trips long, and all at once would open
    * thousands of requests against the apiserver. `shouldStop` (asked before each PATCH) ends it
    * early: a newer set of statuses is waiting (status-lane.ts).
    */

@@ -4,7 +4,7 @@ import type { Binding } from '../model/index.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
 
 /**
- * TCP-port bindings at the edge (issue 11 item 5): a LoadBalancer Service's TCP port
+ * TCP-port bindings at the edge: a LoadBalancer Service's TCP port
  * (`binding/tcp-port/<ns>/<name>/<port>`) or a `tcp` Tunnel's (`binding/tcp-port/tunnel/<ns>/<name>/<port>`)
  * gets a `tcp-port` reservation of its own, labelled with the graph's binding id
  * (`tuna.dev/binding`), by which a restarted operator finds the same port again, as it finds a

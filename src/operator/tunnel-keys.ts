@@ -18,7 +18,7 @@ export interface HeldKey {
  * old ones, which it finds by the cluster label. SecretTunnelKeys keeps them in Secrets.
  *
  * Every lookup is a map lookup (by binding id, by edge binding id, by key id): a sync asks for
- * each binding's key, and a linear search per binding made a sync of N bindings N² (issue 15).
+ * each binding's key, and a linear search per binding made a sync of N bindings N².
  */
 export class TunnelKeys implements TunnelKeySource {
   readonly #byBinding = new Map<string, HeldKey>();

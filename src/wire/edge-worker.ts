@@ -1,5 +1,5 @@
 /**
- * Edge workers (issue 13 item 5, docs/protocol.md §9.8): an edge node may run N worker processes
+ * Edge workers (docs/protocol.md §9.8): an edge node may run N worker processes
  * that share its listeners, and a tunnel connection lands on one of them. The edge names the
  * worker in its 101 answer, so an agent can hold one connection per worker and every worker has
  * every binding.

@@ -1,5 +1,5 @@
 /**
- * Host names as both ends compare them (issue 12 finding 5): the edge picks a binding and the data
+ * Host names as both ends compare them (docs/edge.md "Host names"): the edge picks a binding and the data
  * plane a virtual host with the same normal form, so a Host the edge routes to a tenant is the Host
  * that tenant's routes are matched against.
  */

@@ -88,7 +88,7 @@ function pump(src: NodeJS.ReadableStream, dst: NodeJS.WritableStream, done: Rela
   };
   // 'error' listeners stay after settling: a late error must not become an uncaught exception.
   // `on`, not `once`: each of these events fires once anyway and settle() removes them all, and
-  // `once` wraps every listener in two more objects per relay (issue 13: the per-request path).
+  // `once` wraps every listener in two more objects per relay (docs/tunnel-performance.md §10).
   src.on('error', onError);
   dst.on('error', onError);
   src.on('data', onData);

@@ -1,5 +1,5 @@
 /**
- * Protocol version 2, the shared connection (docs/protocol.md §9, issue 13 item 3): one agent
+ * Protocol version 2, the shared connection (docs/protocol.md §9): one agent
  * connection per edge node carries every binding the agent serves. The upgrade names no binding
  * and carries no key; after HTTP/2 is up the edge opens one control stream, on which the agent
  * attaches each binding with that binding's own key and the edge answers per binding. Every

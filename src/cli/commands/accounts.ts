@@ -8,7 +8,7 @@ import { pick } from './http.js';
 
 /**
  * accountsCommand is `tuna accounts create NAME | list | disable ID`: the edge's tenants, managed
- * with an admin API key through the control API (issue 9: no `curl` to /v1/accounts needed).
+ * with an admin API key through the control API (no `curl` to /v1/accounts needed).
  */
 export async function accountsCommand(args: string[], io: CliIo): Promise<number> {
   const parsed = parseFlags(args, controlFlagOptions, 'accounts');

@@ -54,7 +54,7 @@ function checkPort(target: LocalTarget, text: string): LocalTarget {
 /** httpCommand is `tuna http <port|url>`. */
 export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime): Promise<number> {
   const parsed = parseFlags(args, options, 'http');
-  // the help text imports every command's flags: loaded for --help only (issue 13: first byte)
+  // the help text imports every command's flags: loaded for --help only (it delays the first byte: docs/tunnel-performance.md §11)
   if (parsed.values.help === true) return (io.out((await import('../help.js')).commandHelp.http!), 0);
   if (parsed.positionals.length > 1) throw new UsageError(`tuna http: one <port|url> expected, got ${parsed.positionals.length}`);
   const target = parseLocalTarget(parsed.positionals[0]);

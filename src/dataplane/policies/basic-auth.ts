@@ -68,7 +68,7 @@ export function verifyPassword(password: string, hash: string): boolean | Promis
 }
 
 async function verifyBcrypt(password: string, hash: string): Promise<boolean> {
-  // Loaded on first use: an agent without basic auth never loads it (issue 13 counts idle RSS).
+  // Loaded on first use: an agent without basic auth never loads it (idle RSS: docs/tunnel-performance.md §7.2).
   const { default: bcrypt } = await import('bcryptjs');
   // `$2y$` (PHP, Apache's htpasswd -B) is the same algorithm as `$2b$`; bcryptjs reads the latter.
   return bcrypt.compare(password, hash.startsWith('$2y$') ? `$2b$${hash.slice(4)}` : hash);

@@ -114,7 +114,7 @@ function auditRoute({ store }: RouteDeps): Route {
       const afterSeq = Number(ctx.query.get('afterSeq') ?? 0);
       const limit = Number(ctx.query.get('limit') ?? 100);
       const events = await store.listAuditEvents({
-        // Issue 9: `?accountId=` names the account whose events an admin reads (it was ignored).
+        // `?accountId=` names the account whose events an admin reads (an earlier version ignored it).
         accountId: targetAccount(ctx, ctx.query.get('accountId')),
         afterSeq: Number.isSafeInteger(afterSeq) ? afterSeq : 0,
         limit: Number.isSafeInteger(limit) ? limit : 100,

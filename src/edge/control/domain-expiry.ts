@@ -1,7 +1,7 @@
 import type { Clock, Store } from '../store/index.js';
 
 /**
- * Unverified custom domains expire (issue 12 finding 4): anyone could reserve `shop.example.com`
+ * Unverified custom domains expire: anyone could reserve `shop.example.com`
  * without owning it and hold it for ever, so its real owner got 409. A custom domain still
  * unverified `days` after it was reserved is released by the edge (audited as actor `system`),
  * at start and then every `sweepMs`.

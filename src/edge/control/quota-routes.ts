@@ -5,7 +5,7 @@ import { answer } from './routes.js';
 import type { Route, RouteDeps } from './routes.js';
 
 /**
- * Per-account quotas (issue 12 finding 4): the edge's defaults (`store.quotas`) hold unless an
+ * Per-account quotas (docs/edge-store.md "Quotas and unverified domains"): the edge's defaults (`store.quotas`) hold unless an
  * admin overrides them for one account. The store counts and refuses (TUNA_STORE_QUOTA_EXCEEDED,
  * answered 409 TUNA_CONTROL_QUOTA_EXCEEDED naming the quota).
  */

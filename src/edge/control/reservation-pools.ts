@@ -3,7 +3,7 @@ import { ControlInvalidRequestError } from '../../control-api/index.js';
 import type { PortPool } from '../../control-api/index.js';
 
 /**
- * Issue 12 finding 1: a tenant must not reserve a port or address the edge does not hand out. A
+ * A tenant must not reserve a port or address the edge does not hand out. A
  * reservation on the edge's own public port made `tuna edge` exit with EADDRINUSE at its next start,
  * taking down the API that could undo it. So a specific port or address must lie inside the
  * configured pool, and a port must not be one the edge listens on itself.

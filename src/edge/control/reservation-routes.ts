@@ -69,7 +69,7 @@ function toSpec(body: ReservationRequest, options: ReservationRouteOptions): Res
   }
 }
 
-// Issue 12 finding 1: a listener that failed to bind shows on its reservation, with the retry.
+// A listener that failed to bind shows on its reservation, with the retry.
 function withStatus(reservation: Reservation, options: ReservationRouteOptions): Reservation {
   const status = options.listenerStatus?.(reservation);
   return status === undefined ? reservation : { ...reservation, status };

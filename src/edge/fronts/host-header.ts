@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http2';
 
 /**
- * Host checks made before a request is routed (issue 12 finding 4). A request with two Host fields
+ * Host checks made before a request is routed (RFC 9112 §3.2, RFC 9113 §8.3.1). A request with two Host fields
  * was routed by the first while a backend may read the last: the edge and the service would
  * disagree on which tenant the request is for.
  */

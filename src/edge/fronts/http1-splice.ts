@@ -9,7 +9,7 @@ import { hostWithoutPort } from './request-headers.js';
 import { cancelUpstream } from './tunnel-cancels.js';
 
 /**
- * Spliced HTTP/1.1 (issue 13 item 2, docs/protocol.md §4.5): the edge reads the first request head
+ * Spliced HTTP/1.1 (docs/protocol.md §4.5): the edge reads the first request head
  * of a public HTTP/1.1 connection for its Host only, picks the binding's tunnel, and carries the
  * whole connection — the bytes read so far, then both directions — as one extended CONNECT stream.
  * The agent parses, routes and answers every request on it. Whatever the edge would answer itself

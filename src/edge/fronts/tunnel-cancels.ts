@@ -56,7 +56,7 @@ export function cancelUpstream(tunnel: EdgeTunnel, upstream: ClientHttp2Stream):
  * stream that closed cleanly only once its readable side has ended, i.e. been read: an answer
  * that arrived whole (END_STREAM) just as its public client left stayed buffered in a closed,
  * never-destroyed stream, and the tunnel connection counted it as in flight for good, so a
- * draining agent or edge waited out its drain timeout (issue 13: `tuna http` took 30 s to stop
+ * draining agent or edge waited out its drain timeout (`tuna http` took 30 s to stop
  * after a load run with 50-60 such streams on its connection).
  */
 export function discardUnread(upstream: ClientHttp2Stream): void {

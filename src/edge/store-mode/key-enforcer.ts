@@ -36,7 +36,7 @@ interface Tracked {
 }
 
 /**
- * TunnelKeyEnforcer keeps live tunnels within what their keys allow after accept (issue 4):
+ * TunnelKeyEnforcer keeps live tunnels within what their keys allow after accept (docs/edge.md "Enforcement"):
  * - a revoked key's connections close as soon as the store announces it (`watchTunnelKeyRevocations`:
  *   PostgreSQL NOTIFY reaches every node, so a key revoked through node A closes on node B too);
  * - an expired key's connections close on the next sweep after its expiry (`sweepMs`);
@@ -56,7 +56,8 @@ export class TunnelKeyEnforcer {
   /**
    * no tracked key expires before this (undefined: none has an expiry); it may be early (a key closed
    * or rotated since), never late. The sweep looks at the keys only once it has passed, so a tick
-   * costs nothing at 10,000 tunnels (issue 15: the edge's idle CPU grew with the tunnels).
+   * costs nothing at 10,000 tunnels (a sweep of every key on every tick made the edge's idle CPU grow
+   * with the tunnels).
    */
   #nextExpiry: number | undefined;
 

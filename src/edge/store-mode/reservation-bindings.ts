@@ -26,7 +26,7 @@ export function bindingIdForReservation(reservation: Pick<Reservation, 'kind' | 
 
 /**
  * bindingFromReservation builds the directory entry of a reservation, or undefined while it cannot
- * be served: a custom domain before its DNS TXT check passed (issue 4: verified domains only).
+ * be served: a custom domain before its DNS TXT check passed (only verified domains are served).
  * A domain whose live keys all carry `tls` is routed by SNI as raw TLS (the cluster terminates,
  * DESIGN "TLS modes"); any `http`/`https` key makes the edge terminate.
  */

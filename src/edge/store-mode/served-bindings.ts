@@ -5,7 +5,7 @@ import { bindingFromReservation } from './reservation-bindings.js';
 
 /**
  * BindingIndex holds bindings by id, host, port and address and changes one binding at a time, so
- * a new reservation costs one entry, not a rebuild of every map (issue 15 item 3). Host lookup is
+ * a new reservation costs one entry, not a rebuild of every map (docs/edge-store.md "Change feed"). Host lookup is
  * StaticBindingDirectory's (src/edge/tunnels/directory.ts): the normal form, the exact name first,
  * then the longest `*.suffix` wildcard that covers it with one or more labels.
  */

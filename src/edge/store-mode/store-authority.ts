@@ -27,15 +27,15 @@ const WRONG_BINDING: Refusal = { ok: false, status: 403, reason: 'wrong-binding'
 const KIND_OF_SEGMENT: Record<string, ReservationKind> = { 'host': 'domain', 'tcp-port': 'tcp-port', 'address': 'address' };
 
 /**
- * StoreTunnelAuthority checks tunnel keys against the store at accept time (issue 4, "Enforcement
- * at tunnel accept"): the key is valid, unexpired and unrevoked (`authenticateTunnelKey`), the
+ * StoreTunnelAuthority checks tunnel keys against the store at accept time (docs/edge.md,
+ * "Enforcement"): the key is valid, unexpired and unrevoked (`authenticateTunnelKey`), the
  * binding asked for is the one of the key's held reservation, and the key's protocol can be served
  * there (a domain key never opens a TCP port). The connection cap is the acceptor's, atomic per
  * edge process (TunnelRegistry.claim).
  *
  * An account API key with scope `tunnels` (DESIGN "Keys and trust": the CLI's key) may start any
  * tunnel of its account; all such keys of an account share one cap of live tunnels per edge node
- * (issue 12 finding 4: the `concurrentTunnels` quota, an admin's override or `defaultConcurrentTunnels`).
+ * (the `concurrentTunnels` quota, an admin's override or `defaultConcurrentTunnels`).
  * `reservations`-only keys are refused like unknown keys.
  * Every refusal is a 403 with one body: the reason goes to the edge's log and metrics only.
  */

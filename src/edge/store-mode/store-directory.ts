@@ -18,7 +18,7 @@ export interface StoreBindingDirectoryOptions {
 /**
  * StoreBindingDirectory serves the bindings of every held reservation (src/edge/store-mode/reservation-bindings.ts).
  * It loads them once, then follows the store's change feed (`listServedChanges` after the last
- * sequence number seen, issue 15 item 3): each read brings only the reservation and key rows
+ * sequence number seen, docs/edge-store.md "Change feed"): each read brings only the reservation and key rows
  * written since, and only their bindings are rebuilt, so neither the poll nor a handshake costs a
  * reload of every host. The feed is read on an interval, so a reservation made through another
  * edge node sharing the PostgreSQL database is served here within `pollMs`; `refresh()` reads at

@@ -130,13 +130,13 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: { sqlite: SQLITE_AUDIT_GUARD, postgres: POSTGRES_AUDIT_GUARD },
   },
   {
-    // Issue 9: admins disable accounts (`tuna accounts disable`); NULL is an active account.
+    // Admins disable accounts (`tuna accounts disable`); NULL is an active account.
     version: 3,
     name: 'disabled accounts',
     sql: { sqlite: 'ALTER TABLE accounts ADD COLUMN disabled_at INTEGER;', postgres: 'ALTER TABLE accounts ADD COLUMN disabled_at BIGINT;' },
   },
   {
-    // Issue 12 finding 4: an admin's per-account quota overrides; NULL follows the edge's default.
+    // An admin's per-account quota overrides; NULL follows the edge's default.
     version: 4,
     name: 'account quotas',
     sql: {
@@ -145,13 +145,13 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    // Issue 15 item 3: the binding directory follows a change sequence instead of reloading.
+    // The binding directory follows a change sequence instead of reloading.
     version: 5,
     name: 'change feed of reservations and tunnel keys',
     sql: CHANGE_FEED_SQL,
   },
   {
-    // Issue 12 finding 4: the cap on concurrent tunnels opened with an account's `tunnels` API keys; NULL follows the edge's default.
+    // The cap on concurrent tunnels opened with an account's `tunnels` API keys; NULL follows the edge's default.
     version: 6,
     name: 'account concurrent tunnel quota',
     sql: {

@@ -2,7 +2,7 @@ import type { SqlTransaction } from './sql-driver.js';
 
 /**
  * Revocation announcements: revoking a tunnel key must close its live connections on every edge
- * node within a second (issue 4), so the revoking transaction publishes the ids on a channel that
+ * node within a second (docs/edge-store.md "Revocation announcements"), so the revoking transaction publishes the ids on a channel that
  * every node's store listens on (PostgreSQL LISTEN/NOTIFY; in-process for SQLite).
  */
 

@@ -6,7 +6,7 @@ import type { SqlExecutor, SqlTransaction } from './sql-driver.js';
 import type { Actor, DisableAccountResult } from './store.js';
 
 /**
- * Disabled accounts (issue 9): an admin switches a tenant off. Its keys are revoked in the same
+ * Disabled accounts (docs/edge-store.md "Disabled accounts"): an admin switches a tenant off. Its keys are revoked in the same
  * transaction — tunnel keys announced like any revocation, so every edge node closes their live
  * connections, and API keys dropped from the live set the edge re-checks `tunnels` grants against —
  * while its reservations stay held, so its addresses are not free for another account to take.

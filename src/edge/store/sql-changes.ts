@@ -5,7 +5,7 @@ import { TUNNEL_PROTOCOLS } from './store.js';
 import type { ServedChanges, ServedKey, TunnelProtocol } from './store.js';
 
 /**
- * The change feed of reservations and tunnel keys (issue 15 item 3): the edge's binding directory
+ * The change feed of reservations and tunnel keys (docs/edge-store.md "Change feed"): the edge's binding directory
  * reads what changed since the last sequence number it saw instead of every held reservation.
  *
  * One counter row, `store_changes.seq`, is bumped by triggers on every write to `reservations` and

@@ -4,7 +4,7 @@ import type { SqlExecutor } from './sql-driver.js';
 import type { Actor, CountedQuota, QuotaName, QuotaOverrides } from './store.js';
 
 /**
- * Per-account quotas (issue 12 finding 4: 20,000 reservations of one tenant took an idle edge to
+ * Per-account quotas (20,000 reservations of one tenant took an idle edge to
  * 89 % of a core). The edge's defaults come with each call (`quota` on the input); an admin's
  * per-account override, kept on the account row, wins. Counted inside the creating transaction:
  * SQLite serialises writers, so the limit is exact; on PostgreSQL two nodes creating at the same

@@ -54,7 +54,7 @@ function normalizeDomainValue(hostname: string): string {
 /**
  * wildcardParentTx returns the domain a wildcard `*.D` stands under, which the account must hold
  * and (a custom domain) have verified: otherwise anyone could take the names under another
- * tenant's domain (issue 12 finding 6; docs/edge.md "Wildcard reservations").
+ * tenant's domain (docs/edge.md "Wildcard reservations").
  */
 async function wildcardParentTx(tx: SqlExecutor, accountId: string, wildcard: string): Promise<Reservation> {
   const domain = wildcard.slice(2);

@@ -24,7 +24,7 @@ function translateError(err: unknown): unknown {
 
 /**
  * restrictToOwner creates the database file 0600 (or tightens an existing one) before SQLite opens
- * it: the store holds certificate private keys and key digests (issue 12 finding 4). SQLite creates
+ * it: the store holds certificate private keys and key digests. SQLite creates
  * the -wal and -shm files with the mode of the database file; ones left by an earlier run are
  * tightened too.
  */

@@ -180,7 +180,7 @@ export interface Store {
   /** listServedReservations returns every held reservation of every account, for the edge's binding directory */
   listServedReservations(): Promise<ServedReservation[]>;
   /**
-   * listServedChanges reads the change feed (issue 15): without `afterSeq`, every held reservation
+   * listServedChanges reads the change feed (docs/edge-store.md "Change feed"): without `afterSeq`, every held reservation
    * and live, unexpired key; with it, only the reservation and key rows written since, in any state
    * (a released reservation, a revoked key), so a reader follows the store without reloading it.
    */

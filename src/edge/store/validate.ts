@@ -53,7 +53,7 @@ export function checkPort(field: string, port: number): number {
 /**
  * normalizeAddress checks an IP address literal and returns its canonical text. It refuses what a
  * dedicated address can never be: the unspecified address (a listener on it takes every interface,
- * the edge's own included), broadcast and multicast (issue 12 finding 1). Whether the address lies
+ * the edge's own included), broadcast and multicast. Whether the address lies
  * in the edge's pool is the control API's check; the store does not know the pool.
  */
 export function normalizeAddress(field: string, address: string): string {

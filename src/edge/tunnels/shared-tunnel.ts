@@ -124,7 +124,7 @@ export class SharedTunnel {
     if (!this.#connection.isAvailable) return this.#refuse(bindingId, 'draining');
     const existing = this.#bindings.get(bindingId);
     if (existing === undefined && this.#bindings.size >= MAX_BINDINGS_PER_CONNECTION) return this.#refuse(bindingId, 'binding-limit');
-    // Brute force (issue 4): refused before the key is looked at, so a right guess looks like a wrong one.
+    // Brute force of tunnel keys: refused before the key is looked at, so a right guess looks like a wrong one.
     if ((limiter?.retryAfter(this.#remoteAddress) ?? 0) > 0) {
       metrics.countHandshake('rate-limited');
       return this.#refuse(bindingId, 'rate-limited');

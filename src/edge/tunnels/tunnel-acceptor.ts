@@ -97,7 +97,7 @@ export async function acceptTunnel(options: TunnelAcceptorOptions, req: Incoming
   const features = featureTokens(req.headers[HEADER_FEATURES]);
   const readsCompactMeta = features.has(FEATURE_COMPACT_META);
   const remoteAddress = req.socket.remoteAddress ?? '';
-  // Brute force (issue 4): refused before the key is looked at, so a right guess looks like a wrong one.
+  // Brute force of tunnel keys: refused before the key is looked at, so a right guess looks like a wrong one.
   const retryAfter = options.limiter?.retryAfter(remoteAddress) ?? 0;
   if (retryAfter > 0) {
     metrics.countHandshake('rate-limited');

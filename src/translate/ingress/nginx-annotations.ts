@@ -7,7 +7,7 @@ import type { TunaReason } from '../common/reasons.js';
 import type { Problem } from '../common/report.js';
 
 /**
- * ingress-nginx annotations (issue 14): the most used `nginx.ingress.kubernetes.io/` annotations
+ * ingress-nginx annotations: the most used `nginx.ingress.kubernetes.io/` annotations
  * of an Ingress become route policies on its routes (docs/migrate-from-ingress-nginx.md). Every
  * other annotation of the prefix is named in a Warning event and ignored. Annotations whose loss
  * would leave a route less protected than its author meant — a `*-snippet`, an authentication that
