@@ -147,7 +147,7 @@ function codeLine(): string {
 }
 
 function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { before: number; after: number }, code: string): string {
-  return `## scale: one operator and one edge, N hosts (issue 15)
+  return `## scale: one operator and one edge, N hosts
 
 \`npm run bench -- scale [--hosts ${options.hosts.join(',')}] [--batch ${options.batch}] [--idle-seconds ${options.idleSeconds}]\`, on the local
 test cluster (hack/cluster/up.sh; hold the cluster tier's lock, one test cluster per machine).
