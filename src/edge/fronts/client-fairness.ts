@@ -1,6 +1,6 @@
 /**
- * ClientFairness caps the requests one client address has in flight to one binding (one slow or greedy client could queue a tenant's other clients behind the agent's
- * 256 sockets per backend). Past the cap the edge answers 429 at once, without a tunnel stream,
+ * ClientFairness caps the requests one client address has in flight to one binding (one slow or
+ * greedy client could queue a tenant's other clients behind the agent's 256 sockets per backend). Past the cap the edge answers 429 at once, without a tunnel stream,
  * as Envoy's local rate limit does per descriptor; the binding's other clients keep their share.
  * Counted per edge process; clients behind one NAT address share a cap.
  */
