@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # podinfo.sh: podinfo (github.com/stefanprodan/podinfo), a chart no one here wrote, for the
-# cluster test of issue 11: builds podinfo and podcli from the Go module the proxy serves (with the
+# cluster test helm-install.test.ts: builds podinfo and podcli from the Go module the proxy serves (with the
 # chart and the web UI in the same module), into the cache outside the repository keyed by
 # version, and assembles its image the way its Dockerfile does — /home/app/podinfo, /home/app/ui,
 # /usr/local/bin/podcli, user app, workdir /home/app, cmd ./podinfo — on an empty base (the

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- bindings: idle memory of many bindings (issue 13 items 3 and 6). One edge and one
+ * npm run bench -- bindings: idle memory of many bindings. One edge and one
  * agent process (TunnelManager, TLS tunnel), each binding with its own key, in two modes: every
  * binding on one shared connection (protocol version 2) and one connection per binding (version
  * 1). VmRSS of both processes after a full GC with 1 and with N bindings (TUNA_BENCH_BINDINGS,
@@ -127,7 +127,7 @@ const mib = (bytes: number): string => (bytes / (1 << 20)).toFixed(1);
 /**
  * measureSharedBindings is the idle RSS of edge + agent with one binding and with `count`
  * bindings, all on one shared connection (protocol version 2), each with its own key: the
- * many-bindings row of the tunnel bench's memory table (issue 13 item 6).
+ * many-bindings row of the tunnel bench's memory table.
  */
 export async function measureSharedBindings(count: number): Promise<{ rssOne: number; rssMany: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'tuna-bench-bindings-'));

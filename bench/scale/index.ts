@@ -1,5 +1,5 @@
 /**
- * scale benchmark (issue 15 item 6): one `tuna operator` (keys in a Secret) and one store-mode
+ * scale benchmark: one `tuna operator` (keys in a Secret) and one store-mode
  * `tuna edge` serving N hosts on the local test cluster. For each N of `--hosts` (default
  * 100,1000,5000,10000) it adds Ingresses (one host each, one echo Service) in batches of at most
  * `--batch` (≤ 2,000) and measures: batch → every host of it answers 200 through the edge, one new

@@ -1,6 +1,6 @@
 /**
  * The scale benchmark's figures per number of hosts, and the markdown table docs/benchmarks.md
- * shows them in (issue 15 item 6).
+ * shows them in.
  */
 
 /** ScaleRow is what one level of hosts measured. */

@@ -1,5 +1,5 @@
 /**
- * The `tunnel` benchmark part (issue 3, part 8): direct, nginx, frp, chisel and tuna side by side on
+ * The `tunnel` benchmark part: direct, nginx, frp, chisel and tuna side by side on
  * loopback in one run; writes its section of docs/benchmarks.md. Method: docs/benchmarking.md.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -110,12 +110,12 @@ function makeContender(name: string): Contender {
     case 'relay':
       return new NodeRelayContender();
     case 'tuna':
-      // the edge's default HTTP/1.1 mode (issue 13 item 2: a public connection is one tunnel stream)
+      // the edge's default HTTP/1.1 mode (a public connection is one tunnel stream)
       return new TunaContender('tuna (spliced)', undefined, 'spliced');
     case 'tuna-per-request':
       return new TunaContender('tuna (per-request)', undefined, 'per-request');
     case 'tuna-workers':
-      // the edge as two worker processes sharing its listeners (`tuna edge --workers 2`, issue 13 item 5)
+      // the edge as two worker processes sharing its listeners (`tuna edge --workers 2`)
       return new TunaContender('tuna (2 workers)', undefined, undefined, 2);
     case 'tuna-processes':
       // the agent as two processes for one binding (`tuna http --processes 2`, docs/tunnel-performance.md §8.2)
@@ -172,10 +172,10 @@ export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<
 }
 
 /**
- * measureSharedConnection is the memory table's row for many bindings on one connection (issue 13
- * item 6): `npm run bench -- bindings`' shared mode (the TunnelManager of `tuna run` and the
- * operator, each binding with its own key, over one TLS connection) with 1 and with `tunnels`
- * bindings, after the contenders stopped. Only when a tuna row runs and the memory figure is on.
+ * measureSharedConnection is the memory table's row for many bindings on one connection
+ * (docs/tunnel-performance.md §6): `npm run bench -- bindings`' shared mode (the TunnelManager of
+ * `tuna run` and the operator, each binding with its own key, over one TLS connection) with 1 and
+ * with `tunnels` bindings, after the contenders stopped. Only when a tuna row runs and the memory figure is on.
  */
 async function measureSharedConnection(o: Resolved, contenders: Contender[]): Promise<Figures[]> {
   if (o.tunnels <= 1 || !contenders.some((c) => c.name.startsWith('tuna'))) return [];

@@ -1,4 +1,4 @@
-// edge-chart.test.ts — charts/tuna-edge (issue 11 item 3): helm lint, helm template of the SQLite
+// edge-chart.test.ts — charts/tuna-edge: helm lint, helm template of the SQLite
 // and the PostgreSQL shapes (the rendered config file decoded by the edge's own codec), the values
 // the chart refuses with a message naming the value, and a server-side dry-run apply of every
 // rendered object into a namespace that enforces the `restricted` Pod Security level.

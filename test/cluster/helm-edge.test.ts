@@ -1,4 +1,4 @@
-// helm-edge.test.ts — issue 11 item 3, the proof of charts/tuna-edge: `helm install` into the test
+// helm-edge.test.ts — the proof of charts/tuna-edge: `helm install` into the test
 // cluster with the edge image hack/image.sh built from this checkout (pulled by the test kubelet
 // from the cluster's loopback registry), in a namespace that enforces the `restricted` Pod Security
 // level; the bootstrap docs/install.md gives (`tuna edge init` inside the pod, then an account, its

@@ -1,4 +1,4 @@
-// helm-install.test.ts — issue 11 item 4: `helm install` of charts/tuna into the test cluster, with
+// helm-install.test.ts — `helm install` of charts/tuna into the test cluster, with
 // the operator image that hack/image.sh built from this checkout, pulled by the test kubelet from
 // the cluster's loopback registry. Two operator pods in a namespace that enforces the `restricted`
 // Pod Security level, one leading; through a store-mode edge (its tunnel listener on the pods'

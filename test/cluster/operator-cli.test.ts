@@ -65,7 +65,7 @@ describe('tuna operator (the command) on the test cluster', function () {
     await waitFor('no tunnel connection at the edge', 10_000, async () => ((edge.edge.registry.count().get(bindingId) ?? 0) === 0 ? true : undefined));
     expect(output).to.match(/synced: \d+ binding\(s\)/);
     expect(output, 'the API key never appears in the output').to.not.include(apiKey.slice(-43));
-    // A quiet shutdown: the stop aborts the watches, which is no error (issue 9 item 4).
+    // A quiet shutdown: the stop aborts the watches, which is no error.
     const afterSignal = output.slice(output.indexOf('SIGTERM: closing tunnels')).split('\n').filter((l) => l !== '');
     expect(afterSignal, 'what the operator prints from SIGTERM on').to.deep.equal(['SIGTERM: closing tunnels (in-flight requests finish first)']);
     expect(output, 'no raw HTTP dump').to.not.match(/HTTP-Code|Headers: \{/);

@@ -1,4 +1,4 @@
-// operator-crd-lifecycle.test.ts — issue 11 item 5: the tuna.dev CRDs' lifecycle. With the operator
+// operator-crd-lifecycle.test.ts — the tuna.dev CRDs' lifecycle. With the operator
 // in the test process and a store-mode edge on loopback: Domains and TCPPorts are reserved at the
 // edge and carry the finalizer tuna.dev/reservation, with statuses saying what the edge holds; a
 // reservation released out of band is reserved again by the next sync (or held back when another

@@ -1,4 +1,4 @@
-// operator-gateway-address.test.ts — issue 10 deliverable 1 on a real apiserver: a Gateway of class
+// operator-gateway-address.test.ts — on a real apiserver: a Gateway of class
 // tuna gets its own address from a store-mode edge's pool, written to status.addresses (IPAddress)
 // with Programmed=True, its listener Programmed=True; deleting the Gateway releases the address and
 // revokes its key.

@@ -76,7 +76,7 @@ describe('tuna operator --health-addr on the test cluster', function () {
     expect(value('tuna_operator_bindings')).to.be.at.least(1);
     expect(value('tuna_operator_tunnel_bindings')).to.be.at.least(1);
     expect(value('tuna_operator_tunnel_connections{state="open"}')).to.be.at.least(1);
-    // issue 11 item 5: the syncs timed, the tunnel up, and a request through the edge counted by binding and status
+    // The syncs timed, the tunnel up, and a request through the edge counted by binding and status
     expect(value('tuna_operator_sync_duration_seconds_count{result="success"}')).to.be.at.least(1);
     expect(value('tuna_operator_tunnels{state="up"}')).to.be.at.least(1);
     expect((await http1(edge!.httpPort, host, '/')).status).to.equal(200);

@@ -1,4 +1,4 @@
-// operator-held-back.test.ts — issue 9 item 2: every status is earned. With a store-mode edge, what
+// operator-held-back.test.ts — every status is earned. With a store-mode edge, what
 // the edge reconciler holds back is not advertised: a Gateway without an address (an edge without
 // an address pool) is
 // Programmed=False AddressNotAssigned, a LoadBalancer Service's TCP port (an edge without a port pool) is not in

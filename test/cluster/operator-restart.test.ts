@@ -1,4 +1,4 @@
-// operator-restart.test.ts — issue 9 item 1: a Secret-mode `tuna operator` (keys in a Secret, Lease
+// operator-restart.test.ts — a Secret-mode `tuna operator` (keys in a Secret, Lease
 // election) restarted several times while requests keep arriving keeps its reservation and its
 // tunnel key, and no request fails outside the reconnects.
 import { expect } from 'chai';

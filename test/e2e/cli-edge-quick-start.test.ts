@@ -11,7 +11,7 @@ import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { api } from '../support/edge-store-harness.js';
 
 /**
- * Issue 12 finding 6: trying `tuna edge` needed a hand-written YAML with a SHA-256 digest. Now
+ * Trying `tuna edge` needed a hand-written YAML with a SHA-256 digest. Now
  * `tuna edge key` mints a config-mode key and prints the flag, and `tuna edge` runs from flags in
  * config mode (`--bind`) or store mode (`--store`, then `tuna edge init`).
  */
@@ -26,7 +26,7 @@ function status(port: number, host: string, agent: Agent): Promise<number> {
   });
 }
 
-describe('tuna edge quick start without YAML (issue 12 finding 6)', function () {
+describe('tuna edge quick start without YAML', function () {
   this.timeout(30_000);
   let runs: CliRun[] = [];
   let backends: TestBackend[] = [];

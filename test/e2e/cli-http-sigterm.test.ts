@@ -25,7 +25,7 @@ interface Exited {
   afterSignalMs: number;
 }
 
-describe('tuna http: SIGTERM with nothing in flight (issue 13)', function () {
+describe('tuna http: SIGTERM with nothing in flight', function () {
   this.timeout(120_000);
   const { key, sha256 } = newKey();
   let edge: EdgeServer | undefined;

@@ -50,7 +50,7 @@ async function roomsLoadedByHttpImports(): Promise<Record<string, number>> {
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, number>;
 }
 
-describe('tuna http: start-up (issue 13, first byte through a fresh tunnel)', function () {
+describe('tuna http: start-up (first byte through a fresh tunnel)', function () {
   this.timeout(120_000);
 
   it('loads no undici for node:http once keepUndiciLazy ran, and still has http.request and the global WebSocket', async () => {

@@ -33,7 +33,7 @@ function npmRunTuna(args: string[], cwd: string): Promise<Ran> {
   });
 }
 
-/** Relative paths given to `npm run tuna` are the user's (issue 9): npm starts the script in the package root. */
+/** Relative paths given to `npm run tuna` are the user's: npm starts the script in the package root. */
 describe('npm run tuna resolves relative paths against the directory it was typed in', function () {
   this.timeout(120_000);
   let dir: string;

@@ -13,10 +13,10 @@ import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { BASE_DOMAIN, api, reserveAndMint, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 
 /**
- * Issue 12 finding 6: one `tuna run --manifests` serves every binding of its graph, each with its
+ * One `tuna run --manifests` serves every binding of its graph, each with its
  * own key (`--keys FILE`) or with one account key of scope `tunnels`; a refusal names the binding.
  */
-describe('tuna run publishes many hosts (issue 12 finding 6)', function () {
+describe('tuna run publishes many hosts', function () {
   this.timeout(30_000);
   const keyA = newKey();
   const keyB = newKey();
@@ -84,7 +84,7 @@ describe('tuna run publishes many hosts (issue 12 finding 6)', function () {
     for (const host of ['a.test', 'b.test', 'c.test']) expect(await backendOf(ports.http, host), host).to.equal('web');
   });
 
-  it('carries the three hosts over one tunnel connection, each attached with its own key (issue 13 item 3)', async () => {
+  it('carries the three hosts over one tunnel connection, each attached with its own key', async () => {
     const ports = await configEdge();
     writeFileSync(join(dir, 'objects.yaml'), manifests(['a.test', 'b.test', 'c.test'], backend.port));
     const keys = keysFile(`a.test: ${keyA.key}\nb.test: ${keyB.key}\nc.test: ${keyC.key}\n`);

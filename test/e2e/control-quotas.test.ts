@@ -14,7 +14,7 @@ import { FakeClock } from '../support/postgres.js';
 
 const DAY = 86_400_000;
 
-/** Issue 12 finding 4 through the control API: account quotas, admin overrides, expiring unverified domains. */
+/** Through the control API: account quotas, admin overrides, expiring unverified domains. */
 describe('control API: account quotas and unverified custom domains', function () {
   this.timeout(30_000);
   let store: Store;

@@ -191,7 +191,7 @@ describe('control API: accounts, reservations and tunnel keys', function () {
     expect(JSON.stringify(events)).not.to.include(a.token.slice(25));
   });
 
-  it('answers GET /v1/audit?accountId= with that account\'s events only, and the caller\'s own without it (issue 9)', async () => {
+  it('answers GET /v1/audit?accountId= with that account\'s events only, and the caller\'s own without it', async () => {
     const a = await newTenant('a');
     const b = await newTenant('b');
     await call('POST', '/v1/reservations', a.token, { kind: 'tcp-port', port: 30001 });

@@ -29,10 +29,10 @@ function send(port: number, host: string, path: string): Promise<Reply> {
 }
 
 /**
- * Issue 12 finding 5: `/public/../admin` matched the `/public` route while a backend that
+ * `/public/../admin` matched the `/public` route while a backend that
  * normalises served `/admin`. Through a real edge, a tunnel and `tuna run`, on loopback.
  */
-describe('path normalisation through the edge and a tunnel (issue 12 finding 5)', function () {
+describe('path normalisation through the edge and a tunnel', function () {
   this.timeout(30_000);
   const { key, sha256 } = newKey();
   let edge: EdgeServer;

@@ -37,7 +37,7 @@ async function sendOnce(client: UpstreamClient, endpoint: Endpoint, request: Ups
 }
 
 /**
- * Http1Client writes the request head from a flat `[name, value, …]` list (issue 13 item 1: no
+ * Http1Client writes the request head from a flat `[name, value, …]` list (no
  * setHeader copy per header); the head must say exactly what the header map said.
  */
 describe('data plane: the HTTP/1.1 upstream request head', () => {

@@ -11,7 +11,7 @@ import { BASE_DOMAIN, api, connectAgent, refusalStatus, seedAccount, startStoreE
 import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 
 /**
- * Issue 12 finding 4: `tunnels`-scoped account API keys had no connection cap. All such keys of
+ * `tunnels`-scoped account API keys had no connection cap. All such keys of
  * an account now share one cap of live tunnels per edge node (`store.quotas.concurrentTunnels`,
  * an admin's per-account override wins); past it the handshake is refused with 429.
  */

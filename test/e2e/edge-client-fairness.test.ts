@@ -12,7 +12,7 @@ import type { TestBackend } from '../support/backend-servers.js';
 import { openSession, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
-// Issue 12 finding 4 / deliverable 3: one client cannot starve a binding's other clients. The
+// One client cannot starve a binding's other clients. The
 // agent's data plane (the real one) pools 256 sockets per backend; a greedy client holding 300
 // slow requests used to take all 256 and queue everyone else behind them.
 

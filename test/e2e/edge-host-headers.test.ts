@@ -24,7 +24,7 @@ async function rawStatus(port: number, head: string): Promise<number> {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(chunks).toString('latin1'))?.[1] ?? 0);
 }
 
-/** Issue 12 finding 4: the Host the edge routes by is the only Host there is. */
+/** The Host the edge routes by is the only Host there is. */
 describe('edge hardening: ambiguous Host headers are refused with 400', () => {
   let t: TestEdge;
   let session: TunnelSession;

@@ -84,7 +84,7 @@ function startLargeHeadBackend(): Promise<TestBackend> {
 }
 
 /**
- * Issue 13 item 2: a spliced connection keeps the edge's configured limits (docs/protocol.md §4.5,
+ * A spliced connection keeps the edge's configured limits (docs/protocol.md §4.5,
  * `tuna-http1-limits`): the agent parses every request after the first, with the edge's values.
  */
 describe("edge: a spliced HTTP/1.1 connection keeps the edge's configured limits", () => {

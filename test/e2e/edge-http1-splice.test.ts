@@ -48,7 +48,7 @@ function echo(reply: Reply): EchoReply {
   return JSON.parse(reply.body) as EchoReply;
 }
 
-/** Issue 13 item 2: a public HTTP/1.1 connection spliced whole into one tunnel stream (docs/protocol.md §4.5). */
+/** A public HTTP/1.1 connection spliced whole into one tunnel stream (docs/protocol.md §4.5). */
 describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
   let backends: TestBackend[] = [];
   let t: TestEdge | undefined;

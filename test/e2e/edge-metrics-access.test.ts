@@ -5,7 +5,7 @@ import { http1 } from '../support/tunnel-harness.js';
 import { api, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 
-/** Issue 12 finding 4: `/metrics` lists live bindings (hostnames): not for anonymous clients. */
+/** `/metrics` lists live bindings (hostnames): not for anonymous clients. */
 describe('edge hardening: who may read /metrics', function () {
   this.timeout(30_000);
   let store: Store;
@@ -35,7 +35,7 @@ describe('edge hardening: who may read /metrics', function () {
     expect((await http1(running.controlPort, 'edge', '/healthz')).status).to.equal(200);
   });
 
-  it('counts control API requests by method (issue 15: what the operator costs the edge), and nothing else', async () => {
+  it('counts control API requests by method (what the operator costs the edge), and nothing else', async () => {
     const config = storeEdgeConfig('unused');
     config.listen.metrics = { host: '127.0.0.1', port: 0 };
     running = await startStoreEdge(store, config);

@@ -7,7 +7,7 @@ import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
-// Issue 12, finding 3: HTTP/2 abuse on one public connection is answered on that connection only;
+// HTTP/2 abuse on one public connection is answered on that connection only;
 // the tenant's tunnel and its other clients keep working.
 
 const APP = 'binding/host/app.test';

@@ -11,7 +11,7 @@ import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { h2, h2Connect, http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
-// Issue 12, finding 2: an anonymous client must not exhaust the edge's file descriptors.
+// An anonymous client must not exhaust the edge's file descriptors.
 
 const APP = 'binding/host/app.test';
 
@@ -111,7 +111,7 @@ describe('edge: public connection hygiene (first byte, headers, half-close, limi
       for (let i = 0; i < perWave; i += 200) wave.push(...(await Promise.all(Array.from({ length: 200 }, () => dial(t.httpPort)))));
       peak = Math.max(peak, openDescriptors());
       maxOpen = Math.max(maxOpen, t.edge.metrics.publicConnectionsOpen);
-      // abandon them as the attacker of finding 2 did: nothing, part of the h2 preface or part of a header, then a FIN
+      // abandon them as a descriptor-exhausting attacker would: nothing, part of the h2 preface or part of a header, then a FIN
       const closed = wave.map((socket) => closedWithin(socket, 60_000));
       for (const [i, socket] of wave.entries()) socket.end(i % 3 === 0 ? '' : i % 3 === 1 ? 'PRI * HTTP/2.0\r\n' : 'GET / HTTP/1.1\r\nHost: app.test\r\n');
       const results = await Promise.all(closed);

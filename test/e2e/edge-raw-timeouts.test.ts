@@ -9,7 +9,7 @@ import type { TunnelStreamHandler } from '../../src/wire/stream-handler.js';
 import { openSession, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
-// Issue 12, finding 2, on raw TCP ports: a first-byte deadline that a server-first protocol's
+// On raw TCP ports: a first-byte deadline that a server-first protocol's
 // banner satisfies, and an idle deadline that traffic either way resets.
 
 const DB = 'binding/tcp-port/db';

@@ -7,7 +7,7 @@ import type { TestEdge } from '../support/tunnel-harness.js';
 
 const APP = 'binding/host/app.test';
 
-/** Issue 11 item 5: the edge's request duration histogram, fed by the real public fronts. */
+/** The edge's request duration histogram, fed by the real public fronts. */
 describe('edge: public request durations in /metrics', () => {
   let t: TestEdge;
   let session: TunnelSession;

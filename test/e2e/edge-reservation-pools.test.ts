@@ -39,7 +39,7 @@ async function tcpRoundTrip(port: number, payload: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Issue 12 finding 1: a tenant cannot stop the edge from starting. */
+/** A tenant cannot stop the edge from starting. */
 describe('edge hardening: reservations stay inside the pools and the edge starts whatever the store holds', function () {
   this.timeout(60_000);
   let store: Store;

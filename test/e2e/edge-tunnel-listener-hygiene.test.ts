@@ -10,7 +10,7 @@ import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
-// Issue 12, finding 2, on the tunnel listener (tunnel upgrades and the control API share it):
+// On the tunnel listener (tunnel upgrades and the control API share it):
 // the public listeners' deadlines and connection limits, and no deadline on a granted tunnel.
 
 const APP = 'binding/host/app.test';

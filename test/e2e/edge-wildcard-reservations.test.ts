@@ -7,11 +7,11 @@ import { BASE_DOMAIN, api, connectAgent, reserveAndMint, seedAccount, startStore
 import type { Seeded, StoreEdge } from '../support/edge-store-harness.js';
 
 /**
- * Issue 12 finding 6: a store-mode edge could not reserve a wildcard host. `*.name.<base domain>`
+ * A store-mode edge could not reserve a wildcard host. `*.name.<base domain>`
  * and `*.<verified custom domain>` are reservable by the account holding the name under them,
  * and served at the edge by wildcard lookup (one or more labels).
  */
-describe('store-mode wildcard reservations (issue 12 finding 6)', () => {
+describe('store-mode wildcard reservations', () => {
   let store: Store;
   let running: StoreEdge;
   let a: Seeded;

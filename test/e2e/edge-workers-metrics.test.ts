@@ -11,7 +11,7 @@ import { countOf, httpGet, startEdgeProcess, stopEdgeProcess } from '../support/
 import type { EdgeProcess } from '../support/edge-process.js';
 
 /**
- * Issue 13 item 5: with `--workers N` and `listen.metrics`, the primary serves `/metrics` for the
+ * With `--workers N` and `listen.metrics`, the primary serves `/metrics` for the
  * whole edge (prom-client's AggregatorRegistry asks every worker), so one scrape counts every
  * worker's traffic, each worker's series under its `worker` label. Counts, not timings.
  */

@@ -16,12 +16,12 @@ import type { Store } from '../../src/edge/store/index.js';
 import { freshPostgresSchema } from '../support/postgres.js';
 
 /**
- * Issue 13 item 5: `tuna edge --workers N` runs N processes sharing the listeners. A tunnel
+ * `tuna edge --workers N` runs N processes sharing the listeners. A tunnel
  * connection lands on one worker, so the agent holds one per worker (the 101 names the worker,
  * docs/protocol.md §9.8) and every worker has every binding. The edge runs as a real process
  * (the primary forks); the agent is `tuna http` in this process. Counts, not timings.
  */
-describe('tuna edge --workers: worker processes sharing the listeners (issue 13 item 5)', function () {
+describe('tuna edge --workers: worker processes sharing the listeners', function () {
   this.timeout(120_000);
   const { key, sha256 } = newKey();
   let dir: string;

@@ -1,5 +1,5 @@
 /**
- * TCP ports end to end (issue 11 item 5): the operator's loop (translators, edge reconciler,
+ * TCP ports end to end: the operator's loop (translators, edge reconciler,
  * tunnels, data plane) in the test process against a store-mode edge on 127.0.0.1 with a port pool.
  * A LoadBalancer Service of class tuna in front of a TCP echo server gets a port of the pool, a
  * `tcp` key for `binding/tcp-port/<port>`, and its status names `127.0.0.1` and that port, through

@@ -13,7 +13,7 @@ import type { TestEdge } from '../support/tunnel-harness.js';
 const APP = BINDING;
 
 /**
- * The compact stream context (docs/protocol.md §4, issue 13 item 1): the edge sends one
+ * The compact stream context (docs/protocol.md §4): the edge sends one
  * `tuna-meta` field to an agent that announced it, and the agent adds the X-Forwarded-* and
  * x-request-id the backend sees; an agent that did not announce it gets today's nine headers.
  * Either way the backend sees the same values.

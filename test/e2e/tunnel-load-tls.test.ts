@@ -46,7 +46,7 @@ describe('tunnel: concurrent keep-alive load through a TLS tunnel', () => {
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
   });
 
-  it('frees every tunnel stream of the clients that left, so a draining tunnel has nothing to wait for (issue 13)', async () => {
+  it('frees every tunnel stream of the clients that left, so a draining tunnel has nothing to wait for', async () => {
     // An answer that arrived whole (END_STREAM) just as its client left used to stay buffered in
     // a closed, never-read tunnel stream: Node frees such a stream only once it is read to its
     // end, so the tunnel connection held it open and `tuna http` waited out its drain timeout.

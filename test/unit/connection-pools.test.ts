@@ -9,7 +9,7 @@ import { PooledKubeConfig } from '../../src/operator/index.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 
 /**
- * The operator's two clients keep their connections (issue 15): client-node 2.0 opened a new TLS
+ * The operator's two clients keep their connections: client-node 2.0 opened a new TLS
  * connection to the apiserver for every call, and the control API client one to the edge, which
  * was a third of the operator's CPU in the scale benchmark. Counted here on a TLS server on
  * loopback: connections accepted for a number of calls, not times.

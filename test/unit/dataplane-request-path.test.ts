@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { normalizeRequestPath, removeDotSegments } from '../../src/dataplane/request-path.js';
 import type { NormalizedPath } from '../../src/dataplane/request-path.js';
 
-describe('dataplane request path normalisation (issue 12 finding 5)', () => {
+describe('dataplane request path normalisation', () => {
   const ok = (path: string): NormalizedPath => ({ kind: 'ok', path });
   const redirect = (path: string): NormalizedPath => ({ kind: 'redirect', path });
   const cases: [string, NormalizedPath][] = [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { EdgeConfigError, decodeEdgeConfig } from '../../src/edge/index.js';
 
-/** Issue 12 finding 1: the port pool handed to tenants must not hold the edge's own ports. */
+/** The port pool handed to tenants must not hold the edge's own ports. */
 describe('edge config: store.portPool and the edge\'s own listeners', () => {
   const config = (pool: { first: number; last: number }) => ({
     listen: { tunnel: { port: 8443 }, http: { port: 18080 }, https: { port: 443 }, metrics: { host: '127.0.0.1', port: 9100 } },

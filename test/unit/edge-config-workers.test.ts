@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { EdgeConfigError, decodeEdgeConfig } from '../../src/edge/index.js';
 
-/** Issue 13 item 5: `workers` in the edge config file (`tuna edge --workers N` beside it). */
+/** `workers` in the edge config file (`tuna edge --workers N` beside it). */
 describe('edge config: workers', () => {
   const listen = { tunnel: { port: 0 }, http: { port: 0 }, https: { port: 0 } };
   const acme = { directoryUrl: 'https://acme.test/directory', accountKeyFile: 'a.pem' };

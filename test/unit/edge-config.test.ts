@@ -24,7 +24,7 @@ describe('edge config file', () => {
     expect(config.bindings?.[0]?.keys?.[0]).to.deep.equal({ sha256: digest, maxConnections: 2 });
   });
 
-  it('accepts http1Forwarding spliced or per-request and names any other value (issue 13 item 2)', () => {
+  it('accepts http1Forwarding spliced or per-request and names any other value', () => {
     const doc = (mode: unknown): unknown => ({ listen: { tunnel: { port: 1 } }, http1Forwarding: mode });
     expect(decodeEdgeConfig(doc('spliced')).http1Forwarding).to.equal('spliced');
     expect(decodeEdgeConfig(doc('per-request')).http1Forwarding).to.equal('per-request');

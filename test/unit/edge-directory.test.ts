@@ -18,7 +18,7 @@ describe('edge binding directory', () => {
     ['other.example.test', 'wild'],
     ['x.a.example.test', 'deep'],
     ['y.x.a.example.test', 'deep'],
-    // a wildcard reaches one or more labels at the edge (issue 12 finding 5); an Ingress binding's
+    // a wildcard reaches one or more labels at the edge; an Ingress binding's
     // data plane narrows it to one (test/unit/host-names-edge-and-dataplane.test.ts)
     ['x.y.b.example.test', 'wild'],
     // the data plane's normal form: no trailing dot, no port, any case

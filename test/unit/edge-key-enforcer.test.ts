@@ -1,6 +1,6 @@
 /**
  * The key enforcer closes a tunnel once its key expires. Its sweep looks at the tracked keys only
- * once the earliest expiry it knows of has passed (issue 15: at 10,000 tunnels a sweep of every key
+ * once the earliest expiry it knows of has passed (at 10,000 tunnels a sweep of every key
  * four times a second was the edge's idle CPU), so these pin that an expiry is never missed: two
  * keys expiring one after the other, and a rotation that moves an expiry earlier or later.
  */

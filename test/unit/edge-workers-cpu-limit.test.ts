@@ -9,7 +9,7 @@ const reader =
   (path) =>
     files[path];
 
-/** Issue 13 item 5: the edge's default worker count respects a container's CPU limit. */
+/** The edge's default worker count respects a container's CPU limit. */
 describe('tuna edge: the default worker count and the cgroup CPU limit', () => {
   it('reads cgroup v2 cpu.max: "max 100000" is no limit, "150000 100000" is 1.5 CPUs', () => {
     expect(cgroupCpuLimit(reader({ [CGROUP_V2_CPU_MAX]: 'max 100000\n' }))).to.equal(undefined);

@@ -20,12 +20,12 @@ const objects = [
 ];
 
 /**
- * Issue 12 finding 5: the edge and the data plane agree on a Host's normal form and on how deep a
+ * The edge and the data plane agree on a Host's normal form and on how deep a
  * wildcard reaches, per the API the binding came from (Ingress: exactly one label; Gateway API:
  * one or more). The graph comes from the real translators; the edge's directory holds the graph's
  * bindings as config mode would.
  */
-describe('host names at the edge and in the data plane (issue 12 finding 5)', () => {
+describe('host names at the edge and in the data plane', () => {
   const { graph } = translateObjects(objects);
   const table = compileRouteTable(graph);
   const edgeBindings: EdgeBinding[] = graph.bindings.map((b) => ({ id: b.id, kind: b.kind, hostnames: b.hostnames, tls: 'edge', ...(b.kind === 'address' ? { address: '127.77.0.1' } : {}) }));

@@ -76,7 +76,7 @@ describe('stableStringify', () => {
   });
 });
 
-/** the replacer-based serialiser stableStringify replaced (issue 15: it made sorted copies of every object) */
+/** the replacer-based serialiser stableStringify replaced (it made sorted copies of every object) */
 function replacerStringify(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;

@@ -1,5 +1,5 @@
 /**
- * The tuna.dev CRDs' reservations at the edge (issue 11 item 5), against a fake control API that
+ * The tuna.dev CRDs' reservations at the edge, against a fake control API that
  * reserves and adopts as the edge's store does: Domains and TCPPorts are reserved and labelled,
  * found again by a restarted reconciler, adopted when the account already holds them, reserved
  * again after an out-of-band release (or held back when the name was taken meanwhile), released

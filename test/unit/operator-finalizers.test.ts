@@ -1,5 +1,5 @@
 /**
- * The finalizer `tuna.dev/reservation` (issue 11 item 5): the Operator adds it to live Domains,
+ * The finalizer `tuna.dev/reservation`: the Operator adds it to live Domains,
  * TCPPorts and Tunnels and removes it from deleted ones only once the reconciler let go of their
  * reservations; `Finalizers` patches `metadata.finalizers` with the resourceVersion it read, and
  * records a Normal Event for a retained reservation, against a fake apiserver on loopback.

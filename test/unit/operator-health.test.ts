@@ -78,7 +78,7 @@ describe('OperatorHealth', () => {
     ])
       expect(text.split('\n'), line).to.include(line);
     const names = [...text.matchAll(/^# TYPE (\S+) (gauge|counter|histogram)$/gm)].map((m) => m[1]);
-    // the 8 families of the hand-written exposition, and those prom-client brought (issue 11 item 5)
+    // the 8 families of the hand-written exposition, and those prom-client brought
     expect(names).to.have.members([
       'tuna_operator_ready',
       'tuna_operator_leader',

@@ -147,7 +147,7 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     expect(tunnel.events.filter((e) => e.type === 'Warning')).to.deep.equal([{ type: 'Warning', reason: 'EdgeRefused', message }]);
   });
 
-  it('clones only the statuses it changes: the others are returned as given, and the input is not modified (issue 15)', () => {
+  it('clones only the statuses it changes: the others are returned as given, and the input is not modified', () => {
     const ingress = (name: string, host: string) => ({
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',

@@ -1,5 +1,5 @@
 /**
- * The edge reconciler at scale (issue 15), against a fake control API that counts its calls:
+ * The edge reconciler at scale, against a fake control API that counts its calls:
  * reservations and keys run a bounded number at a time, a reconcile with nothing to change makes
  * no call, a reconcile that yields lets a new binding go first, and a failure to persist the keys
  * is reported, not thrown. The status writer patches a bounded number at a time.

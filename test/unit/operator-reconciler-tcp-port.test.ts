@@ -1,5 +1,5 @@
 /**
- * TCP-port bindings in the edge reconciler (issue 11 item 5), against a fake control API that holds
+ * TCP-port bindings in the edge reconciler, against a fake control API that holds
  * tcp-port reservations as the edge does (a pool, a port held once, adoption of a port the account
  * holds): a port per binding, found again by its label, a `tcp` key recording the edge's binding id,
  * the pool's refusals held back as PortNotAssigned, and what a departed binding held let go.

@@ -1,5 +1,5 @@
 /**
- * The operator's loop at rest (issue 15): one retry timer however often a sync fails, backing off
+ * The operator's loop at rest: one retry timer however often a sync fails, backing off
  * with jitter; a failure to persist the keys never keeps the minted ones from being served; a sync
  * with nothing changed makes no control-API call; and an optional kind that stays absent makes no
  * sync at all.

@@ -1,5 +1,5 @@
 /**
- * The tunnel keys are spread over KEY_SHARDS Secrets (issue 15: one Secret broke at about 7,000
+ * The tunnel keys are spread over KEY_SHARDS Secrets (one Secret broke at about 7,000
  * hosts, past the 1 MiB an object may hold). Against a fake apiserver that refuses a Secret over
  * 1 MiB as the real one does: 8,000 keys are persisted and reloaded after a restart, a new key
  * rewrites one shard, the single Secret of earlier versions is migrated and emptied, a failed write

@@ -1,5 +1,5 @@
 /**
- * What counts as a change for the operator (issue 15): tuna's own status writes come back as watch
+ * What counts as a change for the operator: tuna's own status writes come back as watch
  * updates, and each of them caused a full sync, so a batch of N Ingresses cost N more syncs. An
  * update of an Ingress, Gateway API or tuna.dev object that keeps its generation, labels,
  * annotations, finalizers and deletion is its status only, and is no change. And under a steady

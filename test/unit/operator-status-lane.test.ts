@@ -1,5 +1,5 @@
 /**
- * Statuses are written beside the syncs (issue 15): a new Ingress waited behind the status PATCHes
+ * Statuses are written beside the syncs: a new Ingress waited behind the status PATCHes
  * of a whole batch before its own sync could start (24.9 s at 1,000 hosts in the scale benchmark).
  * Here the status writer holds every write until the test lets it go: a change that arrives
  * meanwhile is served (its binding reaches the tunnels) while the first write is still held, the

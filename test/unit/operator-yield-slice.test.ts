@@ -1,5 +1,5 @@
 /**
- * A sync of the change loop yields to a new change only after a slice of reconcile work (issue 15):
+ * A sync of the change loop yields to a new change only after a slice of reconcile work:
  * under a stream of changes (a batch of Ingresses being created), each sync would otherwise pay the
  * whole translation and apply for one round of bindings, and a batch of N would take N/8 syncs.
  */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { StoreInvalidInputError, openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 
-/** Issue 12 finding 1, the store's own line: addresses no dedicated listener may ever take. */
+/** The store's own line under the reservation pools: addresses no dedicated listener may ever take. */
 describe('store: dedicated addresses a reservation can never hold', () => {
   let store: Store;
   let accountId: string;

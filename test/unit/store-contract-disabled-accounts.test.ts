@@ -9,7 +9,7 @@ import type { SqlDriver } from '../../src/edge/store/sql-driver.js';
 import { SqliteDriver } from '../../src/edge/store/sqlite-driver.js';
 import { FakeClock, STORE_BACKENDS, freshPostgresSchema } from '../support/postgres.js';
 
-/** Contract: a disabled account's keys stop authenticating, on every backend (issue 9, `tuna accounts disable`). */
+/** Contract: a disabled account's keys stop authenticating, on every backend (`tuna accounts disable`). */
 for (const backend of STORE_BACKENDS) {
   describe(`store contract: disabled accounts (${backend.name})`, function () {
     this.timeout(120_000);

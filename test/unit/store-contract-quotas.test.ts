@@ -13,7 +13,7 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 }
 
 for (const backend of STORE_BACKENDS) {
-  /** Issue 12 finding 4: per-account quotas and the expiry of unverified custom domains. */
+  /** Per-account quotas and the expiry of unverified custom domains. */
   describe(`store contract: quotas and unverified domains (${backend.name})`, function () {
     this.timeout(60_000);
     let store: Store;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 
-/** Issue 12 finding 4: the SQLite store holds certificate keys; its files are the owner's only. */
+/** The SQLite store holds certificate keys; its files are the owner's only. */
 describe('store: SQLite files are created 0600', () => {
   let dir: string;
   beforeEach(async () => {

@@ -14,7 +14,7 @@ const DRAIN_MS = 7_777;
 
 /**
  * TunnelSession.close() with nothing in flight ends the connection without waiting for any timer
- * (issue 13 item 4: `tuna http` exits at once on SIGTERM); with a stream in flight it still drains.
+ * (`tuna http` exits at once on SIGTERM); with a stream in flight it still drains.
  * The clock is fake and never advanced unless a test fires a timer by hand, so "settles without a
  * timer" is a count (clock.now() === 0), not a timing.
  */

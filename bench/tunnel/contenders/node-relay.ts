@@ -1,5 +1,5 @@
 /**
- * node relay: the calibration row (issue 13). `bench/tunnel/reference/minimal-relay.ts` is a
+ * node relay: the calibration row. `bench/tunnel/reference/minimal-relay.ts` is a
  * REFERENCE, not product code: tuna's four codecs (public HTTP/1.1 server → HTTP/2 client over the
  * TLS socket the agent side dialed → HTTP/2 server → keep-alive HTTP/1.1 client) and nothing else.
  * The distance between its row and tuna's is what tuna's own code costs on top of Node.

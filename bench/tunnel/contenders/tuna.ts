@@ -5,7 +5,7 @@
  * the way users run them: running `src/` through tsx would time tsx's start-up and its transpiling,
  * not tuna. If the build fails, the run falls back to tsx and says so.
  *
- * The CLI is built by another part of issue 3 at the same time as this benchmark: when it is not
+ * When the built CLI is not
  * there yet, or a command fails, the contender reports "not available (reason)" and the other
  * contenders' figures still come out. The command lines live in `tunaCommands` alone.
  */
@@ -81,7 +81,7 @@ export function edgeConfig(setup: TunaEdgeSetup): string {
 export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers = 1, processes = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
   const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
-    // `--workers`: the `tuna` row is one process as before; `tuna (2 workers)` shares the listeners between two (issue 13 item 5)
+    // `--workers`: the `tuna` row is one process as before; `tuna (2 workers)` shares the listeners between two
     edge: ['edge', '--config', configFile, '--workers', String(workers)],
     // `--processes`: `tuna (2 agent processes)` runs the agent as two processes, each with its own connections
     http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...(processes > 1 ? ['--processes', String(processes)] : []), ...edgeFlags],
@@ -104,7 +104,7 @@ export class TunaContender implements Contender {
   private readonly keys = new Map<string, string>();
   /** a prebuilt CLI to run instead of this checkout's (the "before" of an A/B run), if any */
   private readonly prebuiltCli: string | undefined;
-  /** the edge's HTTP/1.1 forwarding mode for this row (issue 13 item 2); absent: the edge's default */
+  /** the edge's HTTP/1.1 forwarding mode for this row; absent: the edge's default */
   private readonly http1Forwarding: 'spliced' | 'per-request' | undefined;
 
   /** edge worker processes (`tuna edge --workers`) */

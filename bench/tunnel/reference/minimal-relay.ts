@@ -1,6 +1,6 @@
 /**
  * REFERENCE, NOT PRODUCT CODE: the least a Node relay with tuna's four codecs can do, run by the
- * bench as a calibration row (issue 13). Edge side: a public `http` server → one `http2` client
+ * bench as a calibration row. Edge side: a public `http` server → one `http2` client
  * session over the TLS socket the agent side dialed. Agent side: that socket → `http2` server →
  * keep-alive `http` client → backend. No routing, filters, limits, timeouts, retries, abort
  * handling, authentication or reconnects: what tuna does beyond this is what it costs beyond it.
