@@ -7,8 +7,8 @@
 //
 // tuna needs Node 24 (node:sqlite, WebSocket, require(esm)). Under an older Node this file still
 // parses and runs (plain ES2022), and either re-runs itself under the Node 24 that hack/node24.sh
-// keeps in the cache, or says in one line how to put it there (issue 9: "works under the Node it
-// finds, or tells exactly how to get 24 in one line").
+// keeps in the cache, or says in one line how to put it there, so a first run never ends in a
+// syntax error of an old Node.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
