@@ -9,6 +9,7 @@ import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking
 import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
 import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute';
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
+import type { IListenerSet } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ListenerSet';
 import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
 import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute';
 import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/TCPRoute';
@@ -18,7 +19,7 @@ import { TUNA_GROUP, domainCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } 
 import type { Domain, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
 import { parseHtpasswd } from '../model/index.js';
-import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
+import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -98,6 +99,13 @@ export const KINDS = [
     kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
     codec: gatewayCodec,
     features: ['Gateway', 'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayPort8080', 'GatewayStaticAddresses'],
+  }),
+  entry<IListenerSet>()({
+    // GEP-1713: more listeners for a Gateway that allows them (spec.allowedListeners), served on that
+    // Gateway's address after its own listeners (src/translate/gateway/listener-sets.ts).
+    kind: 'ListenerSet', group: GATEWAY_GROUP, versions: ['v1'], plural: 'listenersets', key: 'listenerSets', optional: true, watched: true, readBy: ['gateway'],
+    codec: listenerSetCodec,
+    features: [],
   }),
   entry<IHTTPRoute>()({
     kind: 'HTTPRoute', group: GATEWAY_GROUP, versions: ['v1'], plural: 'httproutes', key: 'httpRoutes', optional: true, watched: true, readBy: ['gateway'],

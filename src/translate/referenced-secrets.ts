@@ -1,3 +1,4 @@
+import type { IListener } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Listener';
 import type { SecretRef } from '../model/index.js';
 import { compareStrings } from '../model/index.js';
 import { namespaceOf } from './common/meta.js';
@@ -14,8 +15,8 @@ import { defaultTranslateOptions } from './types.js';
  * referencedSecrets names the Secrets tuna's translators would read key material from, so that the
  * operator can fetch exactly those by name (it may not list Secrets; docs/operator.md): the core
  * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
- * of tuna's GatewayClasses, where the reference is in the Gateway's namespace or a ReferenceGrant
- * permits it, the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
+ * of tuna's GatewayClasses and of the ListenerSets naming them, where the reference is in the
+ * listener owner's namespace or a ReferenceGrant from the owner's kind permits it, the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
  * and the basic- and key-auth `secretRef`s of RoutePolicies (their own namespace). Sorted and
  * without repeats. The translator still checks each one (existence, type, PEM).
  */
@@ -27,18 +28,31 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
   };
   const ourClasses = new Set(snapshot.gatewayClasses.filter((c) => c.spec?.controllerName === opts.gatewayControllerName).map((c) => c.metadata?.name ?? ''));
   const grants = new ReferenceGrants(snapshot.referenceGrants);
-  for (const gw of snapshot.gateways) {
-    if (!ourClasses.has(gw.spec?.gatewayClassName ?? '')) continue;
-    const gwNamespace = namespaceOf(asKube(gw));
-    for (const listener of gw.spec?.listeners ?? []) {
+  const addCertificates = (kind: 'Gateway' | 'ListenerSet', ownNamespace: string, listeners: readonly IListener[]): void => {
+    for (const listener of listeners) {
       if ((listener.protocol !== 'HTTPS' && listener.protocol !== 'TLS') || (listener.tls?.mode ?? 'Terminate') !== 'Terminate') continue;
       for (const ref of listener.tls?.certificateRefs ?? []) {
         if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') continue;
-        const namespace = ref.namespace ?? gwNamespace;
-        const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace };
+        const namespace = ref.namespace ?? ownNamespace;
+        const from = { group: GATEWAY_GROUP, kind, namespace: ownNamespace };
         if (grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name })) add(namespace, ref.name);
       }
     }
+  };
+  const ourGateways = new Set<string>();
+  for (const gw of snapshot.gateways) {
+    if (!ourClasses.has(gw.spec?.gatewayClassName ?? '')) continue;
+    const gwNamespace = namespaceOf(asKube(gw));
+    ourGateways.add(`${gwNamespace}/${gw.metadata?.name ?? ''}`);
+    addCertificates('Gateway', gwNamespace, gw.spec?.listeners ?? []);
+  }
+  // ListenerSets of those Gateways (GEP-1713): their own namespace, their own ReferenceGrants.
+  for (const set of snapshot.listenerSets) {
+    const parent = set.spec?.parentRef;
+    const setNamespace = namespaceOf(asKube(set));
+    if ((parent?.kind ?? 'Gateway') !== 'Gateway' || (parent?.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP) continue;
+    if (!ourGateways.has(`${parent?.namespace ?? setNamespace}/${parent?.name ?? ''}`)) continue;
+    addCertificates('ListenerSet', setNamespace, (set.spec?.listeners ?? []) as IListener[]);
   }
   const matcher = ingressClassMatcher(snapshot.ingressClasses, opts);
   for (const ingress of snapshot.ingresses) {

@@ -24,6 +24,9 @@ export const GATEWAY_REASONS = [
   'AddressNotAssigned',
   'AddressNotUsable',
   'NoResources',
+  // ListenerSet (GEP-1713)
+  'NotAllowed',
+  'ParentNotAccepted',
   // Listener
   'HostnameConflict',
   'ProtocolConflict',

@@ -1,5 +1,5 @@
 import type { IParentReference } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ParentReference';
-import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
+import type { GatewayContext, ListenerContext, ListenerSetContext, Problem, TranslationContext } from './context.js';
 import { intersectHostnames } from './hostnames.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import type { RouteKind } from './kinds.js';
@@ -10,10 +10,11 @@ export interface ListenerAttachment {
   hostnames: string[];
 }
 
-/** ParentAttachment is the outcome of one parentRef that names a Gateway of a tuna class. */
+/** ParentAttachment is the outcome of one parentRef that names a Gateway of a tuna class or a ListenerSet of one. */
 export interface ParentAttachment {
   /** the parentRef exactly as the route wrote it (RouteParentStatus.parentRef) */
   parentRef: IParentReference;
+  /** the Gateway whose binding serves the parent's listeners (the parent itself, or a ListenerSet's parent) */
   gateway: GatewayContext;
   listeners: ListenerAttachment[];
   /** why the route is not accepted by this parent */
@@ -32,31 +33,56 @@ export interface RouteIdentity {
 }
 
 /**
- * attachRoute resolves each parentRef naming a Gateway of a tuna class (other parents belong to
- * other controllers and are left out). Gateway API v1.6 attachment, in order: the listeners the
- * parentRef selects by sectionName and port (none: NoMatchingParent); those whose allowedRoutes admit
- * the route's kind and namespace (none: NotAllowedByListeners); those that are programmed; and those
- * where the listener and route hostnames intersect (none: NoMatchingListenerHostname).
+ * attachRoute resolves each parentRef naming a Gateway of a tuna class, or a ListenerSet whose
+ * parent is one (other parents belong to other controllers and are left out). Gateway API v1.6
+ * attachment, in order: the listeners the parentRef selects by sectionName and port (none:
+ * NoMatchingParent); those whose allowedRoutes admit the route's kind and namespace (none:
+ * NotAllowedByListeners); those that are programmed; and those where the listener and route
+ * hostnames intersect (none: NoMatchingListenerHostname). A Gateway parentRef selects only the
+ * Gateway's own listeners, a ListenerSet parentRef only that set's (GEP-1713; the conformance test
+ * ListenerSetGatewayParentSectionNameNotFound).
  */
 export function attachRoute(ctx: TranslationContext, route: RouteIdentity): ParentAttachment[] {
   const out: ParentAttachment[] = [];
   for (const parentRef of route.parentRefs) {
-    if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (parentRef.kind ?? 'Gateway') !== 'Gateway') continue;
-    const gateway = ctx.gateways.get(`${parentRef.namespace ?? route.namespace}/${parentRef.name}`);
-    if (!gateway) continue;
-    out.push(attachToGateway(gateway, parentRef, route));
+    if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP) continue;
+    const key = `${parentRef.namespace ?? route.namespace}/${parentRef.name}`;
+    const kind = parentRef.kind ?? 'Gateway';
+    if (kind === 'Gateway') {
+      const gateway = ctx.gateways.get(key);
+      if (gateway) out.push(attachToParent(parentOfGateway(gateway), parentRef, route));
+    } else if (kind === 'ListenerSet') {
+      const set = ctx.listenerSets.get(key);
+      if (set) out.push(attachToParent(parentOfListenerSet(set), parentRef, route));
+    }
   }
   return out;
 }
 
-function attachToGateway(gateway: GatewayContext, parentRef: IParentReference, route: RouteIdentity): ParentAttachment {
-  const result: ParentAttachment = { parentRef, gateway, listeners: [] };
-  const gwName = `Gateway ${gateway.namespace}/${gateway.name}`;
-  if (gateway.rejected) {
+/** RouteParent is a Gateway or a ListenerSet as a route's parent: its listeners, and its Gateway's binding. */
+interface RouteParent {
+  label: string;
+  gateway: GatewayContext;
+  listeners: ListenerContext[];
+  accepted: boolean;
+}
+
+function parentOfGateway(gateway: GatewayContext): RouteParent {
+  return { label: `Gateway ${gateway.namespace}/${gateway.name}`, gateway, listeners: gateway.listeners, accepted: !gateway.rejected };
+}
+
+function parentOfListenerSet(set: ListenerSetContext): RouteParent {
+  return { label: `ListenerSet ${set.namespace}/${set.name}`, gateway: set.gateway, listeners: set.listeners, accepted: !set.rejected };
+}
+
+function attachToParent(parent: RouteParent, parentRef: IParentReference, route: RouteIdentity): ParentAttachment {
+  const result: ParentAttachment = { parentRef, gateway: parent.gateway, listeners: [] };
+  const gwName = parent.label;
+  if (!parent.accepted) {
     result.problem = { reason: 'NoMatchingParent', message: `${gwName} is not accepted` };
     return result;
   }
-  const candidates = gateway.listeners.filter(
+  const candidates = parent.listeners.filter(
     (l) =>
       (parentRef.sectionName === undefined || l.name === parentRef.sectionName) &&
       (parentRef.port === undefined || l.port === parentRef.port),

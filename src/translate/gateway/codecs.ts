@@ -72,33 +72,39 @@ const grpcRouteSpec = looseObject('GRPCRouteSpec', {
 
 const streamRouteSpec = looseObject('StreamRouteSpec', { parentRefs, hostnames: list(str), rules: list(looseObject('StreamRouteRule', { backendRefs: list(backendRef) })) });
 
+const labelSelector = looseObject('LabelSelector', {
+  matchLabels: anyMapping,
+  matchExpressions: list(looseObject('LabelSelectorRequirement', { key: required(str), operator: required(str), values: list(str) })),
+});
+
+const listener = looseObject('Listener', {
+  name: required(str),
+  port: required(num),
+  protocol: required(str),
+  hostname: str,
+  tls: looseObject('ListenerTLSConfig', {
+    mode: str,
+    certificateRefs: list(looseObject('SecretObjectReference', { group: str, kind: str, name: required(str), namespace: str })),
+  }),
+  allowedRoutes: looseObject('AllowedRoutes', {
+    namespaces: looseObject('RouteNamespaces', { from: str, selector: labelSelector }),
+    kinds: list(looseObject('RouteGroupKind', { group: str, kind: required(str) })),
+  }),
+});
+
 const gatewaySpec = looseObject('GatewaySpec', {
   gatewayClassName: required(str),
   addresses: list(anyMapping),
   infrastructure: looseObject('GatewayInfrastructure', { parametersRef }),
   tls: anyMapping,
-  listeners: list(
-    looseObject('Listener', {
-      name: required(str),
-      port: required(num),
-      protocol: required(str),
-      hostname: str,
-      tls: looseObject('ListenerTLSConfig', {
-        mode: str,
-        certificateRefs: list(looseObject('SecretObjectReference', { group: str, kind: str, name: required(str), namespace: str })),
-      }),
-      allowedRoutes: looseObject('AllowedRoutes', {
-        namespaces: looseObject('RouteNamespaces', {
-          from: str,
-          selector: looseObject('LabelSelector', {
-            matchLabels: anyMapping,
-            matchExpressions: list(looseObject('LabelSelectorRequirement', { key: required(str), operator: required(str), values: list(str) })),
-          }),
-        }),
-        kinds: list(looseObject('RouteGroupKind', { group: str, kind: required(str) })),
-      }),
-    }),
-  ),
+  allowedListeners: looseObject('AllowedListeners', { namespaces: looseObject('ListenerNamespaces', { from: str, selector: labelSelector }) }),
+  listeners: list(listener),
+});
+
+// A ListenerSet's entries are Listeners in all but name (ListenerEntry, GEP-1713).
+const listenerSetSpec = looseObject('ListenerSetSpec', {
+  parentRef: required(looseObject('ParentGatewayReference', { group: str, kind: str, name: required(str), namespace: str })),
+  listeners: list(listener),
 });
 
 const gatewayClassSpec = looseObject('GatewayClassSpec', { controllerName: required(str), parametersRef });
@@ -127,6 +133,9 @@ export const routeParentsCodec = objectWithSpec('Route', looseObject('RouteSpec'
 
 /** gatewayCodec is the Gateway tuna reads. */
 export const gatewayCodec = objectWithSpec('Gateway', gatewaySpec);
+
+/** listenerSetCodec is the ListenerSet tuna reads (gateway.networking.k8s.io/v1, GEP-1713). */
+export const listenerSetCodec = objectWithSpec('ListenerSet', listenerSetSpec);
 
 /** gatewayClassCodec is the GatewayClass tuna reads. */
 export const gatewayClassCodec = objectWithSpec('GatewayClass', gatewayClassSpec);

@@ -1,5 +1,6 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { IListener } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Listener';
+import type { IListenerSet } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ListenerSet';
 import type { Listener, ListenerTls, ObjectRef, StreamRoute, VirtualHost } from '../../model/index.js';
 import type { HostClaim } from '../types.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
@@ -14,9 +15,22 @@ export interface Problem {
   message: string;
 }
 
-/** ListenerContext is one Gateway listener while translating: its verdicts and what attached to it. */
+/**
+ * ListenerOwner is the object that declares a listener: its Gateway, or a ListenerSet attached to
+ * it. Its namespace is the one `allowedRoutes.namespaces.from: Same` and certificate references are
+ * read against, and its kind the one ReferenceGrants must name (GEP-1713: grants to a Gateway are
+ * not inherited by its ListenerSets).
+ */
+export interface ListenerOwner {
+  kind: 'Gateway' | 'ListenerSet';
+  namespace: string;
+  ref: ObjectRef;
+}
+
+/** ListenerContext is one Gateway or ListenerSet listener while translating: its verdicts and what attached to it. */
 export interface ListenerContext {
   spec: IListener;
+  owner: ListenerOwner;
   name: string;
   port: number;
   protocol: string;
@@ -52,12 +66,30 @@ export interface GatewayContext {
   /** set when the Gateway as a whole is not accepted */
   rejected?: Problem;
   listeners: ListenerContext[];
+  /** the ListenerSets naming this Gateway as their parent, in listener precedence order (GEP-1713) */
+  listenerSets: ListenerSetContext[];
   /** virtual hosts of this Gateway's fragment by id */
   virtualHosts: Map<string, VirtualHost>;
   streamRoutes: StreamRoute[];
   claims: HostClaim[];
   /** `<hostname> <owner kind/ns/name>` of every claim, to keep them unique */
   claimKeys: Set<string>;
+}
+
+/** ListenerSetContext is one ListenerSet whose parent is a Gateway of a tuna class. */
+export interface ListenerSetContext {
+  obj: IListenerSet;
+  ref: ObjectRef;
+  namespace: string;
+  name: string;
+  generation?: number;
+  /** creation timestamp (RFC 3339), '' if unknown: the second key of listener precedence */
+  created: string;
+  gateway: GatewayContext;
+  /** set when the ListenerSet as a whole is not accepted (NotAllowed, ParentNotAccepted, Invalid) */
+  rejected?: Problem;
+  /** its listeners (none when rejected) */
+  listeners: ListenerContext[];
 }
 
 /** TranslationContext is what every step of one translation shares. */
@@ -68,4 +100,6 @@ export interface TranslationContext {
   book: StatusBook;
   /** Gateways of tuna classes by `<namespace>/<name>` */
   gateways: Map<string, GatewayContext>;
+  /** ListenerSets whose parent is one of `gateways`, by `<namespace>/<name>` */
+  listenerSets: Map<string, ListenerSetContext>;
 }

@@ -4,6 +4,7 @@ import type { ParentAttachment } from './attachment.js';
 import type { GatewayContext, ListenerContext } from './context.js';
 import { ANY_HOST, isWildcard, wildcardCovers } from './hostnames.js';
 import { withMatchedPrefix } from './http-filters.js';
+import { bindingListeners } from './listener-sets.js';
 import type { CompiledRule } from './rules.js';
 import type { RouteVerdict } from './route-status.js';
 import { isAttached } from './route-status.js';
@@ -55,7 +56,8 @@ export function placeHttpRules(
  */
 export function ownsHostname(gw: GatewayContext, listener: ListenerContext, hostname: string): boolean {
   if (hostname === ANY_HOST) return true;
-  for (const other of gw.listeners) {
+  // Every listener of the binding counts: a ListenerSet's listeners share the Gateway's ports (GEP-1713).
+  for (const other of bindingListeners(gw)) {
     // Listeners sharing a port are of one family (HTTP, or TLS by SNI), conflicts saw to that.
     if (other === listener || !other.graph || other.port !== listener.port || other.hostname === undefined) continue;
     const covers = other.hostname === hostname || (isWildcard(other.hostname) && wildcardCovers(other.hostname, hostname));

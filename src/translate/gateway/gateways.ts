@@ -7,6 +7,7 @@ import type { GatewayContext, ListenerContext, Problem, TranslationContext } fro
 import type { ClassVerdict } from './gateway-classes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { buildListeners } from './listeners.js';
+import { bindingListeners, isListenerSetAccepted } from './listener-sets.js';
 import { gatewayCodec, malformedField } from './codecs.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
 
@@ -33,6 +34,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       bindingId: `binding/address/${namespace}/${name}`,
       requestedAddresses: [],
       listeners: [],
+      listenerSets: [],
       virtualHosts: new Map(),
       streamRoutes: [],
       claims: [],
@@ -107,15 +109,29 @@ export function finishGateway(ctx: TranslationContext, gw: GatewayContext): Frag
     );
   }
   for (const l of gw.listeners) for (const p of listenerProblems(l)) status.events.push(warning(p.reason, `listener ${l.name}: ${p.message}`));
-  status.status = { conditions, listeners: gw.listeners.map((l) => listenerStatus(l, gen)) };
-  return fragmentOf(gw, served);
+  status.status = { conditions, listeners: gw.listeners.map((l) => listenerStatus(l, gen)), ...attachedListenerSetsOf(gw) };
+  return fragmentOf(gw, bindingListeners(gw).filter((l) => l.graph !== undefined));
 }
 
-function listenerProblems(l: ListenerContext): Problem[] {
+/**
+ * attachedListenerSetsOf is the Gateway's `status.attachedListenerSets` (the ListenerSets attached
+ * and Accepted, GEP-1713), written where ListenerSets are in play: some name the Gateway, it sets
+ * `spec.allowedListeners`, or its status has the field (so a count that fell to 0 is written as 0;
+ * a status patch leaves alone the fields it does not name). Other Gateways' statuses stay as before.
+ */
+function attachedListenerSetsOf(gw: GatewayContext): { attachedListenerSets?: number } {
+  const current = (gw.obj as { status?: { attachedListenerSets?: unknown } }).status?.attachedListenerSets;
+  if (gw.listenerSets.length === 0 && gw.obj.spec?.allowedListeners === undefined && current === undefined) return {};
+  return { attachedListenerSets: gw.listenerSets.filter(isListenerSetAccepted).length };
+}
+
+/** listenerProblems are the problems of a listener, for its Warning events. */
+export function listenerProblems(l: ListenerContext): Problem[] {
   return [l.notAccepted, l.conflict, l.unresolved].filter((p): p is Problem => p !== undefined);
 }
 
-function listenerStatus(l: ListenerContext, gen: number | undefined): Record<string, unknown> {
+/** listenerStatus is a Gateway's ListenerStatus or a ListenerSet's ListenerEntryStatus (the same shape). */
+export function listenerStatus(l: ListenerContext, gen: number | undefined): Record<string, unknown> {
   const blocking = l.conflict ?? l.notAccepted;
   const notProgrammed = l.conflict ?? l.notAccepted ?? l.unresolved;
   // A listener whose port is claimed by an incompatible protocol or TLS mode supports no kind in this

@@ -14,6 +14,8 @@ import type { PendingHttpRoute } from './cross-kind.js';
 import { placeHttpRules } from './emit.js';
 import { translateGatewayClasses } from './gateway-classes.js';
 import { buildGateways, finishGateway } from './gateways.js';
+import { finishListenerSet } from './listener-set-status.js';
+import { buildListenerSets } from './listener-sets.js';
 import { compileGrpcRoute } from './grpc-routes.js';
 import { compileHttpRoute } from './http-routes.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
@@ -41,10 +43,12 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
     grants: new ReferenceGrants(snap.referenceGrants),
     book: new StatusBook(),
     gateways: new Map(),
+    listenerSets: new Map(),
   };
   const repeated = new Set<string>();
   const classes = translateGatewayClasses(keepOneCopy(snap.gatewayClasses, repeated), options.gatewayControllerName, ctx.book);
   buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes);
+  buildListenerSets(ctx, keepOneCopy(snap.listenerSets, repeated));
   if (ctx.gateways.size > 0) {
     translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
     for (const kind of STREAM_ROUTE_KINDS) {
@@ -56,6 +60,7 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
   const ordered = [...ctx.gateways.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, gw]) => gw);
   dropRepeatedClaims(ordered);
   const fragments = ordered.map((gw) => finishGateway(ctx, gw));
+  for (const gw of ordered) for (const set of gw.listenerSets) finishListenerSet(ctx, set);
   const statuses = ctx.book.all();
   for (const s of statuses) {
     if (repeated.has(`${s.ref.kind}/${s.ref.namespace ?? ''}/${s.ref.name}`))

@@ -1,7 +1,7 @@
 import type { IListener } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Listener';
 import type { Listener, ListenerProtocol, SecretRef } from '../../model/index.js';
 import { sourceOf } from '../common/meta.js';
-import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
+import type { GatewayContext, ListenerContext, ListenerOwner, Problem, TranslationContext } from './context.js';
 import { supportsFeature } from './features.js';
 import { isAcceptableHostname } from './hostnames.js';
 import { GATEWAY_GROUP, isRouteKind, kindsForProtocol } from './kinds.js';
@@ -16,8 +16,9 @@ import { matchesLabelSelector } from './namespace-selector.js';
  */
 export function buildListeners(ctx: TranslationContext, gw: GatewayContext): ListenerContext[] {
   const seen = new Set<string>();
+  const owner: ListenerOwner = { kind: 'Gateway', namespace: gw.namespace, ref: gw.ref };
   const listeners = (gw.obj.spec?.listeners ?? []).map((spec) => {
-    const l = checkListener(ctx, gw, spec);
+    const l = checkListener(ctx, owner, spec);
     if (seen.has(l.name)) l.notAccepted ??= { reason: 'UnsupportedValue', message: `listener name ${l.name} is used twice` };
     seen.add(l.name);
     return l;
@@ -29,17 +30,19 @@ export function buildListeners(ctx: TranslationContext, gw: GatewayContext): Lis
   return listeners;
 }
 
-function checkListener(ctx: TranslationContext, gw: GatewayContext, spec: IListener): ListenerContext {
+/** checkListener checks one listener of a Gateway or a ListenerSet on its own (conflicts are the caller's). */
+export function checkListener(ctx: TranslationContext, owner: ListenerOwner, spec: IListener): ListenerContext {
   const protocol = spec.protocol;
   const l: ListenerContext = {
     spec,
+    owner,
     name: spec.name,
     port: spec.port,
     protocol,
     ...(spec.hostname && protocol !== 'TCP' ? { hostname: spec.hostname } : {}),
     kinds: [],
     attached: new Set(),
-    admitsNamespace: namespaceFilter(ctx, gw, spec),
+    admitsNamespace: namespaceFilter(ctx, owner.namespace, spec),
   };
   const supported = kindsForProtocol(protocol);
   if (supported.length === 0) {
@@ -63,7 +66,7 @@ function checkListener(ctx: TranslationContext, gw: GatewayContext, spec: IListe
     if (spec.tls?.mode === 'Passthrough') l.tls = { mode: 'passthrough', certificates: [] };
     else {
       // The operator terminates TLS in the cluster; the edge only routes the raw stream by SNI.
-      const certs = resolveCertificates(ctx, gw, l);
+      const certs = resolveCertificates(ctx, owner, l);
       if (Array.isArray(certs)) l.tls = { mode: 'terminate-in-cluster', certificates: certs };
       else l.unresolved = certs;
     }
@@ -100,13 +103,13 @@ function isAllowedNamespacesValid(spec: IListener): boolean {
 }
 
 /** namespaceFilter implements allowedRoutes.namespaces (From Same, All, Selector, None). */
-function namespaceFilter(ctx: TranslationContext, gw: GatewayContext, spec: IListener): (ns: string) => boolean {
+function namespaceFilter(ctx: TranslationContext, ownNamespace: string, spec: IListener): (ns: string) => boolean {
   const rule = spec.allowedRoutes?.namespaces;
   switch (rule?.from ?? 'Same') {
     case 'All':
       return () => true;
     case 'Same':
-      return (ns) => ns === gw.namespace;
+      return (ns) => ns === ownNamespace;
     case 'Selector': {
       const selector = rule?.selector;
       if (!selector) return () => false;
@@ -151,6 +154,30 @@ function markConflicts(listeners: ListenerContext[]): void {
   }
 }
 
+/**
+ * markLaterConflict applies listener precedence (GEP-1713, ListenerSetSpec.listeners: the parent
+ * Gateway's listeners, then ListenerSets by creation time, then by namespace/name): a ListenerSet
+ * listener that is not distinct from one before it in that merged list is Conflicted, and the one
+ * before it keeps its port and hostname (the v1.6 conformance tests ListenerSetHostnameConflict and
+ * ListenerSetProtocolConflict accept the first and reject the later). `earlier` holds the
+ * listeners that still take their port: the Gateway's own, and the earlier sets' that won.
+ */
+export function markLaterConflict(earlier: readonly ListenerContext[], l: ListenerContext): void {
+  if (l.notAccepted) return;
+  for (const other of earlier) {
+    if (other.notAccepted || other.port !== l.port) continue;
+    const first = `listener ${other.name} of ${other.owner.kind} ${other.owner.namespace}/${other.owner.ref.name}`;
+    if (familyOf(other) !== familyOf(l)) {
+      l.conflict = { reason: 'ProtocolConflict', message: `port ${l.port} is already used by ${first} (${protocolLabel(other)}), which takes precedence` };
+      return;
+    }
+    if ((other.hostname ?? '') === (l.hostname ?? '')) {
+      l.conflict = { reason: 'HostnameConflict', message: `port ${l.port} and hostname ${l.hostname ?? '(none)'} are already used by ${first}, which takes precedence` };
+      return;
+    }
+  }
+}
+
 /** protocolLabel names a listener's protocol, with the TLS mode where it has one. */
 function protocolLabel(l: ListenerContext): string {
   if (l.protocol !== 'TLS') return l.protocol;
@@ -167,19 +194,23 @@ function familyOf(l: ListenerContext): string {
   return l.spec.tls?.mode === 'Passthrough' ? 'TLS passthrough' : 'TLS termination';
 }
 
-/** resolveCertificates checks a terminating listener's certificateRefs; see the Gateway API ListenerTLSConfig. */
-export function resolveCertificates(ctx: TranslationContext, gw: GatewayContext, l: ListenerContext): SecretRef[] | Problem {
+/**
+ * resolveCertificates checks a terminating listener's certificateRefs; see the Gateway API
+ * ListenerTLSConfig. A reference out of the owner's namespace needs a ReferenceGrant from the
+ * owner's kind: a ListenerSet does not inherit its Gateway's grants (GEP-1713).
+ */
+export function resolveCertificates(ctx: TranslationContext, owner: ListenerOwner, l: ListenerContext): SecretRef[] | Problem {
   const refs = l.spec.tls?.certificateRefs ?? [];
   if (refs.length === 0) return { reason: 'InvalidCertificateRef', message: 'TLS termination needs at least one certificateRef' };
   const out: SecretRef[] = [];
   for (const ref of refs) {
     const group = ref.group ?? '';
     const kind = ref.kind ?? 'Secret';
-    const namespace = ref.namespace ?? gw.namespace;
+    const namespace = ref.namespace ?? owner.namespace;
     const what = `certificateRef ${namespace}/${ref.name}`;
     if (group !== '' || kind !== 'Secret')
       return { reason: 'InvalidCertificateRef', message: `${what} is a ${group ? `${group}/` : ''}${kind}; only core Secrets are supported` };
-    const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace };
+    const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: owner.namespace };
     if (!ctx.grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name }))
       return { reason: 'RefNotPermitted', message: `${what} is in another namespace and no ReferenceGrant allows it` };
     const secret = ctx.index.secrets.get(`${namespace}/${ref.name}`);
@@ -196,16 +227,22 @@ export function resolveCertificates(ctx: TranslationContext, gw: GatewayContext,
   return out;
 }
 
-function graphListener(gw: GatewayContext, l: ListenerContext): Listener {
+/**
+ * graphListener is a served listener's graph Listener on its Gateway's binding. A ListenerSet's
+ * listener names need not differ from the Gateway's or another set's (ListenerEntry.name), so its
+ * id carries the set: `<binding>/listenerset/<ns>/<name>/listener/<listener>`.
+ */
+export function graphListener(gw: GatewayContext, l: ListenerContext): Listener {
   const protocol: ListenerProtocol = l.protocol === 'HTTP' ? 'http' : l.protocol === 'HTTPS' ? 'https' : l.protocol === 'TLS' ? 'tls' : 'tcp';
+  const set = l.owner.kind === 'ListenerSet' ? `/listenerset/${l.owner.namespace}/${l.owner.ref.name}` : '';
   return {
-    id: `${gw.bindingId}/listener/${l.name}`,
+    id: `${gw.bindingId}${set}/listener/${l.name}`,
     bindingId: gw.bindingId,
     name: l.name,
     port: l.port,
     protocol,
     ...(l.hostname !== undefined ? { hostname: l.hostname } : {}),
     ...(l.tls ? { tls: l.tls } : {}),
-    source: sourceOf(gw.ref, l.name),
+    source: sourceOf(l.owner.ref, l.name),
   };
 }
