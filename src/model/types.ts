@@ -63,7 +63,7 @@ export interface ListenerTls {
 
 /** Listener is one port and protocol of a binding, optionally limited to a hostname. */
 export interface Listener {
-  /** `<binding id>/listener/<name>` */
+  /** `<binding id>/listener/<name>` (a Gateway API ListenerSet's: `<binding id>/listener/listenerset/<ns>/<set>/<name>`) */
   id: string;
   bindingId: string;
   name: string;

@@ -40,6 +40,8 @@ const cases: [string, unknown[]][] = [
   ],
   ['a GRPCRoute with method matches of the wrong shape', [gateway([okListener]), route('GRPCRoute', { parentRefs: [{ name: 'gw' }], rules: [{ matches: [{ method: { type: 'RegularExpression', service: 3 } }] }] })]],
   ['a TLSRoute and a TCPRoute with odd rules', [gateway([{ name: 'tcp', port: 9000, protocol: 'TCP' }]), route('TCPRoute', { parentRefs: [{ name: 'gw' }], rules: 'none' }), route('TLSRoute', { parentRefs: [{ name: 'gw' }], hostnames: 'a.example.com' })]],
+  ['a ListenerSet without spec, and one whose parentRef is not an object', [gateway([okListener]), { apiVersion: gwApi, kind: 'ListenerSet', metadata: { name: 'a', namespace: 'infra' } }, { apiVersion: gwApi, kind: 'ListenerSet', metadata: { name: 'b', namespace: 'infra' }, spec: { parentRef: 'gw', listeners: [okListener] } }]],
+  ['a ListenerSet whose listeners are not objects', [gateway([okListener]), { apiVersion: gwApi, kind: 'ListenerSet', metadata: { name: 'a', namespace: 'infra' }, spec: { parentRef: { name: 'gw' }, listeners: [null, 3, { name: 'x', port: 'eighty' }] } }]],
   ['a ReferenceGrant without from or to', [gateway([okListener]), { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'g', namespace: 'x' } }]],
 ];
 

@@ -40,6 +40,38 @@ describe('referencedSecrets', () => {
     ]);
   });
 
+  it('names the Secrets of ListenerSets of tuna Gateways, from their own namespace and their own ReferenceGrants', () => {
+    const listenerSet = (name: string, namespace: string, parentRef: Record<string, unknown>, listeners: unknown[]) => ({
+      apiVersion: GW,
+      kind: 'ListenerSet',
+      metadata: { name, namespace },
+      spec: { parentRef, listeners },
+    });
+    const grantFrom = (kind: string, namespace: string) => ({
+      apiVersion: GW,
+      kind: 'ReferenceGrant',
+      metadata: { name: `from-${kind}-${namespace}`, namespace: 'certs' },
+      spec: { from: [{ group: 'gateway.networking.k8s.io', kind, namespace }], to: [{ group: '', kind: 'Secret' }] },
+    });
+    const objects = [
+      gatewayClass('tuna', 'tuna.dev/gateway-controller'),
+      gatewayClass('other', 'example.com/other'),
+      gateway('gw', 'tuna', []),
+      gateway('theirs', 'other', []),
+      // a grant to the Gateway is not inherited by a ListenerSet of its namespace (GEP-1713)
+      grantFrom('Gateway', 'team-b'),
+      grantFrom('ListenerSet', 'team-a'),
+      listenerSet('own', 'team-a', { name: 'gw', namespace: 'infra' }, [https('s', [{ name: 'local' }, { name: 'shared', namespace: 'certs' }])]),
+      listenerSet('ungranted', 'team-b', { name: 'gw', namespace: 'infra' }, [https('s', [{ name: 'shared', namespace: 'certs' }, { name: 'b-local' }])]),
+      listenerSet('theirs', 'team-a', { name: 'theirs', namespace: 'infra' }, [https('s', [{ name: 'their-cert' }])]),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'certs', name: 'shared' },
+      { namespace: 'team-a', name: 'local' },
+      { namespace: 'team-b', name: 'b-local' },
+    ]);
+  });
+
   it('names a Secret of another namespace only where a ReferenceGrant there permits the Gateway', () => {
     const grant = (namespace: string, to: Record<string, unknown>) => ({
       apiVersion: 'gateway.networking.k8s.io/v1beta1',

@@ -230,13 +230,14 @@ export function resolveCertificates(ctx: TranslationContext, owner: ListenerOwne
 /**
  * graphListener is a served listener's graph Listener on its Gateway's binding. A ListenerSet's
  * listener names need not differ from the Gateway's or another set's (ListenerEntry.name), so its
- * id carries the set: `<binding>/listenerset/<ns>/<name>/listener/<listener>`.
+ * id carries the set: `<binding>/listener/listenerset/<ns>/<name>/<listener>` (a section name has no
+ * `/`, so it cannot meet a Gateway listener's `<binding>/listener/<listener>`).
  */
 export function graphListener(gw: GatewayContext, l: ListenerContext): Listener {
   const protocol: ListenerProtocol = l.protocol === 'HTTP' ? 'http' : l.protocol === 'HTTPS' ? 'https' : l.protocol === 'TLS' ? 'tls' : 'tcp';
-  const set = l.owner.kind === 'ListenerSet' ? `/listenerset/${l.owner.namespace}/${l.owner.ref.name}` : '';
+  const set = l.owner.kind === 'ListenerSet' ? `listenerset/${l.owner.namespace}/${l.owner.ref.name}/` : '';
   return {
-    id: `${gw.bindingId}${set}/listener/${l.name}`,
+    id: `${gw.bindingId}/listener/${set}${l.name}`,
     bindingId: gw.bindingId,
     name: l.name,
     port: l.port,
