@@ -15,6 +15,10 @@ describe('Gateway API supported features', () => {
     expect(SUPPORTED_FEATURES).to.include('HTTPRouteBackendRequestHeaderModification');
   });
 
+  it('claims ListenerSet, whose kind the table of kinds watches', () => {
+    expect(SUPPORTED_FEATURES).to.include('ListenerSet');
+  });
+
   it('does not claim UDPRoute, which tuna does not serve', () => {
     expect(SUPPORTED_FEATURES).to.not.include('UDPRoute');
   });
