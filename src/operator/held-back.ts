@@ -7,7 +7,8 @@
  *
  * - Gateway (its dedicated address): `Programmed=False` reason `AddressNotAssigned` (or
  *   `AddressNotUsable` for an address `spec.addresses` asks for that the edge cannot give), and its
- *   listeners `Programmed=False` reason `Pending` (Gateway API v1 GatewayConditionProgrammed);
+ *   listeners `Programmed=False` reason `Pending` (Gateway API v1 GatewayConditionProgrammed), and
+ *   each ListenerSet served on that address `Programmed=False ParentNotProgrammed`, its listeners `Pending`;
  * - Service: no `status.loadBalancer` port for it, and a `Published` condition in
  *   `status.conditions` (written on every tuna Service, so it never goes stale);
  * - Ingress: no `status.loadBalancer` entry (its status has no conditions: the Warning event and
@@ -80,7 +81,13 @@ export function correctHeldBack(
     if (b === undefined) continue;
     const owner = ownerOf(b);
     if (owner) note(owner, p);
-    if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) holdBackGateway(owner, p);
+    if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) {
+      holdBackGateway(owner, p);
+      for (const key of listenerSetsOn(graph, b.id)) {
+        const i = at.get(key);
+        if (i !== undefined) holdBackListenerSet(own(i), p);
+      }
+    }
     if (b.kind === 'tcp-port' && owner && b.port !== undefined) dropPort(owner, b.port, servedPairs(served, graph, refKey(b.source)));
     if (b.kind === 'host') {
       const ports = new Set(graph.listeners.filter((l) => l.bindingId === b.id).map((l) => l.port));
@@ -175,13 +182,43 @@ function holdBackGateway(s: ObjectStatus, p: PendingBinding): void {
   if (body === undefined) return;
   const gen = s.observedGeneration;
   body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', gatewayReason(p), p.message, gen));
-  body.listeners = listOf<Json>(body.listeners).map((l) => {
+  body.listeners = pendingListeners(body.listeners, gen);
+  // An empty list, not an absent field: the merge patch then clears an address written before.
+  body.addresses = [];
+}
+
+/** pendingListeners turns each programmed listener status Programmed=False Pending: the address they are served on is not there yet. */
+function pendingListeners(listeners: unknown, gen: number | undefined): Json[] {
+  return listOf<Json>(listeners).map((l) => {
     const conditions = listOf<Condition>(l.conditions);
     if (!conditions.some((c) => c.type === 'Programmed' && c.status === 'True')) return l;
     return { ...l, conditions: upsert(conditions, condition('Programmed', 'False', 'Pending', 'the Gateway has no address at the edge yet', gen)) };
   });
-  // An empty list, not an absent field: the merge patch then clears an address written before.
-  body.addresses = [];
+}
+
+/** listenerSetsOn lists the refKeys of the ListenerSets (GEP-1713) whose listeners are served on an address binding. */
+function listenerSetsOn(graph: RouteGraph, bindingId: string): Set<string> {
+  const keys = new Set<string>();
+  for (const l of graph.listeners) {
+    if (l.bindingId !== bindingId || l.source.kind !== 'ListenerSet' || l.source.group !== GATEWAY_GROUP) continue;
+    keys.add(refKey({ group: l.source.group, kind: l.source.kind, name: l.source.name, ...(l.source.namespace !== undefined ? { namespace: l.source.namespace } : {}) }));
+  }
+  return keys;
+}
+
+/**
+ * holdBackListenerSet: a ListenerSet's listeners are served on its Gateway's address, so while that
+ * is held back the set is `Programmed=False` reason `ParentNotProgrammed` (ListenerSetConditionProgrammed)
+ * and its listeners `Programmed=False Pending`, as the Gateway's are.
+ */
+function holdBackListenerSet(s: ObjectStatus, p: PendingBinding): void {
+  const body = s.status;
+  if (body === undefined) return;
+  const gen = s.observedGeneration;
+  const message = `its Gateway is not programmed: ${p.message}`;
+  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', 'ParentNotProgrammed', message, gen));
+  body.listeners = pendingListeners(body.listeners, gen);
+  if (!s.events.some((e) => e.reason === 'ParentNotProgrammed')) s.events.push({ type: 'Warning', reason: 'ParentNotProgrammed', message });
 }
 
 /** gatewayReason is the Gateway API reason of a held-back address: AddressNotUsable for one spec.addresses asked for, else AddressNotAssigned. */

@@ -50,6 +50,32 @@ describe('operator: statuses say only what the edge serves (held-back bindings)'
     expect(conditionOf(before.status?.conditions, 'Programmed')?.status, 'the input is not modified').to.equal('True');
   });
 
+  it('turns a ListenerSet served on a held-back Gateway address into Programmed=False ParentNotProgrammed, its listeners Pending', () => {
+    const objects = [
+      backend,
+      { apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: meta('tuna'), spec: { controllerName: 'tuna.dev/gateway-controller' } },
+      {
+        apiVersion: `${GW}/v1`,
+        kind: 'Gateway',
+        metadata: meta('gw', 'shop'),
+        spec: { gatewayClassName: 'tuna', allowedListeners: { namespaces: { from: 'Same' } }, listeners: [{ name: 'web', protocol: 'HTTP', port: 80 }] },
+      },
+      { apiVersion: `${GW}/v1`, kind: 'ListenerSet', metadata: meta('extra', 'shop'), spec: { parentRef: { name: 'gw' }, listeners: [{ name: 'more', protocol: 'HTTP', port: 80, hostname: 'more.shop.test' }] } },
+    ];
+    const state = translateObjects(objects);
+    expect(conditionOf(find(state, 'ListenerSet', 'extra').status?.conditions, 'Programmed')?.status, 'the translator vouches for its part').to.equal('True');
+    const pending: PendingBinding[] = [{ bindingId: 'binding/address/shop/gw', reason: 'AddressNotAssigned', message: 'no free address' }];
+
+    const set = find(correctHeldBack(state.statuses, state.graph, pending), 'ListenerSet', 'extra');
+    expect(conditionOf(set.status?.conditions, 'Programmed')).to.deep.include({ status: 'False', reason: 'ParentNotProgrammed' });
+    expect(conditionOf(set.status?.conditions, 'Accepted')?.status, 'Accepted is the translator’s and stays').to.equal('True');
+    const listeners = set.status?.listeners as { conditions: Cond[] }[];
+    expect(conditionOf(listeners[0]?.conditions, 'Programmed')).to.deep.include({ status: 'False', reason: 'Pending' });
+    expect(set.events.map((e) => e.reason)).to.deep.equal(['ParentNotProgrammed']);
+    const served = find(correctHeldBack(state.statuses, state.graph, []), 'ListenerSet', 'extra');
+    expect(conditionOf(served.status?.conditions, 'Programmed')?.status, 'a served address changes nothing').to.equal('True');
+  });
+
   it('lists the address the edge assigned in a served Gateway’s status.addresses, Programmed=True', () => {
     const state = translateObjects([
       backend,
