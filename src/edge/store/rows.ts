@@ -126,7 +126,8 @@ export function toReservation(row: SqlRow): Reservation {
     verified: r.verified === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-    ...(r.ports !== undefined ? { ports: r.ports.map((p) => ({ port: p.port, protocol: p.protocol })) } : {}),
+    // NULL (every reservation before migration 7, and any that names none): the edge's addressPorts
+    ...(r.ports !== undefined && r.ports !== null ? { ports: r.ports.map((p) => ({ port: p.port, protocol: p.protocol })) } : {}),
   };
 }
 
