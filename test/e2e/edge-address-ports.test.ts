@@ -153,6 +153,7 @@ describe('edge store mode: a dedicated address opens exactly the ports its reser
     expect(listening(bindingId)).to.deep.equal([kept, added].sort((x, y) => x - y));
     expect(await connectState(address, added)).to.equal('accepted');
     expect(await connectState(address, removed)).to.equal('refused');
+    expect(lingering.readyState, 'a connection the removed port had accepted runs on').to.equal('open');
     expect(await get(address, kept, agent), 'the second request rides the connection opened before the change').to.deep.equal({ status: 200, isReused: true });
     const after = running!.edge.registry.all().filter((t) => t.bindingId === bindingId);
     expect(after, 'the same tunnel, not a new one').to.have.length(1);
