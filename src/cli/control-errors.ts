@@ -38,6 +38,7 @@ export const CONTROL_EXITS: readonly ControlExit<ControlError>[] = [
     `the edge is rate-limiting this address after failed authentications (429); try again ${e.retryAfterSeconds === undefined ? 'later' : `in ${e.retryAfterSeconds} s`}`,
   ),
   exit(api.ControlInvalidRequestError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
+  exit(api.ControlPortUnavailableError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
   exit(api.ControlBodyTooLargeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
   exit(api.ControlUnsupportedMediaTypeError, 'TUNA_CLI_CONTROL_REJECTED', 65, rejected),
   exit(api.ControlMethodNotAllowedError, 'TUNA_CLI_CONTROL_SERVER', 69, serverFailed),

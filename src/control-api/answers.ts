@@ -37,7 +37,7 @@ export const TunnelKeysAnswer = t.type({ tunnelKeys: t.readonlyArray(TunnelKeyCo
 export const TunnelKeyAnswer = t.type({ tunnelKey: TunnelKeyCodec });
 /** CreatedReservationAnswer is POST /v1/reservations (201 new, 200 adopted). */
 export const CreatedReservationAnswer = t.type({ reservation: ReservationCodec, created: t.boolean });
-/** ReservationAnswer is GET /v1/reservations/{id} and POST /v1/reservations/{id}/verify. */
+/** ReservationAnswer is GET /v1/reservations/{id}, POST /v1/reservations/{id}/verify and PUT /v1/reservations/{id}/ports. */
 export const ReservationAnswer = t.type({ reservation: ReservationCodec });
 /** ReservationsAnswer is GET /v1/reservations. */
 export const ReservationsAnswer = t.type({ reservations: t.readonlyArray(ReservationCodec) });

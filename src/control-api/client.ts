@@ -23,7 +23,7 @@ import {
 import { ControlBadAnswerError, ControlUnreachableError, errorFromAnswer } from './errors.js';
 import { selectorQuery, toQuery } from './query.js';
 import type { AuditQuery } from './query.js';
-import type { ApiKeyScope, LabelSelector } from './records.js';
+import type { ApiKeyScope, LabelSelector, PortSpec } from './records.js';
 import type { CreateApiKeyRequest, ReservationRequest, TunnelKeyRequest } from './requests.js';
 
 /**
@@ -143,6 +143,14 @@ export class ControlClient {
   /** verifyDomain asks the edge to look for a custom domain's DNS TXT record (409 while it is missing). */
   verifyDomain(id: string) {
     return this.#call('POST', `/v1/reservations/${encodeURIComponent(id)}/verify`, ReservationAnswer, 'reservations', {});
+  }
+
+  /**
+   * setReservationPorts sets the ports an address reservation's address serves (every one: the
+   * edge opens the new ones and closes the removed ones, the others and the tunnels stay).
+   */
+  setReservationPorts(id: string, ports: readonly PortSpec[]) {
+    return this.#call('PUT', `/v1/reservations/${encodeURIComponent(id)}/ports`, ReservationAnswer, 'reservations', { ports });
   }
 
   /** release releases a reservation; the tunnel keys bound to it are revoked with it. */

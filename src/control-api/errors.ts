@@ -45,6 +45,19 @@ export class ControlInvalidRequestError extends answered(400, 'TUNA_CONTROL_INVA
   }
 }
 
+/**
+ * ControlPortUnavailableError (400): a port an address reservation asks for is outside the edge's
+ * `addressPortRange` or is one of the edge's own listener ports on that address; `field` names it.
+ */
+export class ControlPortUnavailableError extends answered(400, 'TUNA_CONTROL_PORT_UNAVAILABLE') {
+  constructor(
+    message: string,
+    override readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
 /** ControlUnauthorizedError (401): no key, or a key that does not authenticate. Always the same message. */
 export class ControlUnauthorizedError extends answered(401, 'TUNA_CONTROL_UNAUTHORIZED') {
   constructor(message = 'a valid API key is required') {
@@ -166,6 +179,7 @@ export function errorFromAnswer(status: number, body: ErrorBody, headers: Answer
   const message = body.message ?? `HTTP ${status}`;
   switch (status) {
     case 400:
+      if (body.code === 'TUNA_CONTROL_PORT_UNAVAILABLE') return new ControlPortUnavailableError(message, body.field);
       return new ControlInvalidRequestError(message, body.field);
     case 401:
       return new ControlUnauthorizedError(message);

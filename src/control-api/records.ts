@@ -122,6 +122,22 @@ export const ReservationStatusCodec = t.readonly(t.type({ listeners: t.readonlyA
 /** ReservationStatus is what the answering edge node does with a reservation now. */
 export type ReservationStatus = t.TypeOf<typeof ReservationStatusCodec>;
 
+/**
+ * PORT_PROTOCOLS lists the public protocols a port of a dedicated address may serve, in canonical
+ * order: a list of its own (today the tunnel protocols), so a protocol without a tunnel key of its
+ * own (`udp`) can join as one more member.
+ */
+export const PORT_PROTOCOLS = ['http', 'https', 'tls', 'tcp'] as const;
+/** PortProtocolCodec is the public protocol of one port of a dedicated address. */
+export const PortProtocolCodec = t.keyof(keysOf(PORT_PROTOCOLS), 'PortProtocol');
+/** PortProtocol is the public protocol of one port of a dedicated address. */
+export type PortProtocol = t.TypeOf<typeof PortProtocolCodec>;
+
+/** PortSpecCodec is one port a dedicated address serves and the public protocol on it. */
+export const PortSpecCodec = t.readonly(t.type({ port: t.number, protocol: PortProtocolCodec }), 'PortSpec');
+/** PortSpec is one port a dedicated address serves and the public protocol on it. */
+export type PortSpec = t.TypeOf<typeof PortSpecCodec>;
+
 /** ReservationCodec is an address held by one account until released. */
 export const ReservationCodec = t.readonly(
   t.intersection([t.type({
@@ -142,8 +158,15 @@ export const ReservationCodec = t.readonly(
     createdAt: t.number,
     updatedAt: t.number,
   }),
-  // GET answers only, tcp-port and address kinds: the listeners of the answering node
-  t.partial({ status: ReservationStatusCodec })]),
+  t.partial({
+    // GET answers only, tcp-port and address kinds: the listeners of the answering node
+    status: ReservationStatusCodec,
+    /**
+     * address reservations only: the ports the edge opens on that address, sorted by port then
+     * protocol; absent: the edge's configured `addressPorts` (older reservations, clients that name none)
+     */
+    ports: t.readonlyArray(PortSpecCodec),
+  })]),
   'Reservation',
 );
 /** Reservation is an address held by one account until released. */
@@ -191,10 +214,6 @@ export const PortPoolCodec = t.readonly(t.type({ first: t.number, last: t.number
 /** PortPool is an inclusive TCP port range the edge allocates from. */
 export type PortPool = t.TypeOf<typeof PortPoolCodec>;
 
-/** PortSpecCodec is one port a dedicated address serves and the public protocol on it. */
-export const PortSpecCodec = t.readonly(t.type({ port: t.number, protocol: TunnelProtocolCodec }), 'PortSpec');
-/** PortSpec is one port a dedicated address serves and the public protocol on it. */
-export type PortSpec = t.TypeOf<typeof PortSpecCodec>;
 
 const ListenerCodec = t.union([t.readonly(t.type({ port: t.number })), t.null]);
 
@@ -222,6 +241,12 @@ export const EdgeInfoCodec = t.readonly(
   t.partial({
     /** the host the edge's tcp-port listeners bind (`0.0.0.0`: every address; then only DNS can name the edge) */
     tcpHost: t.string,
+    /**
+     * the inclusive range the ports of an address reservation may be chosen from (`ports` of POST
+     * /v1/reservations, PUT /v1/reservations/{id}/ports); null: no range configured, only the ports
+     * of `addressPool.ports` may be asked for
+     */
+    addressPortRange: t.union([PortPoolCodec, t.null]),
   }),
   ]),
   'EdgeInfo',

@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { closedObject, decodeWith } from '../codec/index.js';
 import { ControlInvalidRequestError } from './errors.js';
-import { ApiKeyScopeCodec, LabelsCodec, ReservationKindCodec, TunnelProtocolCodec } from './records.js';
+import { ApiKeyScopeCodec, LabelsCodec, PortProtocolCodec, ReservationKindCodec, TunnelProtocolCodec } from './records.js';
 
 /**
  * io-ts codecs of the control API's request bodies (STYLE: io-ts at every boundary). The edge
@@ -14,6 +14,16 @@ const integer = (name: string, isAllowed: (n: number) => boolean) => t.refinemen
 const anyInteger = integer('integer', () => true);
 const positiveInteger = integer('positive integer', (n) => n > 0);
 const nonNegativeInteger = integer('non-negative integer', (n) => n >= 0);
+/** a TCP/UDP port number (RFC 793 §3.1: 16 bits; 0 is not a port a client can reach) */
+const portNumber = integer('port number (an integer 1-65535)', (n) => n >= 1 && n <= 65535);
+
+/**
+ * PortSpecBody is one port an address reservation asks the edge to open and its public protocol.
+ * Which ports the edge allows (its `addressPortRange`, one protocol a port) the edge checks.
+ */
+export const PortSpecBody = closedObject('PortSpec', { port: portNumber, protocol: PortProtocolCodec }, {});
+/** PortSpecRequest is one port of an address reservation's request. */
+export type PortSpecRequest = t.TypeOf<typeof PortSpecBody>;
 
 /** CreateAccountBody is POST /v1/accounts. */
 export const CreateAccountBody = closedObject('CreateAccount', { name: t.string }, {});
@@ -42,14 +52,22 @@ export const CreateApiKeyBody = closedObject('CreateApiKey', { name: t.string, s
 /** CreateApiKeyRequest is the body of POST /v1/api-keys. */
 export type CreateApiKeyRequest = t.TypeOf<typeof CreateApiKeyBody>;
 
-/** CreateReservationBody is POST /v1/reservations: port/address absent means "allocate from the pool". */
+/**
+ * CreateReservationBody is POST /v1/reservations: port/address absent means "allocate from the pool";
+ * `ports` (address kind only) the ports the edge opens on the address, absent its `addressPorts`.
+ */
 export const CreateReservationBody = closedObject(
   'CreateReservation',
   { kind: ReservationKindCodec },
-  { hostname: t.string, port: anyInteger, address: t.string, name: t.string, labels: LabelsCodec },
+  { hostname: t.string, port: anyInteger, address: t.string, name: t.string, labels: LabelsCodec, ports: t.array(PortSpecBody) },
 );
 /** ReservationRequest is the body of POST /v1/reservations. */
 export type ReservationRequest = t.TypeOf<typeof CreateReservationBody>;
+
+/** SetReservationPorts is PUT /v1/reservations/{id}/ports: every port the address serves from now on. */
+export const SetReservationPorts = closedObject('SetReservationPorts', { ports: t.array(PortSpecBody) }, {});
+/** SetReservationPortsRequest is the body of PUT /v1/reservations/{id}/ports. */
+export type SetReservationPortsRequest = t.TypeOf<typeof SetReservationPorts>;
 
 /** MintTunnelKeyBody is POST /v1/tunnel-keys. */
 export const MintTunnelKeyBody = closedObject(

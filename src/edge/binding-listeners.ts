@@ -150,7 +150,11 @@ export class BindingListeners {
     for (const [key, entry] of this.#servers) {
       if (!wanted.has(key)) {
         this.#servers.delete(key);
-        await closeServer(entry.server);
+        // Stop accepting now, and do not wait for the connections it accepted (server.close()
+        // calls back only once they end): a client holding one open on a port an address no
+        // longer serves would hold every later change to every listener. They run on until they
+        // end; the front tracks them for the edge's close.
+        entry.server.close();
       }
     }
     const opening = [...wanted].filter(([key]) => !this.#servers.has(key));

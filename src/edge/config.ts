@@ -25,6 +25,11 @@ const KeyEntry = t.intersection([
 
 const PortSpec = t.type({ port: t.number, protocol: t.keyof({ http: null, https: null, tls: null, tcp: null }) });
 
+const portNumber = t.refinement(t.number, (n) => Number.isInteger(n) && n >= 1 && n <= 65535, 'port number 1-65535');
+
+/** an inclusive port range, first <= last (`store.addressPortRange`) */
+const PortRange = t.refinement(t.type({ first: portNumber, last: portNumber }), (r) => r.first <= r.last, 'port range with first <= last');
+
 const BindingEntry = t.intersection([
   t.type({ id: t.string, kind: t.keyof({ host: null, 'tcp-port': null, address: null }) }),
   t.partial({
@@ -86,6 +91,8 @@ const StoreSection = t.intersection([
     portPool: t.type({ first: t.number, last: t.number }),
     addressPool: t.string,
     addressPorts: t.array(PortSpec),
+    /** the ports an address reservation may ask for (`ports`); absent: only those of `addressPorts` */
+    addressPortRange: PortRange,
     pollMs: t.number,
     dnsServers: t.array(t.string),
     /** PostgreSQL only: keep the tables in this schema (several edges on one server) */

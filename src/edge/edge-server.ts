@@ -282,6 +282,13 @@ export class EdgeServer {
     return [tunnel.port, http?.port, https?.port, metrics?.port].filter((p): p is number => p !== undefined);
   }
 
+  /** ownListeners are the edge's own listeners with their bound hosts, which no address reservation may ask for where it binds. */
+  ownListeners(): { name: string; host: string; port: number }[] {
+    const { tunnel, http, https, metrics } = this.address();
+    const named = [['tunnel', tunnel], ['http', http], ['https', https], ['metrics', metrics]] as const;
+    return named.flatMap(([name, info]) => (info === undefined ? [] : [{ name, host: info.address, port: info.port }]));
+  }
+
   /** bindingListenerStatus lists the listeners a binding needs on this node, open or failed to bind (a reservation's status). */
   bindingListenerStatus(bindingId: string): ListenerStatus[] {
     return this.#bindingListeners.statusOf(bindingId);
@@ -356,6 +363,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
   const started: { edge?: EdgeServer } = {};
   const publicListeners = () => ({ http: started.edge?.address().http?.port, https: started.edge?.address().https?.port, tcpHost: tcpHostOf(config) });
   const ownPorts = () => started.edge?.ownPorts() ?? [];
+  const ownListeners = () => started.edge?.ownListeners() ?? [];
   const mode = await openStoreMode(config, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.openStore !== undefined ? { openStore: options.openStore } : {}),
@@ -364,6 +372,7 @@ export async function startEdge(config: EdgeConfigFile, options: Omit<EdgeServer
     ...(options.peers !== undefined ? { peers: options.peers } : {}),
     publicListeners,
     ownPorts,
+    ownListeners,
     listenerStatus: (bindingId) => started.edge?.bindingListenerStatus(bindingId) ?? [],
   });
   let certificates: CertificateManager | undefined;

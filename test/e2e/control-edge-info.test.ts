@@ -51,6 +51,7 @@ describe('control API: GET /v1/edge', function () {
       https: { port: bound.https!.port },
       scheme: 'https',
       tcpHost: '127.0.0.1',
+      addressPortRange: null,
     });
     expect(info.http!.port).to.be.greaterThan(0);
   });

@@ -6,7 +6,7 @@ import type { ControlAnswerError } from '../../src/control-api/index.js';
 
 const {
   ControlBodyTooLargeError, ControlConflictError, ControlDomainUnverifiedError, ControlError, ControlForbiddenError, ControlInvalidRequestError,
-  ControlMethodNotAllowedError, ControlNotFoundError, ControlRateLimitedError, ControlServerError, ControlUnauthorizedError,
+  ControlMethodNotAllowedError, ControlNotFoundError, ControlPortUnavailableError, ControlRateLimitedError, ControlServerError, ControlUnauthorizedError,
   ControlUnsupportedMediaTypeError, errorFromAnswer, toErrorBody,
 } = api;
 
@@ -14,6 +14,7 @@ const {
 describe('control API errors', () => {
   const answered: ControlAnswerError[] = [
     new ControlInvalidRequestError('labels.team: expected string', 'labels.team'),
+    new ControlPortUnavailableError('port 22 is outside the address port range 8000-9999', 'ports[0].port'),
     new ControlUnauthorizedError(),
     new ControlForbiddenError(),
     new ControlNotFoundError('reservation not found'),

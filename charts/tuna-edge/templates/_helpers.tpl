@@ -104,6 +104,9 @@ TLS unless plaintext is asked for, the password belongs in a Secret, ACME needs 
 {{- end -}}
 {{- with .Values.store.addressPool }}{{ $_ := set $store "addressPool" . }}{{ end -}}
 {{- with .Values.store.addressPorts }}{{ $_ := set $store "addressPorts" . }}{{ end -}}
+{{- with .Values.store.addressPortRange -}}
+{{- $_ := set $store "addressPortRange" (dict "first" (int .first) "last" (int .last)) -}}
+{{- end -}}
 {{- with .Values.store.quotas }}{{ $_ := set $store "quotas" . }}{{ end -}}
 {{- with .Values.store.dnsServers }}{{ $_ := set $store "dnsServers" . }}{{ end -}}
 {{- $config := dict "listen" $listen "store" $store -}}

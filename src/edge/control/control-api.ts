@@ -17,6 +17,7 @@ import {
 } from '../store/index.js';
 import type { ApiKey, Clock } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
+import type { OwnListener } from './address-ports.js';
 import { createDnsVerifier } from './dns-verifier.js';
 import type { DomainVerifier } from './dns-verifier.js';
 import { edgeInfoRoute } from './edge-info-route.js';
@@ -46,12 +47,16 @@ export interface ControlApiOptions {
   readonly portPool?: PortPool;
   /** IPv4 CIDR or range for dedicated addresses */
   readonly addressPool?: string;
-  /** the ports every dedicated address serves (GET /v1/edge; default none) */
+  /** the ports every dedicated address serves unless its reservation names its own (GET /v1/edge; default none) */
   readonly addressPorts?: readonly PortSpec[];
+  /** the range an address reservation's own ports may come from (absent: only the ports of `addressPorts`) */
+  readonly addressPortRange?: PortPool;
   /** the bound ports of the public HTTP/HTTPS listeners, read per request (GET /v1/edge; default none) */
   readonly publicListeners?: () => PublicListeners;
   /** the bound ports of every listener of the edge itself (tunnel/control, HTTP, HTTPS, metrics): never reservable */
   readonly ownPorts?: () => readonly number[];
+  /** the same listeners with their bound hosts: an address reservation may not ask for one of them where it binds */
+  readonly ownListeners?: () => readonly OwnListener[];
   /** what this node does with a reservation now (its listeners), added to GET answers */
   readonly listenerStatus?: (reservation: Reservation) => ReservationStatus | undefined;
   /** largest request body in bytes (default 1 MiB) */
@@ -140,6 +145,7 @@ function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
       portPool: options.portPool,
       addressPool: options.addressPool,
       addressPorts: options.addressPorts ?? [],
+      addressPortRange: options.addressPortRange,
       publicListeners: options.publicListeners ?? (() => ({})),
     }),
     ...accountRoutes(deps),
@@ -149,6 +155,9 @@ function buildRoutes(options: ControlApiOptions, deps: RouteDeps): Route[] {
       portPool: options.portPool,
       addressPool: options.addressPool,
       ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
+      addressPorts: options.addressPorts ?? [],
+      ...(options.addressPortRange !== undefined ? { addressPortRange: options.addressPortRange } : {}),
+      ...(options.ownListeners !== undefined ? { ownListeners: options.ownListeners } : {}),
       ...(options.listenerStatus !== undefined ? { listenerStatus: options.listenerStatus } : {}),
       verifyDomain: options.verifyDomain ?? createDnsVerifier(options.dnsServers),
       quota: quotas.reservations,

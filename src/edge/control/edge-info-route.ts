@@ -18,6 +18,8 @@ export interface EdgeInfoOptions {
   readonly addressPool?: string;
   /** the ports every dedicated address serves */
   readonly addressPorts: readonly PortSpec[];
+  /** the range an address reservation's own ports may come from; undefined: none (only `addressPorts`) */
+  readonly addressPortRange?: PortPool | undefined;
   /** read per request: listeners bind after the control API is built, and port 0 is only known then */
   readonly publicListeners: () => PublicListeners;
   readonly version?: string;
@@ -35,6 +37,7 @@ export function describeEdge(options: EdgeInfoOptions): EdgeInfo {
     https: https === undefined ? null : { port: https },
     scheme: https !== undefined ? 'https' : http !== undefined ? 'http' : null,
     ...(tcpHost !== undefined ? { tcpHost } : {}),
+    addressPortRange: options.addressPortRange ?? null,
   };
 }
 

@@ -4,6 +4,7 @@ export type { ControlApi, ControlApiOptions } from './control-api.js';
 export { createDnsVerifier, challengeName } from './dns-verifier.js';
 export type { DomainVerifier } from './dns-verifier.js';
 export type { PublicListeners } from './edge-info-route.js';
+export type { OwnListener } from './address-ports.js';
 export type { RateLimitOptions } from './rate-limiter.js';
 export { DEFAULT_QUOTAS } from './quota-routes.js';
 export type { QuotaDefaults } from './quota-routes.js';

@@ -46,6 +46,14 @@ export function checkAddressInPool(address: string, rules: PoolRules): string {
   return address;
 }
 
+/** isAddressInPool reports whether an IPv4 address lies inside a pool (CIDR or range); false for a pool that does not parse. */
+export function isAddressInPool(address: string, pool: string): boolean {
+  const range = parseIpv4Pool(pool);
+  if (range === undefined || !isIPv4(address)) return false;
+  const value = ipv4ToInt(address);
+  return value >= range.first && value <= range.last;
+}
+
 function ipv4ToInt(address: string): number {
   return address.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
 }

@@ -7,18 +7,21 @@ import {
   ReleasedAnswer,
   ReservationAnswer,
   ReservationsAnswer,
+  SetReservationPorts,
   decodeRequest,
   parseSelector,
 } from '../../control-api/index.js';
-import type { DomainType, PortPool, Reservation, ReservationRequest, ReservationStatus } from '../../control-api/index.js';
+import type { DomainType, PortPool, PortSpec, Reservation, ReservationRequest, ReservationStatus } from '../../control-api/index.js';
 import type { ReservationSpec } from '../store/index.js';
+import { checkAddressPorts } from './address-ports.js';
+import type { AddressPortRules } from './address-ports.js';
 import type { DomainVerifier } from './dns-verifier.js';
 import { checkAddressInPool, checkPortInPool } from './reservation-pools.js';
 import { answer } from './routes.js';
 import type { Route, RouteDeps } from './routes.js';
 
 /** ReservationRouteOptions are the edge's address settings (DESIGN "Addresses"). */
-export interface ReservationRouteOptions {
+export interface ReservationRouteOptions extends AddressPortRules {
   /** the edge's base domain: `<name>.<baseDomain>` is a subdomain, anything else a custom domain */
   readonly baseDomain: string;
   /** the TCP port pool for allocations without a port */
@@ -52,7 +55,17 @@ function domainType(hostname: string, baseDomain: string): DomainType {
   return 'subdomain';
 }
 
-function toSpec(body: ReservationRequest, options: ReservationRouteOptions): ReservationSpec {
+/** toSpec turns a POST body into what the store reserves, and the ports an address asks for (checked). */
+function toSpec(body: ReservationRequest, options: ReservationRouteOptions): { spec: ReservationSpec; ports?: readonly PortSpec[] } {
+  if (body.ports !== undefined && body.kind !== 'address') {
+    throw new ControlInvalidRequestError(`ports apply to address reservations only, not kind ${body.kind}`, 'ports');
+  }
+  const spec = toTarget(body, options);
+  if (body.ports === undefined || spec.kind !== 'address') return { spec };
+  return { spec, ports: checkAddressPorts(body.ports, 'address' in spec ? { address: spec.address } : { pool: spec.pool }, options) };
+}
+
+function toTarget(body: ReservationRequest, options: ReservationRouteOptions): ReservationSpec {
   const need = (field: string) => new ControlInvalidRequestError(`${field} is required for kind ${body.kind}`, field);
   switch (body.kind) {
     case 'domain':
@@ -84,7 +97,7 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
       scope: 'reservations',
       handle: async (ctx) => {
         const body = decodeRequest(CreateReservationBody, await ctx.body());
-        const input = { accountId: ctx.key.accountId, spec: toSpec(body, options), name: body.name, labels: body.labels, quota: options.quota };
+        const input = { accountId: ctx.key.accountId, ...toSpec(body, options), name: body.name, labels: body.labels, quota: options.quota };
         const { reservation, created } = await store.createReservation(input, ctx.actor);
         return answer(CreatedReservationAnswer, { reservation, created }, created ? 201 : 200);
       },
@@ -116,6 +129,20 @@ export function reservationRoutes({ store, notifyRevoked }: RouteDeps, options: 
         const result = await store.releaseReservation(ctx.key.accountId, ctx.params[0] ?? '', ctx.actor);
         if (result.revokedTunnelKeyIds.length) notifyRevoked(result.revokedTunnelKeyIds);
         return answer(ReleasedAnswer, result);
+      },
+    },
+    {
+      // The answer carries no status: the listeners change once every node has read the change.
+      method: 'PUT',
+      path: /^\/v1\/reservations\/([^/]+)\/ports$/,
+      scope: 'reservations',
+      handle: async (ctx) => {
+        const body = decodeRequest(SetReservationPorts, await ctx.body());
+        const reservation = await store.getReservation(ctx.key.accountId, ctx.params[0] ?? '');
+        if (!reservation) throw new ControlNotFoundError('reservation not found');
+        if (reservation.kind !== 'address') throw new ControlInvalidRequestError(`ports apply to address reservations only, not kind ${reservation.kind}`, 'ports');
+        const ports = checkAddressPorts(body.ports, { address: reservation.value }, options);
+        return answer(ReservationAnswer, { reservation: await store.setReservationPorts(ctx.key.accountId, reservation.id, ports, ctx.actor) });
       },
     },
     {

@@ -22,7 +22,7 @@ export interface RouteResult {
 
 /** Route is one method + path pattern, the scope it needs and its handler. */
 export interface Route {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** anchored pattern; capture groups become `params` */
   readonly path: RegExp;
   /** the scope the key must hold (`admin` holds every scope); `any` for any authenticated key */
@@ -36,7 +36,7 @@ export interface Route {
  */
 export type ControlStore = Pick<
   Store,
-  'authenticateApiKey' | 'createAccount' | 'createApiKey' | 'createReservation' | 'disableAccount' | 'getAccount' | 'getQuotaOverrides' | 'setQuotaOverrides' | 'getReservation' | 'getTunnelKey' | 'listAccounts' | 'listApiKeys' | 'listAuditEvents' | 'listReservations' | 'listTunnelKeys' | 'markDomainVerified' | 'mintTunnelKey' | 'releaseReservation' | 'revokeApiKey' | 'revokeTunnelKey' | 'rotateTunnelKey'
+  'authenticateApiKey' | 'createAccount' | 'createApiKey' | 'createReservation' | 'disableAccount' | 'getAccount' | 'getQuotaOverrides' | 'setQuotaOverrides' | 'getReservation' | 'getTunnelKey' | 'listAccounts' | 'listApiKeys' | 'listAuditEvents' | 'listReservations' | 'listTunnelKeys' | 'markDomainVerified' | 'mintTunnelKey' | 'releaseReservation' | 'setReservationPorts' | 'revokeApiKey' | 'revokeTunnelKey' | 'rotateTunnelKey'
 >;
 
 /** RouteDeps are the services route groups use. */

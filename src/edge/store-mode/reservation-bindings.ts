@@ -40,7 +40,8 @@ export function bindingFromReservation(served: ServedReservation, addressPorts: 
     case 'tcp-port':
       return { id, kind: 'tcp-port', hostnames: [], tls: 'edge', port: Number(reservation.value) };
     case 'address':
-      return { id, kind: 'address', hostnames: [], tls: 'edge', address: reservation.value, ports: [...addressPorts] };
+      // the reservation's own ports (PUT /v1/reservations/{id}/ports); older ones serve the edge's addressPorts
+      return { id, kind: 'address', hostnames: [], tls: 'edge', address: reservation.value, ports: (reservation.ports ?? addressPorts).map((p) => ({ ...p })) };
   }
 }
 

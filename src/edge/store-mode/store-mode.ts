@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListenerStatus, Reservation, ReservationStatus } from '../../control-api/index.js';
 import { DEFAULT_QUOTAS, DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
-import type { ControlApi, PublicListeners } from '../control/index.js';
+import type { ControlApi, OwnListener, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant } from '../tunnels/authority.js';
@@ -29,6 +29,8 @@ export interface StoreModeOptions {
   publicListeners?: () => PublicListeners;
   /** the bound ports of the edge's own listeners, which no reservation may take */
   ownPorts?: () => readonly number[];
+  /** the same listeners with their bound hosts (which ports an address reservation may not ask for) */
+  ownListeners?: () => readonly OwnListener[];
   /** the listeners a binding needs on this node, open or failed (a reservation's status in GET answers) */
   listenerStatus?: (bindingId: string) => readonly ListenerStatus[];
   /** one worker of several (`tuna edge --workers N`): sweeps that write (unverified-domain expiry) run in worker 0 only */
@@ -85,6 +87,8 @@ export async function openStoreMode(config: EdgeConfigFile, options: StoreModeOp
     ...(settings?.addressPool !== undefined ? { addressPool: settings.addressPool } : {}),
     ...(settings?.dnsServers !== undefined ? { dnsServers: settings.dnsServers } : {}),
     addressPorts,
+    ...(settings?.addressPortRange !== undefined ? { addressPortRange: settings.addressPortRange } : {}),
+    ...(options.ownListeners !== undefined ? { ownListeners: options.ownListeners } : {}),
     ...(options.publicListeners !== undefined ? { publicListeners: options.publicListeners } : {}),
     ...(options.ownPorts !== undefined ? { ownPorts: options.ownPorts } : {}),
     ...(options.listenerStatus !== undefined ? { listenerStatus: listenerStatusOf(options.listenerStatus) } : {}),

@@ -159,6 +159,16 @@ export const MIGRATIONS: readonly Migration[] = [
       postgres: 'ALTER TABLE accounts ADD COLUMN max_concurrent_tunnels INTEGER;',
     },
   },
+  {
+    // An address reservation names the ports the edge opens on it (JSON list of {port, protocol},
+    // sorted); NULL (every reservation before this) follows the edge's configured addressPorts.
+    version: 7,
+    name: 'address reservation ports',
+    sql: {
+      sqlite: 'ALTER TABLE reservations ADD COLUMN ports TEXT;',
+      postgres: 'ALTER TABLE reservations ADD COLUMN ports TEXT;',
+    },
+  },
 ];
 
 /** migrate brings the database to the newest version and returns the versions it applied. */

@@ -2,8 +2,8 @@ import * as t from 'io-ts';
 import { anyMapping, decodeWith, jsonText, looseList, looseObject, looseString, required } from '../../codec/index.js';
 import { StoreCorruptRowError } from './errors.js';
 import type { SqlRow } from './sql-driver.js';
-import { API_KEY_SCOPES, TUNNEL_PROTOCOLS } from './store.js';
-import type { Account, ApiKey, ApiKeyScope, AuditEvent, Certificate, Reservation, TunnelKey, TunnelProtocol } from './store.js';
+import { API_KEY_SCOPES, PORT_PROTOCOLS, TUNNEL_PROTOCOLS } from './store.js';
+import type { Account, ApiKey, ApiKeyScope, AuditEvent, Certificate, PortProtocol, Reservation, TunnelKey, TunnelProtocol } from './store.js';
 
 /**
  * Row → record decoders (io-ts, src/codec). PostgreSQL returns BIGINT as a string and SQLite as a
@@ -48,6 +48,8 @@ const apiKeyRow = looseObject('api_keys row', {
   revoked_at: sqlInteger,
 });
 
+const portSpec = looseObject('port', { port: integer, protocol: required(oneOf<PortProtocol>(PORT_PROTOCOLS)) });
+
 const reservationRow = looseObject('reservations row', {
   id: text,
   account_id: text,
@@ -60,6 +62,8 @@ const reservationRow = looseObject('reservations row', {
   verified: integer,
   created_at: integer,
   updated_at: integer,
+  // address reservations only (migration 7); NULL: the edge's configured addressPorts
+  ports: jsonText(looseList(portSpec)),
 });
 
 const tunnelKeyRow = looseObject('tunnel_keys row', {
@@ -122,6 +126,8 @@ export function toReservation(row: SqlRow): Reservation {
     verified: r.verified === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    // NULL (every reservation before migration 7, and any that names none): the edge's addressPorts
+    ...(r.ports !== undefined && r.ports !== null ? { ports: r.ports.map((p) => ({ port: p.port, protocol: p.protocol })) } : {}),
   };
 }
 

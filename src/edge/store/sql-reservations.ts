@@ -8,8 +8,8 @@ import type { AddressPool } from './pools.js';
 import { toReservation } from './rows.js';
 import { announceRevocations } from './revocations.js';
 import type { SqlExecutor, SqlTransaction } from './sql-driver.js';
-import type { Actor, CreateReservationInput, CreateReservationResult, DomainType, Labels, ReleaseResult, Reservation, ReservationKind, PortPool } from './store.js';
-import { checkLabels, checkPort, checkText, normalizeAddress, normalizeHostname } from './validate.js';
+import type { Actor, CreateReservationInput, CreateReservationResult, DomainType, Labels, ReleaseResult, Reservation, ReservationKind, PortPool, PortSpec } from './store.js';
+import { checkLabels, checkPort, checkPortSpecs, checkText, normalizeAddress, normalizeHostname } from './validate.js';
 
 /**
  * Reservations inside one transaction: idempotent create (adopt what the account already holds),
@@ -92,11 +92,20 @@ function sameLabels(a: Labels, b: Labels): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+function samePorts(a: readonly PortSpec[] | undefined, b: readonly PortSpec[] | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** portsColumn is the `ports` column of a reservation: its JSON list, or NULL for the edge's addressPorts. */
+function portsColumn(ports: readonly PortSpec[] | undefined): string | null {
+  return ports === undefined ? null : JSON.stringify(ports);
+}
+
 async function adopt(
   tx: SqlExecutor,
   existing: Reservation,
   target: Target,
-  change: { name: string | null; labels: Labels | undefined; now: number; actor: Actor },
+  change: { name: string | null; labels: Labels | undefined; ports: PortSpec[] | undefined; now: number; actor: Actor },
 ): Promise<CreateReservationResult> {
   if (!satisfies(existing, target)) {
     throw new StoreConflictError(`name ${JSON.stringify(existing.name)} already holds ${existing.kind} ${existing.value}`);
@@ -106,10 +115,13 @@ async function adopt(
   }
   const name = change.name ?? existing.name;
   const labels = change.labels ?? existing.labels;
-  if (name === existing.name && sameLabels(labels, existing.labels)) return { reservation: existing, created: false };
-  await tx.run('UPDATE reservations SET name = ?, labels = ?, updated_at = ? WHERE id = ?', [
+  // Ports the request names replace the held ones (the client says what its address serves now).
+  const ports = change.ports ?? existing.ports;
+  if (name === existing.name && sameLabels(labels, existing.labels) && samePorts(ports, existing.ports)) return { reservation: existing, created: false };
+  await tx.run('UPDATE reservations SET name = ?, labels = ?, ports = ?, updated_at = ? WHERE id = ?', [
     name,
     JSON.stringify(labels),
+    portsColumn(ports),
     change.now,
     existing.id,
   ]);
@@ -120,9 +132,9 @@ async function adopt(
     accountId: existing.accountId,
     targetKind: 'reservation',
     targetId: existing.id,
-    detail: { kind: existing.kind, value: existing.value, name, labels },
+    detail: { kind: existing.kind, value: existing.value, name, labels, ...(ports !== undefined ? { ports } : {}) },
   });
-  return { reservation: { ...existing, name, labels, updatedAt: change.now }, created: false };
+  return { reservation: { ...existing, name, labels, ...(ports !== undefined ? { ports } : {}), updatedAt: change.now }, created: false };
 }
 
 async function allocate(tx: SqlTransaction, target: Target): Promise<string> {
@@ -155,7 +167,9 @@ export async function createReservationTx(
   const target = resolveTarget(input);
   const name = input.name === undefined ? null : checkText('name', input.name, 253);
   const labels = input.labels === undefined ? undefined : checkLabels('labels', input.labels);
-  const change = { name, labels, now, actor };
+  if (input.ports !== undefined && target.kind !== 'address') throw new StoreInvalidInputError('ports', 'apply to address reservations only');
+  const ports = input.ports === undefined ? undefined : checkPortSpecs('ports', input.ports);
+  const change = { name, labels, ports, now, actor };
   if (name !== null) {
     const [row] = await tx.query(`${HELD} AND account_id = ? AND name = ?`, [input.accountId, name]);
     if (row) return adopt(tx, toReservation(row), target, change);
@@ -185,6 +199,7 @@ export async function createReservationTx(
     verified: target.kind !== 'domain' || domainType === 'subdomain' || parent !== undefined,
     createdAt: now,
     updatedAt: now,
+    ...(ports !== undefined ? { ports } : {}),
   };
   await insertReservation(tx, reservation);
   await appendAudit(tx, {
@@ -194,7 +209,7 @@ export async function createReservationTx(
     accountId: input.accountId,
     targetKind: 'reservation',
     targetId: reservation.id,
-    detail: { kind: reservation.kind, value, name, labels: reservation.labels },
+    detail: { kind: reservation.kind, value, name, labels: reservation.labels, ...(ports !== undefined ? { ports } : {}) },
   });
   return { reservation, created: true };
 }
@@ -203,8 +218,8 @@ async function insertReservation(tx: SqlExecutor, r: Reservation): Promise<void>
   // A UniqueViolation here means another transaction took the same address (or name) between our
   // check and this insert; it propagates so the caller can retry once and adopt or conflict.
   await tx.run(
-    `INSERT INTO reservations (id, account_id, kind, value, port, name, labels, domain_type, verification_token, verified, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO reservations (id, account_id, kind, value, port, name, labels, domain_type, verification_token, verified, created_at, updated_at, ports)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       r.id,
       r.accountId,
@@ -218,8 +233,33 @@ async function insertReservation(tx: SqlExecutor, r: Reservation): Promise<void>
       r.verified ? 1 : 0,
       r.createdAt,
       r.updatedAt,
+      portsColumn(r.ports),
     ],
   );
+}
+
+/**
+ * setReservationPortsTx replaces an address reservation's ports. The row's write bumps the change
+ * feed, so every edge node opens and closes the listeners that differ; the same list again writes
+ * nothing (no feed entry, no audit event).
+ */
+export async function setReservationPortsTx(tx: SqlExecutor, accountId: string, id: string, input: readonly PortSpec[], now: number, actor: Actor): Promise<Reservation> {
+  const reservation = await heldReservation(tx, accountId, id);
+  if (!reservation) throw new StoreNotFoundError(`reservation ${id} not found`);
+  if (reservation.kind !== 'address') throw new StoreInvalidInputError('id', 'is not an address reservation: only an address has ports of its own');
+  const ports = checkPortSpecs('ports', input);
+  if (samePorts(ports, reservation.ports)) return reservation;
+  await tx.run('UPDATE reservations SET ports = ?, updated_at = ? WHERE id = ?', [portsColumn(ports), now, id]);
+  await appendAudit(tx, {
+    at: now,
+    actor,
+    action: 'reservation.ports',
+    accountId,
+    targetKind: 'reservation',
+    targetId: id,
+    detail: { value: reservation.value, ports, previous: reservation.ports ?? null },
+  });
+  return { ...reservation, ports, updatedAt: now };
 }
 
 /** releaseReservationTx releases a held reservation and revokes every live tunnel key bound to it. */

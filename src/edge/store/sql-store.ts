@@ -8,12 +8,14 @@ import { disableAccountTx, requireActiveAccount } from './sql-accounts.js';
 import { toAccount, toApiKey, toAuditEvent, toCertificate, toReservation, toTunnelKey } from './rows.js';
 import type { SqlDriver } from './sql-driver.js';
 import { getQuotaOverridesTx, setQuotaOverridesTx } from './sql-quotas.js';
-import { createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx, releaseUnverifiedDomainsTx } from './sql-reservations.js';
+import {
+  createReservationTx, heldByValue, heldReservation, markDomainVerifiedTx, releaseReservationTx, releaseUnverifiedDomainsTx, setReservationPortsTx,
+} from './sql-reservations.js';
 import { authenticateTunnelKeyWith, mintTunnelKeyTx, revokeTunnelKeyTx, rotateTunnelKeyTx } from './sql-tunnel-keys.js';
 import { API_KEY_SCOPES, systemClock } from './store.js';
 import type {
   Account, Actor, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, Certificate, Clock, CreateReservationInput,
-  CreateReservationResult, DisableAccountResult, LabelSelector, Minted, MintTunnelKeyInput, PutCertificateInput, ReleaseResult, Reservation,
+  CreateReservationResult, DisableAccountResult, LabelSelector, Minted, MintTunnelKeyInput, PortSpec, PutCertificateInput, ReleaseResult, Reservation,
   QuotaOverrides, ReservationKind, RotateTunnelKeyInput, ServedChanges, ServedReservation, Store, TunnelKey, TunnelKeyCheck, TunnelProtocol,
 } from './store.js';
 import { checkText, matchesSelector, normalizeHostname } from './validate.js';
@@ -187,6 +189,10 @@ export class SqlStore implements Store {
 
   markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation> {
     return this.db.transaction((tx) => markDomainVerifiedTx(tx, accountId, id, this.clock.now(), actor));
+  }
+
+  setReservationPorts(accountId: string, id: string, ports: readonly PortSpec[], actor: Actor): Promise<Reservation> {
+    return this.db.transaction((tx) => setReservationPortsTx(tx, accountId, id, ports, this.clock.now(), actor));
   }
 
   releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult> {

@@ -11,14 +11,15 @@
 
 import type {
   Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, CreatedReservation, DisabledAccount, DomainType, LabelSelector, Labels, PortPool,
-  ReleasedReservation, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
+  PortSpec, ReleasedReservation, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
 } from '../../control-api/index.js';
 
 // The records the store keeps are the control API's records (src/control-api/records.ts): one
 // definition, so a row the store returns is exactly what the API answers and the client decodes.
-export { API_KEY_SCOPES, TUNNEL_PROTOCOLS } from '../../control-api/index.js';
+export { API_KEY_SCOPES, PORT_PROTOCOLS, TUNNEL_PROTOCOLS } from '../../control-api/index.js';
 export type {
-  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, DomainType, LabelSelector, Labels, PortPool, Reservation, ReservationKind, TunnelKey, TunnelProtocol,
+  Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, DomainType, LabelSelector, Labels, PortPool, PortProtocol, PortSpec, Reservation, ReservationKind,
+  TunnelKey, TunnelProtocol,
 } from '../../control-api/index.js';
 
 /** Actor names who made a change, for the audit log: `apikey:<id>`, `system`, `cli`, ... */
@@ -39,6 +40,11 @@ export interface CreateReservationInput {
   readonly spec: ReservationSpec;
   readonly name?: string;
   readonly labels?: Labels;
+  /**
+   * address reservations only: the ports the edge opens on the address (absent: the edge's
+   * `addressPorts`). On an adopted reservation a list that differs replaces the one held.
+   */
+  readonly ports?: readonly PortSpec[];
   /** the edge's default quota of held reservations (an account's override wins; absent: none) */
   readonly quota?: number;
 }
@@ -186,6 +192,11 @@ export interface Store {
    */
   listServedChanges(afterSeq?: number): Promise<ServedChanges>;
   markDomainVerified(accountId: string, id: string, actor: Actor): Promise<Reservation>;
+  /**
+   * setReservationPorts replaces the ports of an address reservation (sorted by port; one protocol
+   * a port); the same list again writes nothing. Which ports the edge allows is the control API's rule.
+   */
+  setReservationPorts(accountId: string, id: string, ports: readonly PortSpec[], actor: Actor): Promise<Reservation>;
   releaseReservation(accountId: string, id: string, actor: Actor): Promise<ReleaseResult>;
   /** releaseUnverifiedDomains releases every held custom domain still unverified that was reserved before `createdBefore` */
   releaseUnverifiedDomains(createdBefore: number, actor: Actor): Promise<ReleaseResult[]>;

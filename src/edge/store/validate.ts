@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { StoreInvalidInputError } from './errors.js';
-import type { LabelSelector, Labels } from './store.js';
+import { PORT_PROTOCOLS } from './store.js';
+import type { LabelSelector, Labels, PortSpec } from './store.js';
 
 /**
  * Input rules the store enforces itself, whoever calls it (control API, CLI, tests): the store is
@@ -40,6 +41,31 @@ export function normalizeHostname(field: string, hostname: string): string {
     throw new StoreInvalidInputError(field, 'must be a DNS hostname such as app.example.com');
   }
   return name;
+}
+
+/** MAX_ADDRESS_PORTS bounds how many ports one address reservation opens (each is a listener on every edge node). */
+export const MAX_ADDRESS_PORTS = 256;
+
+/**
+ * checkPortSpecs checks the ports of an address reservation and returns them sorted by port: each
+ * a port number with a known protocol, no port twice (one listener a port, whatever it speaks).
+ */
+export function checkPortSpecs(field: string, ports: readonly PortSpec[]): PortSpec[] {
+  if (ports.length > MAX_ADDRESS_PORTS) throw new StoreInvalidInputError(field, `must list at most ${MAX_ADDRESS_PORTS} ports`);
+  const seen = new Set<number>();
+  for (const [i, spec] of ports.entries()) {
+    checkPort(`${field}[${i}].port`, spec.port);
+    if (!(PORT_PROTOCOLS as readonly string[]).includes(spec.protocol)) throw new StoreInvalidInputError(`${field}[${i}].protocol`, `must be one of ${PORT_PROTOCOLS.join(', ')}`);
+    if (seen.has(spec.port)) throw new StoreInvalidInputError(`${field}[${i}].port`, `port ${spec.port} is listed twice; one protocol a port`);
+    seen.add(spec.port);
+  }
+  return sortPortSpecs(ports);
+}
+
+/** sortPortSpecs orders ports by port, then protocol in canonical order (the order a reservation keeps them in). */
+export function sortPortSpecs(ports: readonly PortSpec[]): PortSpec[] {
+  const rank = (p: PortSpec) => PORT_PROTOCOLS.indexOf(p.protocol);
+  return ports.map((p) => ({ port: p.port, protocol: p.protocol })).sort((a, b) => a.port - b.port || rank(a) - rank(b));
 }
 
 /** checkPort refuses anything that is not a TCP port number 1..65535. */
