@@ -38,6 +38,8 @@ export interface AgentOptions {
   /** keys per hostname or binding id (`tuna run --keys FILE`) */
   keys?: ReadonlyMap<string, string>;
   connections: number;
+  /** a UDP flow with no datagram either way for this long is ended (`tuna udp --idle-timeout`; default 60 s) */
+  udpIdleTimeoutMs?: number;
 }
 
 /**

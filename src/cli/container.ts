@@ -49,7 +49,7 @@ export class AgentFactory {
   create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent {
     const onError = (err: unknown, context: TunnelStreamContext): void =>
       log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
-    const dataPlane = new DataPlane({ endpoints, certificates, onError, observer });
+    const dataPlane = new DataPlane({ endpoints, certificates, onError, observer, ...(options.udpIdleTimeoutMs !== undefined ? { udpIdleTimeoutMs: options.udpIdleTimeoutMs } : {}) });
     return new Agent(dataPlane, this.tunnels(options, dataPlane, log));
   }
 }

@@ -45,6 +45,14 @@ export const SecondsString = new t.Type<number, string, unknown>(
   String,
 );
 
+/** MillisecondsString decodes a positive duration in whole milliseconds ("500"), 1 to 86,400,000 (a day). */
+export const MillisecondsString = new t.Type<number, string, unknown>(
+  'milliseconds',
+  (u): u is number => typeof u === 'number',
+  (u, c) => (typeof u === 'string' && /^[1-9]\d{0,7}$/.test(u) && Number(u) <= 86_400_000 ? t.success(Number(u)) : t.failure(u, c, 'must be whole milliseconds from 1 to 86400000')),
+  String,
+);
+
 /** HostnameString decodes a DNS name (exact, lowercase letters, digits, dashes and dots). */
 export const HostnameString = new t.Type<string, string, unknown>(
   'hostname',

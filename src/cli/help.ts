@@ -15,6 +15,7 @@ Usage: tuna <command> [options]
 Commands:
   http <port|url>        publish a local HTTP server under a hostname
   tcp <port>             publish a local TCP port on a port of the edge
+  udp <port>             publish a local UDP port on a port of the edge
   run --manifests DIR    publish what Ingress/HTTPRoute/Gateway/Service/EndpointSlice files describe
   operator --edge ADDR   run in a cluster: publish what its Ingress/Gateway/Service objects describe
   edge --config FILE     run an edge relay
@@ -57,6 +58,18 @@ Options:
   --remote-port N    the edge port to ask for (default 0: any port of the edge's pool)
   --binding ID       the edge binding id (default binding/tcp-port/local/tcp/<port>)
   --no-check         do not check that something listens on the port first
+${logFlagsHelp}
+${agentFlagsHelp}`,
+  udp: `Usage: tuna udp <port> [--remote-port N] [options]
+
+Publish a local UDP port (127.0.0.1:<port>) on a UDP port of the edge: each public client
+address:port is one flow, relayed to the local port from a socket of its own.
+
+Options:
+  --remote-port N    the edge port to ask for (default 0: any port of the edge's pool)
+  --binding ID       the edge binding id (default binding/tcp-port/local/udp/<port>; store mode:
+                     binding/tcp-port/<port> of the reservation, with a udp tunnel key)
+  --idle-timeout MS  end a flow after MS milliseconds without a datagram (default 60000)
 ${logFlagsHelp}
 ${agentFlagsHelp}`,
   run: `Usage: tuna run --manifests DIR [--manifests DIR …] [options]

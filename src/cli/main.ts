@@ -19,6 +19,7 @@ type Command = (args: string[], io: CliIo, runtime: CliRuntime) => Promise<numbe
 const commands: Record<string, (args: string[]) => Promise<Command>> = {
   http: async () => (await import('./commands/http.js')).httpCommand,
   tcp: async () => (await import('./commands/tcp.js')).tcpCommand,
+  udp: async () => (await import('./commands/udp.js')).udpCommand,
   run: async () => (await import('./commands/run.js')).runCommand,
   operator: async () => (await import('./commands/operator.js')).operatorCommand,
   // `tuna edge init` works on the edge's store, `tuna edge key` mints a config-mode key; the rest runs the edge.
@@ -41,7 +42,7 @@ const commands: Record<string, (args: string[]) => Promise<Command>> = {
 };
 
 /** LONG_RUNNING are the commands that take --log-format; their failures follow it. */
-const LONG_RUNNING = new Set(['http', 'tcp', 'run', 'operator', 'edge', 'demo']);
+const LONG_RUNNING = new Set(['http', 'tcp', 'udp', 'run', 'operator', 'edge', 'demo']);
 
 /**
  * runCli runs one command line and returns the exit status. Failures the user can act on are

@@ -3,7 +3,7 @@ import { canonicalize, emptyGraph } from '../model/index.js';
 import type { Endpoint } from '../dataplane/index.js';
 
 /**
- * Graphs for the one-line commands (`tuna http`, `tuna tcp`): one binding, one listener and one
+ * Graphs for the one-line commands (`tuna http`, `tuna tcp`, `tuna udp`): one binding, one listener and one
  * route to a local target, in the same shape translators produce, so the same data plane and
  * tunnel manager serve them.
  */
@@ -58,4 +58,25 @@ export function tcpTarget(endpoint: Endpoint, remotePort: number, bindingId = `b
     source: { ...source, name },
   });
   return { graph: canonicalize(graph), service: { namespace, name, portName: 'tcp', endpoint } };
+}
+
+/**
+ * udpTarget publishes a UDP port of the edge (`remotePort` 0: any) to `endpoint`: a tcp-port
+ * binding (the edge's port binding, whose key or config opens it for UDP, docs/protocol.md §4.6)
+ * with a `udp` listener and one stream route, the shape a Gateway UDPRoute would give.
+ */
+export function udpTarget(endpoint: Endpoint, remotePort: number, bindingId = `binding/tcp-port/local/udp/${endpoint.port}`): QuickTarget {
+  const name = 'udp';
+  const graph = emptyGraph();
+  graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port: remotePort, source: { ...source, name } });
+  const listener = `${bindingId}/listener/udp`;
+  graph.listeners.push({ id: listener, bindingId, name: 'udp', port: remotePort === 0 ? endpoint.port : remotePort, protocol: 'udp', source: { ...source, name } });
+  graph.streamRoutes.push({
+    id: `cli/local/${name}/route`,
+    listenerId: listener,
+    hostnames: [],
+    backends: [{ kind: 'service', namespace, service: name, port: endpoint.port, portName: 'udp', protocol: 'udp', weight: 1 }],
+    source: { ...source, name },
+  });
+  return { graph: canonicalize(graph), service: { namespace, name, portName: 'udp', endpoint } };
 }

@@ -20,7 +20,7 @@ export const ApiKeyScopeCodec = t.keyof(keysOf(API_KEY_SCOPES), 'ApiKeyScope');
 export type ApiKeyScope = t.TypeOf<typeof ApiKeyScopeCodec>;
 
 /** TUNNEL_PROTOCOLS lists every tunnel protocol, in canonical order. */
-export const TUNNEL_PROTOCOLS = ['http', 'https', 'tls', 'tcp'] as const;
+export const TUNNEL_PROTOCOLS = ['http', 'https', 'tls', 'tcp', 'udp'] as const;
 /** TunnelProtocolCodec is what a tunnel key may carry: the public protocol of its binding. */
 export const TunnelProtocolCodec = t.keyof(keysOf(TUNNEL_PROTOCOLS), 'TunnelProtocol');
 /** TunnelProtocol is what a tunnel key may carry: the public protocol of its binding. */

@@ -21,7 +21,7 @@ import { MirrorSender } from './mirror.js';
 import type { ExchangeObserver } from './observer.js';
 import { planRequest } from './request-plan.js';
 import type { ForwardPlan, LocalAnswer } from './request-plan.js';
-import { compileRouteTable, routeStream } from './router.js';
+import { compileRouteTable, routeDatagram, routeStream } from './router.js';
 import type { RoutedRequest } from './http-handler.js';
 import { decoratePlan, gatePolicies, withResponseHeaders } from './policies/apply.js';
 import { limitBody } from './policies/body-limit.js';
@@ -36,6 +36,7 @@ import { Http1Client } from './upstream-http1.js';
 import type { Http1ClientOptions } from './upstream-http1.js';
 import { Http2Client } from './upstream-http2.js';
 import type { UpstreamClient } from './upstream.js';
+import { DEFAULT_UDP_IDLE_TIMEOUT_MS, proxyUdp } from './udp-proxy.js';
 import { proxyWebSocket } from './websocket-proxy.js';
 import { proxyHttp1Upgrade, writeLocal } from './websocket-upgrade.js';
 import type { Duplex } from 'node:stream';
@@ -58,6 +59,10 @@ export interface DataPlaneOptions {
   spliceHttp1?: boolean;
   /** limits of spliced connections whose edge sends none (`tuna-http1-limits`; default: the edge's public defaults) */
   splicedHttp1Limits?: SplicedHttp1Limits;
+  /** false: do not tell edges that UDP flows may come (docs/protocol.md §4.6); default true */
+  acceptUdp?: boolean;
+  /** a UDP flow with no datagram either way for this long is ended (default 60 s) */
+  udpIdleTimeoutMs?: number;
 }
 
 /**
@@ -69,6 +74,9 @@ export interface DataPlaneOptions {
 export class DataPlane implements TunnelStreamHandler {
   /** acceptsSplicedHttp1 makes the tunnels tell the edge that this data plane serves spliced HTTP/1.1 connections. */
   readonly acceptsSplicedHttp1: boolean;
+  /** acceptsUdp makes the tunnels tell the edge that this data plane takes UDP flows. */
+  readonly acceptsUdp: boolean;
+  private readonly udpIdleTimeoutMs: number;
   private table: RouteTable = compileRouteTable(emptyGraph());
   private readonly deps: ProxyDeps;
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
@@ -80,6 +88,8 @@ export class DataPlane implements TunnelStreamHandler {
 
   constructor(options: DataPlaneOptions) {
     this.acceptsSplicedHttp1 = options.spliceHttp1 ?? true;
+    this.acceptsUdp = options.acceptUdp ?? true;
+    this.udpIdleTimeoutMs = options.udpIdleTimeoutMs ?? DEFAULT_UDP_IDLE_TIMEOUT_MS;
     // Each request of a spliced connection is routed on the table in force when it arrives.
     this.spliced = new SplicedHttp1Server(
       {
@@ -120,6 +130,7 @@ export class DataPlane implements TunnelStreamHandler {
     const entry: EntryPoint = { bindingId: context.bindingId, publicPort: context.publicPort, publicProtocol: context.publicProtocol };
     const conn: ConnectionFacts = { clientAddress: context.clientAddress, scheme: isSecure(context.publicProtocol) ? 'https' : 'http', entry };
     try {
+      if (context.publicProtocol === 'udp') return this.serveUdp(table, stream, headers, entry);
       if (headers[':method'] !== 'CONNECT') return this.serveHttp(table, downstreamFromHttp2(stream, headers), conn, context);
       const protocol = headers[':protocol'];
       if (protocol === 'websocket') return this.serveWebSocket(table, stream, headers, conn, context);
@@ -215,6 +226,14 @@ export class DataPlane implements TunnelStreamHandler {
     const routed = resolveRequest(table, line, conn, 'GET');
     if (!('route' in routed)) return local(routed.status, routed.body, routed.headers);
     this.planUpgrade(routed, conn, context, (answer) => writeLocal(socket, answer), (plan) => proxyHttp1Upgrade(this.deps, routed.route, plan, req, socket, head));
+  }
+
+  /** serveUdp relays one UDP flow (a plain CONNECT, docs/protocol.md §4.6) to the route of the binding's `udp` listener. */
+  private serveUdp(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, entry: EntryPoint): void {
+    if (!this.acceptsUdp || headers[':method'] !== 'CONNECT' || headers[':protocol'] !== undefined) return void stream.respond({ ':status': 400 }, { endStream: true });
+    const result = routeDatagram(table, entry);
+    if (result.kind === 'none') return void stream.respond({ ':status': 404 }, { endStream: true });
+    proxyUdp(this.deps, stream, result.backends, { idleTimeoutMs: this.udpIdleTimeoutMs });
   }
 
   /**

@@ -209,3 +209,14 @@ function selectStreamRoute(routes: readonly StreamRoute[], sni: string | undefin
   const named = sni === undefined ? undefined : routes.find((r) => r.hostnames.some((h) => h === sni || matchesWildcard(h, sni)));
   return named ?? routes.find((r) => r.hostnames.length === 0) ?? (sni === undefined ? routes[0] : undefined);
 }
+
+/**
+ * routeDatagram picks the stream route of a UDP flow: a route of the binding's `udp` listeners on
+ * the public port (or, as for TCP, of its `udp` listeners when none has that port). UDP carries no
+ * name to choose by, so the first route without hostnames wins, else the first.
+ */
+export function routeDatagram(table: RouteTable, entry: EntryPoint): { kind: 'forward'; route: StreamRoute; backends: Backend[] } | { kind: 'none' } {
+  const routes = selectListeners(table, entry, ['udp']).flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []);
+  const route = selectStreamRoute(routes, undefined);
+  return route ? { kind: 'forward', route, backends: route.backends } : { kind: 'none' };
+}

@@ -5,6 +5,7 @@ import type { ListenerStatus } from '../control-api/index.js';
 import { EdgeListenError } from './errors.js';
 import type { PublicFront } from './fronts/public-front.js';
 import type { EdgeMetrics } from './metrics.js';
+import { portTransports } from './tunnels/directory.js';
 import type { BindingDirectory, EdgeBinding } from './tunnels/directory.js';
 
 /**
@@ -29,7 +30,8 @@ export const DEFAULT_BINDING_RETRY_MS = 30_000;
 export function wantedBindingListeners(bindings: readonly EdgeBinding[], tcpHost: string, front: PublicFront): Map<string, WantedListener> {
   const wanted = new Map<string, WantedListener>();
   for (const binding of bindings) {
-    if (binding.kind === 'tcp-port' && binding.port !== undefined) {
+    // a UDP-only port gets no TCP listener (its socket is UdpListeners')
+    if (binding.kind === 'tcp-port' && binding.port !== undefined && portTransports(binding).includes('tcp')) {
       wanted.set(`${binding.id}|tcp|${binding.port}`, {
         binding,
         host: tcpHost,

@@ -38,6 +38,8 @@ const BindingEntry = t.intersection([
     address: t.string,
     ports: t.array(PortSpec),
     tls: t.keyof({ edge: null, 'terminate-in-cluster': null, passthrough: null }),
+    /** tcp-port: open the port for TCP, UDP or both (docs/protocol.md §4.6); default [tcp] */
+    transports: t.array(t.keyof({ tcp: null, udp: null })),
     keys: t.array(KeyEntry),
   }),
 ]);
@@ -71,8 +73,12 @@ const TunnelListenerLimits = t.partial({
 /** EdgePublicLimits is `limits.public`: deadlines, connection limits and HTTP/2 abuse budgets of the public listeners. */
 export type EdgePublicLimits = t.TypeOf<typeof PublicLimits>;
 
+// UDP flows (docs/protocol.md §4.6); defaults DEFAULT_UDP_LIMITS in src/edge/fronts/udp-front.ts.
+const UdpLimits = t.partial({ idleTimeoutMs: t.number, maxFlowsPerBinding: t.number, maxFlowsPerAddress: t.number, maxQueuedDatagrams: t.number });
+
 const Limits = t.partial({
   public: PublicLimits,
+  udp: UdpLimits,
   tunnelListener: TunnelListenerLimits,
   maxRequestBodyBytes: t.number,
   maxHeaderBytes: t.number,
@@ -169,6 +175,7 @@ export function decodeEdgeConfig(doc: unknown): EdgeConfigFile {
   checkWorkers(result.right);
   checkPublicLimits(result.right.limits?.public, 'limits.public');
   checkPublicLimits(result.right.limits?.tunnelListener, 'limits.tunnelListener');
+  checkPublicLimits(result.right.limits?.udp, 'limits.udp');
   const pool = result.right.listen.addressPool;
   if (pool !== undefined) {
     const contains = parseCidr(pool);

@@ -24,6 +24,8 @@ import { EdgeMetrics } from './metrics.js';
 import { adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics-endpoint.js';
 import type { MetricsAuthorizer } from './metrics-endpoint.js';
 import { PublicFront } from './fronts/public-front.js';
+import { DEFAULT_UDP_LIMITS, UdpFront } from './fronts/udp-front.js';
+import { UdpListeners } from './udp-listeners.js';
 import { FailureRateLimiter } from './control/rate-limiter.js';
 import type { RateLimitOptions } from './control/rate-limiter.js';
 import type { Store } from './store/index.js';
@@ -75,6 +77,8 @@ export interface EdgeAddresses {
   metrics?: AddressInfo;
   /** by binding id: the tcp-port listener, or every port of a dedicated address */
   bindings: Map<string, AddressInfo[]>;
+  /** by binding id: the UDP socket of a tcp-port binding whose transports include udp */
+  udp: Map<string, AddressInfo[]>;
 }
 
 /** tcpHostOf is the host tcp-port listeners bind: the HTTP listener's (GET /v1/edge reports it as `tcpHost`). */
@@ -89,6 +93,7 @@ export function bindingsFromConfig(config: EdgeConfigFile): EdgeBinding[] {
     if (b.port !== undefined) binding.port = b.port;
     if (b.address !== undefined) binding.address = b.address;
     if (b.ports !== undefined) binding.ports = b.ports;
+    if (b.transports !== undefined) binding.transports = b.transports;
     return binding;
   });
 }
@@ -128,6 +133,8 @@ export class EdgeServer {
   #https: NetServer | undefined;
   #metricsServer: HttpServer | undefined;
   readonly #bindingListeners: BindingListeners;
+  readonly #udpFront: UdpFront;
+  readonly #udpListeners: UdpListeners;
   #unsubscribe: (() => void) | undefined;
   #isClosing = false;
   readonly #limiter: FailureRateLimiter;
@@ -177,6 +184,9 @@ export class EdgeServer {
       log: this.#log,
       retryMs: options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS,
     });
+    this.#udpFront = new UdpFront(ctx, { ...DEFAULT_UDP_LIMITS, ...limits.udp });
+    const udpDeps = { directory: this.directory, front: this.#udpFront, host: tcpHostOf(config), metrics: this.metrics, log: this.#log };
+    this.#udpListeners = new UdpListeners({ ...udpDeps, retryMs: options.bindingRetryMs ?? DEFAULT_BINDING_RETRY_MS });
   }
 
   #createTunnelServer(): HttpServer {
@@ -251,9 +261,10 @@ export class EdgeServer {
       this.#metricsServer = createMetricsServer(() => this.metrics.render(this.registry), () => this.#isClosing);
       await listenOn(this.#metricsServer, listen.metrics.port, listen.metrics.host ?? '127.0.0.1', 'the metrics listener');
     }
-    await this.#bindingListeners.reconcile();
+    await Promise.all([this.#bindingListeners.reconcile(), this.#udpListeners.reconcile()]);
     this.#unsubscribe = this.directory.subscribe(() => {
       this.#bindingListeners.reconcile().catch((err: Error) => this.#log(`binding listeners: ${err.message}`));
+      this.#udpListeners.reconcile().catch((err: Error) => this.#log(`udp listeners: ${err.message}`));
     });
   }
 
@@ -266,7 +277,7 @@ export class EdgeServer {
       list.push(info(server)!);
       bindings.set(bindingId, list);
     }
-    const out: EdgeAddresses = { tunnel: this.#tunnelListener.address()!, bindings };
+    const out: EdgeAddresses = { tunnel: this.#tunnelListener.address()!, bindings, udp: this.#udpListeners.addresses() };
     const http = info(this.#http);
     const https = info(this.#https);
     const metrics = info(this.#metricsServer);
@@ -291,7 +302,7 @@ export class EdgeServer {
 
   /** bindingListenerStatus lists the listeners a binding needs on this node, open or failed to bind (a reservation's status). */
   bindingListenerStatus(bindingId: string): ListenerStatus[] {
-    return this.#bindingListeners.statusOf(bindingId);
+    return [...this.#bindingListeners.statusOf(bindingId), ...this.#udpListeners.statusOf(bindingId)].sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
   }
 
   /** closeTunnels drains the live tunnels that match (e.g. of a revoked key). */
@@ -322,6 +333,7 @@ export class EdgeServer {
     const closing = [this.#tunnelListener.close(), ...servers.filter((s) => s !== undefined).map((s) => closeServer(s))];
     this.#tunnelListener.closeAllConnections();
     this.#front.close();
+    this.#udpListeners.close();
     this.registry.wakeAll();
     // Shared connections first: their GOAWAY stops the agent re-attaching what the edge drains.
     const drained = Promise.all([...this.registry.shared().map((c) => c.close()), ...this.registry.all().map((t) => t.close())]);
@@ -342,6 +354,8 @@ export class EdgeServer {
     for (const tunnel of this.registry.all()) tunnel.destroy();
     for (const connection of this.registry.shared()) connection.destroy();
     this.#front.destroy();
+    this.#udpListeners.close();
+    this.#udpFront.destroy();
     this.#tunnelListener.closeAllConnections();
     void this.#tunnelListener.close();
     for (const s of [this.#http, this.#https, this.#metricsServer, ...this.#bindingListeners.servers().map((e) => e.server)]) {

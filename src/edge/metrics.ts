@@ -52,6 +52,15 @@ export class EdgeMetrics {
   tunnelListenerOpen = 0;
   readonly #tunnelListenerClosed = new Map<string, number>();
 
+  // --- UDP flows (docs/protocol.md §4.6) ---
+  /** udpFlowsTotal counts UDP flows opened (one tunnel stream each). */
+  udpFlowsTotal = 0;
+  /** udpFlowsActive is the number of UDP flows open now. */
+  udpFlowsActive = 0;
+  readonly #udpDatagrams = new Map<string, number>();
+  readonly #udpDropped = new Map<string, number>();
+  readonly #udpFlowEnds = new Map<string, number>();
+
   readonly #prom = new Registry();
   /** the tunnel registry of the scrape under way (render's argument) */
   #tunnels: TunnelRegistry | undefined;
@@ -87,6 +96,11 @@ export class EdgeMetrics {
     countersBy(registers, 'tuna_edge_public_http2_goaways_total', 'Public HTTP/2 connections sent away for abuse, by reason.', 'reason', this.#publicGoaways);
     gaugeOf(registers, 'tuna_edge_tunnel_listener_connections_open', 'Connections open on the tunnel listener now.', () => this.tunnelListenerOpen);
     countersBy(registers, 'tuna_edge_tunnel_listener_closed_total', 'Tunnel listener connections closed at accept (a limit) or by a deadline (a phase).', 'cause', this.#tunnelListenerClosed);
+    counterOf(registers, 'tuna_edge_udp_flows_total', 'UDP flows opened (one tunnel stream each).', () => this.udpFlowsTotal);
+    gaugeOf(registers, 'tuna_edge_udp_flows_active', 'UDP flows open now.', () => this.udpFlowsActive);
+    countersBy(registers, 'tuna_edge_udp_datagrams_total', 'UDP datagrams relayed (in: from public clients, out: to them).', 'direction', this.#udpDatagrams);
+    countersBy(registers, 'tuna_edge_udp_datagrams_dropped_total', 'UDP datagrams dropped, by reason.', 'reason', this.#udpDropped);
+    countersBy(registers, 'tuna_edge_udp_flow_ends_total', 'UDP flows ended, by cause.', 'cause', this.#udpFlowEnds);
     countersBy(registers, 'tuna_edge_requests_total', 'Public HTTP requests answered, by status code.', 'code', this.#requests);
     countersBy(registers, 'tuna_edge_control_requests_total', 'Control API requests, by method.', 'method', this.#controlRequests);
     new Counter({
@@ -151,6 +165,31 @@ export class EdgeMetrics {
   /** tunnelListenerCloses returns the closes of one cause (for tests and render). */
   tunnelListenerCloses(cause: string): number {
     return this.#tunnelListenerClosed.get(cause) ?? 0;
+  }
+
+  /** countUdpDatagram records one datagram relayed (`in` from a public client, `out` to one). */
+  countUdpDatagram(direction: 'in' | 'out'): void {
+    bump(this.#udpDatagrams, direction);
+  }
+
+  /** countUdpDrop records `n` datagrams dropped for one reason (a limit, no tunnel, a full queue). */
+  countUdpDrop(reason: string, n = 1): void {
+    if (n > 0) this.#udpDropped.set(reason, (this.#udpDropped.get(reason) ?? 0) + n);
+  }
+
+  /** countUdpFlowEnd records a UDP flow that ended, by cause (idle, the agent's end, a refusal …). */
+  countUdpFlowEnd(cause: string): void {
+    bump(this.#udpFlowEnds, cause);
+  }
+
+  /** udpDrops returns the datagrams dropped for one reason (for tests and render). */
+  udpDrops(reason: string): number {
+    return this.#udpDropped.get(reason) ?? 0;
+  }
+
+  /** udpFlowEnds returns the flows ended by one cause. */
+  udpFlowEnds(cause: string): number {
+    return this.#udpFlowEnds.get(cause) ?? 0;
   }
 
   /** beginRequest notes when a public request began; `exchange` is what carries its answer (response, stream or socket). */

@@ -40,7 +40,7 @@ export interface Binding {
 }
 
 /** ListenerProtocol is what a listener speaks to the public client. */
-export type ListenerProtocol = 'http' | 'https' | 'tls' | 'tcp';
+export type ListenerProtocol = 'http' | 'https' | 'tls' | 'tcp' | 'udp';
 
 /**
  * TlsMode says who terminates TLS: the edge with its own certificate, the operator in the cluster
@@ -161,7 +161,7 @@ export type HttpFilter =
 export type BackendFilter = Extract<HttpFilter, { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier' }>;
 
 /** BackendProtocol is how the data plane talks to a backend. */
-export type BackendProtocol = 'http' | 'h2c' | 'h2' | 'ws' | 'tcp' | 'tls';
+export type BackendProtocol = 'http' | 'h2c' | 'h2' | 'ws' | 'tcp' | 'tls' | 'udp';
 
 /** ServiceBackend is a Service port, resolved to ready endpoints at request time. */
 export interface ServiceBackend {

@@ -8,7 +8,7 @@ import type { Clock, ClockTimer } from './clock.js';
 import type { EdgeDialer, EdgeEndpoint } from './dialer.js';
 import { EdgeWorkerMissedError, TunnelClosedError, TunnelDestroyedError, TunnelTimeoutError } from './errors.js';
 import { upgradeTunnel } from './handshake.js';
-import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, HEADER_EDGE_WORKER, parseEdgeWorker, takeStreamMeta, tunnelSettings } from '../wire/index.js';
+import { DEFAULT_TUNNEL_LIMITS, FEATURE_SPLICED_HTTP1, FEATURE_UDP, HEADER_EDGE_WORKER, parseEdgeWorker, takeStreamMeta, tunnelSettings } from '../wire/index.js';
 import type { EdgeWorker, TunnelLimits, TunnelStreamHandler } from '../wire/index.js';
 
 /** TunnelSessionOptions configures one tunnel connection. */
@@ -156,7 +156,7 @@ export class TunnelSession extends EventEmitter {
           ...(this.#options.router === undefined ? { binding: { id: this.#options.bindingId, key: this.#options.key } } : {}),
           connectionId: this.connectionId,
           timeoutMs: this.#options.handshakeTimeoutMs ?? 10_000,
-          ...(this.#options.handler.acceptsSplicedHttp1 === true ? { features: [FEATURE_SPLICED_HTTP1] } : {}),
+          features: handlerFeatures(this.#options.handler),
           compactMeta: this.#options.compactMeta,
         });
         if (this.#abort.signal.aborted) throw this.#error ?? new TunnelDestroyedError();
@@ -326,4 +326,9 @@ export function respondQuietly(stream: ServerHttp2Stream, status: number): void 
     return;
   }
   stream.respond({ ':status': status }, { endStream: true });
+}
+
+/** handlerFeatures lists the optional stream kinds the data plane takes, for `tuna-features` (docs/protocol.md §4.5, §4.6). */
+function handlerFeatures(handler: TunnelStreamHandler): string[] {
+  return [...(handler.acceptsSplicedHttp1 === true ? [FEATURE_SPLICED_HTTP1] : []), ...(handler.acceptsUdp === true ? [FEATURE_UDP] : [])];
 }

@@ -11,3 +11,4 @@ export * from './errors.js';
 export * from './host-name.js';
 export * from './shared-connection.js';
 export * from './edge-worker.js';
+export * from './datagram-framing.js';

@@ -22,7 +22,7 @@ export const HEADER_CONNECTION_ID = 'tuna-connection-id';
 /** HEADER_PUBLIC_PORT carries the edge port the public client connected to (stream header). */
 export const HEADER_PUBLIC_PORT = 'tuna-public-port';
 
-/** HEADER_PUBLIC_PROTOCOL carries what the client spoke at the edge: http, https, tls or tcp. */
+/** HEADER_PUBLIC_PROTOCOL carries what the client spoke at the edge: http, https, tls, tcp or udp. */
 export const HEADER_PUBLIC_PROTOCOL = 'tuna-public-protocol';
 
 /** HEADER_CLIENT_ADDRESS carries the public client's IP address as the edge saw it. */
@@ -51,6 +51,16 @@ export const TUNNEL_HEADERS: readonly string[] = [
 
 /** TCP_AUTHORITY_HOST is the `:authority` host of CONNECT streams for plain TCP (RFC 6761 `.invalid`). */
 export const TCP_AUTHORITY_HOST = 'tcp.invalid';
+
+/** UDP_AUTHORITY_HOST is the `:authority` host of the CONNECT stream of one UDP flow (§4.6, RFC 6761 `.invalid`). */
+export const UDP_AUTHORITY_HOST = 'udp.invalid';
+
+/**
+ * FEATURE_UDP says the agent takes UDP flows (one CONNECT stream per flow, `tuna-public-protocol:
+ * udp`, length-prefixed datagrams, docs/protocol.md §4.6). The edge sends no flow to an agent that
+ * did not name it: it drops the datagrams and counts them instead.
+ */
+export const FEATURE_UDP = 'udp';
 
 /**
  * TunnelLimits are the HTTP/2 settings both ends apply to a tunnel connection. Defaults and why:
@@ -97,7 +107,9 @@ export function tunnelSettings(limits: TunnelLimits, isAgent: boolean): Settings
 /** PublicProtocol is what a client spoke at the edge. */
 export type PublicProtocol = TunnelStreamContext['publicProtocol'];
 
-const PUBLIC_PROTOCOLS: ReadonlySet<string> = new Set(['http', 'https', 'tls', 'tcp']);
+// `udp` (§4.6) is sent only to agents that named FEATURE_UDP; an older agent reads it as a
+// malformed stream context and answers 400, so even a misrouted flow ends cleanly.
+const PUBLIC_PROTOCOLS: ReadonlySet<string> = new Set(['http', 'https', 'tls', 'tcp', 'udp']);
 
 /** StreamMeta is the part of TunnelStreamContext the edge sends on each stream. */
 export type StreamMeta = Omit<TunnelStreamContext, 'bindingId'>;

@@ -1,6 +1,6 @@
 import { edgeBindingId } from '../../control-api/index.js';
 import type { Reservation, ServedReservation, TunnelProtocol } from '../store/index.js';
-import type { AddressPort, EdgeBinding } from '../tunnels/directory.js';
+import type { AddressPort, EdgeBinding, PortTransport } from '../tunnels/directory.js';
 
 /**
  * How reservations become edge bindings in store mode (docs/edge.md "Bindings from reservations").
@@ -38,7 +38,7 @@ export function bindingFromReservation(served: ServedReservation, addressPorts: 
       if (!reservation.verified) return undefined;
       return { id, kind: 'host', hostnames: [reservation.value], tls: isRawTlsOnly(protocols) ? 'terminate-in-cluster' : 'edge' };
     case 'tcp-port':
-      return { id, kind: 'tcp-port', hostnames: [], tls: 'edge', port: Number(reservation.value) };
+      return { id, kind: 'tcp-port', hostnames: [], tls: 'edge', port: Number(reservation.value), transports: transportsOf(protocols) };
     case 'address':
       // the reservation's own ports (PUT /v1/reservations/{id}/ports); older ones serve the edge's addressPorts
       return { id, kind: 'address', hostnames: [], tls: 'edge', address: reservation.value, ports: (reservation.ports ?? addressPorts).map((p) => ({ ...p })) };
@@ -49,9 +49,20 @@ function isRawTlsOnly(protocols: readonly TunnelProtocol[]): boolean {
   return protocols.length > 0 && protocols.every((p) => p === 'tls');
 }
 
-/** protocolFitsBinding says whether a key's protocol can be served on a binding of that kind (tcp only on ports). */
+/**
+ * transportsOf says what a port reservation opens (docs/protocol.md §4.6): its UDP socket once a
+ * live key carries `udp`, and its TCP listener unless every live key carries `udp` (a port with no
+ * key yet opens TCP, as before UDP existed).
+ */
+function transportsOf(protocols: readonly TunnelProtocol[]): PortTransport[] {
+  const hasUdp = protocols.includes('udp');
+  const isUdpOnly = hasUdp && protocols.every((p) => p === 'udp');
+  return [...(isUdpOnly ? [] : (['tcp'] as const)), ...(hasUdp ? (['udp'] as const) : [])];
+}
+
+/** protocolFitsBinding says whether a key's protocol can be served on a binding of that kind (tcp or udp only on ports). */
 export function protocolFitsBinding(protocol: TunnelProtocol, binding: Pick<EdgeBinding, 'kind'>): boolean {
   if (binding.kind === 'host') return protocol === 'http' || protocol === 'https' || protocol === 'tls';
-  if (binding.kind === 'tcp-port') return protocol === 'tcp';
-  return true;
+  if (binding.kind === 'tcp-port') return protocol === 'tcp' || protocol === 'udp';
+  return protocol !== 'udp';
 }

@@ -1,5 +1,5 @@
 import { StoreSchemaTooNewError } from './errors.js';
-import { CHANGE_FEED_SQL } from './sql-changes.js';
+import { CHANGE_FEED_SQL, SQLITE_TRIGGERS } from './sql-changes.js';
 import type { SqlDriver, SqlTransaction } from './sql-driver.js';
 
 /**
@@ -114,6 +114,46 @@ CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
 FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 `;
 
+// UDP (docs/protocol.md §4.6): a tcp-port reservation's key may carry `udp`, which the CHECK of
+// migration 1 refuses. PostgreSQL swaps the constraint (its default name, table_column_check);
+// SQLite cannot alter a CHECK, so the table is rebuilt as SQLite's ALTER TABLE documentation
+// says: new table, copy, drop, rename, then its indexes and change-feed triggers again. Nothing
+// references tunnel_keys, so the drop breaks no foreign key; the copy keeps every change_seq.
+const KEY_PROTOCOLS_WITH_UDP = `'http', 'https', 'tls', 'tcp', 'udp'`;
+
+const SQLITE_KEYS_WITH_UDP = `
+CREATE TABLE tunnel_keys_new (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  reservation_id TEXT NOT NULL REFERENCES reservations (id),
+  protocol TEXT NOT NULL CHECK (protocol IN (${KEY_PROTOCOLS_WITH_UDP})),
+  secret_hash TEXT NOT NULL,
+  previous_hash TEXT,
+  previous_valid_until INTEGER,
+  max_connections INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  labels TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  rotated_at INTEGER,
+  revoked_at INTEGER,
+  change_seq INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO tunnel_keys_new (id, account_id, reservation_id, protocol, secret_hash, previous_hash, previous_valid_until,
+  max_connections, expires_at, labels, created_at, rotated_at, revoked_at, change_seq)
+SELECT id, account_id, reservation_id, protocol, secret_hash, previous_hash, previous_valid_until,
+  max_connections, expires_at, labels, created_at, rotated_at, revoked_at, change_seq FROM tunnel_keys;
+DROP TABLE tunnel_keys;
+ALTER TABLE tunnel_keys_new RENAME TO tunnel_keys;
+CREATE INDEX tunnel_keys_account ON tunnel_keys (account_id);
+CREATE INDEX tunnel_keys_reservation ON tunnel_keys (reservation_id);
+CREATE INDEX tunnel_keys_change_seq ON tunnel_keys (change_seq);
+${SQLITE_TRIGGERS('tunnel_keys')}`;
+
+const POSTGRES_KEYS_WITH_UDP = `
+ALTER TABLE tunnel_keys DROP CONSTRAINT tunnel_keys_protocol_check;
+ALTER TABLE tunnel_keys ADD CONSTRAINT tunnel_keys_protocol_check CHECK (protocol IN (${KEY_PROTOCOLS_WITH_UDP}));
+`;
+
 /** MIGRATIONS is the ordered list of schema versions. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -168,6 +208,11 @@ export const MIGRATIONS: readonly Migration[] = [
       sqlite: 'ALTER TABLE reservations ADD COLUMN ports TEXT;',
       postgres: 'ALTER TABLE reservations ADD COLUMN ports TEXT;',
     },
+  },
+  {
+    version: 8,
+    name: 'udp tunnel keys on tcp-port reservations',
+    sql: { sqlite: SQLITE_KEYS_WITH_UDP, postgres: POSTGRES_KEYS_WITH_UDP },
   },
 ];
 

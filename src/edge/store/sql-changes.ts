@@ -21,7 +21,8 @@ import type { ServedChanges, ServedKey, TunnelProtocol } from './store.js';
  * one writer at a time and row triggers only: the same order holds trivially.
  */
 
-const SQLITE_TRIGGERS = (table: string) => `
+/** SQLITE_TRIGGERS are the change-feed triggers of one SQLite table (exported for a migration that rebuilds the table). */
+export const SQLITE_TRIGGERS = (table: string) => `
 CREATE TRIGGER ${table}_change_insert AFTER INSERT ON ${table}
 BEGIN
   UPDATE store_changes SET seq = seq + 1 WHERE id = 1;

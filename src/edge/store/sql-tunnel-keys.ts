@@ -20,12 +20,14 @@ import { checkLabels } from './validate.js';
 /** MAX_TUNNEL_CONNECTIONS bounds a key's connection cap. */
 export const MAX_TUNNEL_CONNECTIONS = 1000;
 
-// Which public protocols can be served on which kind of address: a TCP port carries raw TCP only;
-// a hostname needs HTTP or SNI (TLS) to be routed; a dedicated address owns every port.
+// Which public protocols can be served on which kind of address: a port number carries raw TCP
+// or UDP datagrams (a `udp` key opens the port's UDP socket, docs/protocol.md §4.6); a hostname
+// needs HTTP or SNI (TLS) to be routed; a dedicated address owns every TCP port (UDP on an
+// address is not served yet).
 const PROTOCOLS_FOR: Record<ReservationKind, readonly TunnelProtocol[]> = {
   'domain': ['http', 'https', 'tls'],
-  'tcp-port': ['tcp'],
-  'address': TUNNEL_PROTOCOLS,
+  'tcp-port': ['tcp', 'udp'],
+  'address': TUNNEL_PROTOCOLS.filter((p) => p !== 'udp'),
 };
 
 function checkExpiry(field: string, expiresAt: number, now: number): number {

@@ -1,11 +1,14 @@
 import type { BindingKind, ListenerProtocol, TlsMode } from '../../model/index.js';
 import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
 
-/** PortSpec is one port of a dedicated-address binding and what it speaks. */
+/** AddressPort is one port of a dedicated-address binding and what it speaks (UDP ports on an address are not served yet). */
 export interface AddressPort {
   port: number;
-  protocol: ListenerProtocol;
+  protocol: Exclude<ListenerProtocol, 'udp'>;
 }
+
+/** PortTransport is a transport a tcp-port binding's port is opened for at the edge. */
+export type PortTransport = 'tcp' | 'udp';
 
 /** EdgeBinding is a binding as the edge routes it. */
 export interface EdgeBinding {
@@ -15,8 +18,13 @@ export interface EdgeBinding {
   hostnames: string[];
   /** who terminates TLS for this binding's hostnames on the shared HTTPS listener */
   tls: TlsMode;
-  /** tcp-port: the edge port */
+  /** tcp-port: the edge port (UDP too, see transports) */
   port?: number;
+  /**
+   * tcp-port: the transports the port is opened for: a TCP listener, a UDP socket, or both
+   * (docs/protocol.md §4.6); absent means `['tcp']`
+   */
+  transports?: readonly PortTransport[];
   /** address: the dedicated IP and its ports */
   address?: string;
   ports?: AddressPort[];
@@ -109,4 +117,9 @@ export class StaticBindingDirectory implements BindingDirectory {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
+}
+
+/** portTransports are the transports a tcp-port binding's port is opened for (absent: TCP only, as before UDP). */
+export function portTransports(binding: Pick<EdgeBinding, 'transports'>): readonly PortTransport[] {
+  return binding.transports ?? ['tcp'];
 }

@@ -1,7 +1,7 @@
 import { connect } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, OutgoingHttpHeaders, ClientSessionRequestOptions } from 'node:http2';
 import type { Socket } from 'node:net';
-import { FEATURE_SPLICED_HTTP1, expandStreamMeta, tunnelSettings } from '../../wire/index.js';
+import { FEATURE_SPLICED_HTTP1, FEATURE_UDP, expandStreamMeta, tunnelSettings } from '../../wire/index.js';
 import type { TunnelLimits } from '../../wire/index.js';
 
 // 2^30 client-initiated ids exist; leave room for streams racing the GOAWAY.
@@ -31,6 +31,8 @@ export class EdgeConnection {
   readonly session: ClientHttp2Session;
   /** canSpliceHttp1 says whether the agent takes whole public HTTP/1.1 connections on one stream (docs/protocol.md §4.5). */
   readonly canSpliceHttp1: boolean;
+  /** canUdp says whether the agent named `udp` in `tuna-features`: it takes UDP flows (docs/protocol.md §4.6). */
+  readonly canUdp: boolean;
   /** readsCompactMeta: streams carry the context as one `tuna-meta` field; otherwise it is expanded into today's nine headers. */
   readonly readsCompactMeta: boolean;
   #streamsOpened = 0;
@@ -45,6 +47,7 @@ export class EdgeConnection {
     this.connectionId = options.connectionId;
     this.socket = options.socket;
     this.canSpliceHttp1 = options.features?.has(FEATURE_SPLICED_HTTP1) ?? false;
+    this.canUdp = options.features?.has(FEATURE_UDP) ?? false;
     this.readsCompactMeta = options.readsCompactMeta === true;
     this.session = connect('http://tunnel.invalid', {
       createConnection: () => options.socket,

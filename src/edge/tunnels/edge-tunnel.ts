@@ -76,6 +76,11 @@ export class EdgeTunnel {
     return this.connection.canSpliceHttp1;
   }
 
+  /** canUdp says whether this binding's agent takes UDP flows (docs/protocol.md §4.6). */
+  get canUdp(): boolean {
+    return this.connection.canUdp;
+  }
+
   /** ready resolves when the connection can take streams (false if it closed first). */
   ready(): Promise<boolean> {
     return this.connection.ready();

@@ -67,13 +67,13 @@ export class TunnelRegistry {
     this.#closedBytesOut += socket.bytesWritten;
   }
 
-  /** pick returns the available tunnel of a binding with the fewest open streams, other than `except`. */
-  pick(bindingId: string, except?: EdgeTunnel): EdgeTunnel | undefined {
+  /** pick returns the available tunnel of a binding with the fewest open streams, other than `except` (and, with `accept`, one it accepts). */
+  pick(bindingId: string, except?: EdgeTunnel, accept?: (tunnel: EdgeTunnel) => boolean): EdgeTunnel | undefined {
     const list = this.#byBinding.get(bindingId);
     if (list === undefined) return undefined;
     let best: EdgeTunnel | undefined;
     for (const tunnel of list) {
-      if (!tunnel.isAvailable || tunnel === except) continue;
+      if (!tunnel.isAvailable || tunnel === except || (accept !== undefined && !accept(tunnel))) continue;
       if (best === undefined || tunnel.activeStreams < best.activeStreams) best = tunnel;
     }
     return best;

@@ -1,0 +1,107 @@
+import dgram from 'node:dgram';
+import http2 from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
+import { isIPv6 } from 'node:net';
+import type { Backend } from '../model/index.js';
+import { DatagramReader, MAX_DATAGRAM_BYTES, frameDatagram } from '../wire/index.js';
+import { chooseEndpoint } from './backend-choice.js';
+import type { ProxyDeps } from './http-proxy.js';
+
+/**
+ * The agent's end of one UDP flow (docs/protocol.md §4.6): a CONNECT stream of length-prefixed
+ * datagrams from the edge, relayed through a connected `dgram` socket to one backend endpoint.
+ * Entry point for any stream route whose listener speaks `udp` (the CLI's `tuna udp` now; a
+ * Gateway UDPRoute or a LoadBalancer Service's UDP port reach it the same way through routeDatagram).
+ */
+
+/** DEFAULT_UDP_IDLE_TIMEOUT_MS ends a flow with no datagram either way for this long (the edge's default too). */
+export const DEFAULT_UDP_IDLE_TIMEOUT_MS = 60_000;
+
+/**
+ * MAX_QUEUED_FLOW_BYTES bounds what one flow's stream may hold unsent towards the edge (its HTTP/2
+ * window is full): past it a backend's datagram is dropped, as a full network queue drops one,
+ * instead of buffered without bound.
+ */
+export const MAX_QUEUED_FLOW_BYTES = 256 << 10;
+
+/** UdpFlowOptions tune one flow. */
+export interface UdpFlowOptions {
+  idleTimeoutMs: number;
+  /** called with why a datagram was dropped (`too-large`, `queue-full`) */
+  onDrop?: (reason: 'too-large' | 'queue-full') => void;
+}
+
+/**
+ * proxyUdp relays one flow: the stream is answered 200 once the socket is connected to the chosen
+ * endpoint (a route without a ready endpoint gets its status, as a TCP stream does); then each
+ * datagram read from the stream is sent to the backend and each one the backend sends back is
+ * framed onto the stream. A malformed length resets this stream alone (PROTOCOL_ERROR); an idle
+ * flow ends with END_STREAM; the socket closes when the stream does.
+ */
+export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: readonly Backend[], options: UdpFlowOptions): void {
+  const choice = chooseEndpoint(deps, backends);
+  if (choice.kind === 'local') return refuse(stream, choice.status === 500 ? 503 : choice.status);
+  const { address, port } = choice.endpoint;
+  const socket = dgram.createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4' });
+  let isConnected = false;
+  let isClosed = false;
+  const idle = setTimeout(() => {
+    // END_STREAM: the edge forgets the flow; a later datagram of the client opens a new one
+    if (!stream.destroyed && !stream.writableEnded) stream.end();
+    close();
+  }, options.idleTimeoutMs);
+  idle.unref();
+  const close = (): void => {
+    if (isClosed) return;
+    isClosed = true;
+    clearTimeout(idle);
+    socket.close();
+  };
+  // A connected UDP socket reports an ICMP port unreachable as ECONNREFUSED on a later send:
+  // UDP promises no delivery, so the flow carries on (the backend may come back).
+  socket.on('error', () => {
+    if (!isConnected) refuse(stream, 502);
+    if (!isConnected) close();
+  });
+  stream.once('close', close);
+  socket.connect(port, address, () => {
+    isConnected = true;
+    if (stream.destroyed || stream.closed) return close();
+    stream.respond({ ':status': 200 });
+    relayFlow(stream, socket, options, () => idle.refresh(), close);
+  });
+}
+
+/** relayFlow moves datagrams both ways once the flow is open; `touch` restarts the idle deadline. */
+function relayFlow(stream: ServerHttp2Stream, socket: dgram.Socket, options: UdpFlowOptions, touch: () => void, close: () => void): void {
+  const reader = new DatagramReader();
+  stream.on('data', (chunk: Buffer) => {
+    let datagrams: Buffer[];
+    try {
+      datagrams = reader.push(chunk);
+    } catch {
+      // the rest of the stream cannot be framed: end this flow only (the tunnel carries on)
+      stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
+      return close();
+    }
+    if (datagrams.length > 0) touch();
+    for (const d of datagrams) socket.send(d);
+  });
+  stream.once('end', () => {
+    if (!stream.writableEnded) stream.end();
+    close();
+  });
+  socket.on('message', (msg: Buffer) => {
+    touch();
+    // IPv6 allows payloads up to 65,527 bytes: above the framing's limit, dropped here
+    if (msg.length > MAX_DATAGRAM_BYTES) return options.onDrop?.('too-large');
+    if (stream.writableLength > MAX_QUEUED_FLOW_BYTES) return options.onDrop?.('queue-full');
+    if (!stream.destroyed && !stream.writableEnded) stream.write(frameDatagram(msg));
+  });
+}
+
+function refuse(stream: ServerHttp2Stream, status: number): void {
+  if (stream.destroyed || stream.closed) return;
+  if (stream.headersSent) return void stream.close(http2.constants.NGHTTP2_CONNECT_ERROR);
+  stream.respond({ ':status': status }, { endStream: true });
+}
