@@ -75,17 +75,18 @@ export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
 /** relayFlow moves datagrams both ways once the flow is open; `touch` restarts the idle deadline. */
 function relayFlow(stream: ServerHttp2Stream, socket: dgram.Socket, options: UdpFlowOptions, touch: () => void, close: () => void): void {
   const reader = new DatagramReader();
+  const send = (d: Buffer): void => {
+    touch();
+    socket.send(d);
+  };
   stream.on('data', (chunk: Buffer) => {
-    let datagrams: Buffer[];
     try {
-      datagrams = reader.push(chunk);
+      reader.push(chunk, send);
     } catch {
       // the rest of the stream cannot be framed: end this flow only (the tunnel carries on)
       stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
-      return close();
+      close();
     }
-    if (datagrams.length > 0) touch();
-    for (const d of datagrams) socket.send(d);
   });
   stream.once('end', () => {
     if (!stream.writableEnded) stream.end();

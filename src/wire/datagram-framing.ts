@@ -34,16 +34,16 @@ export function frameDatagram(payload: Uint8Array): Buffer {
 
 /**
  * DatagramReader reassembles datagrams from the chunks of a flow's stream. It holds at most one
- * partial datagram (≤ 65,509 bytes) between chunks; `push` returns the datagrams a chunk
- * completed, in order, and throws DatagramTooLargeError at a length above the limit (the caller
- * ends that flow's stream: the rest of the stream cannot be framed any more).
+ * partial datagram (≤ 65,509 bytes) between chunks. `push` hands each datagram a chunk completed
+ * to `onDatagram`, in order, and throws DatagramTooLargeError at a length above the limit, after
+ * the datagrams before it (the caller ends that flow's stream: the rest cannot be framed).
  */
 export class DatagramReader {
   #pending: Buffer[] = [];
   #pendingBytes = 0;
 
-  /** push adds a chunk and returns the datagrams completed by it (zero-length ones included). */
-  push(chunk: Buffer): Buffer[] {
+  /** push adds a chunk and hands every datagram it completed (zero-length ones included) to `onDatagram`. */
+  push(chunk: Buffer, onDatagram: (datagram: Buffer) => void): void {
     let data = chunk;
     if (this.#pendingBytes > 0) {
       this.#pending.push(chunk);
@@ -51,13 +51,12 @@ export class DatagramReader {
       this.#pending = [];
       this.#pendingBytes = 0;
     }
-    const out: Buffer[] = [];
     let at = 0;
     while (data.length - at >= DATAGRAM_HEADER_BYTES) {
       const length = data.readUInt16BE(at);
       if (length > MAX_DATAGRAM_BYTES) throw new DatagramTooLargeError(length);
       if (data.length - at - DATAGRAM_HEADER_BYTES < length) break;
-      out.push(data.subarray(at + DATAGRAM_HEADER_BYTES, at + DATAGRAM_HEADER_BYTES + length));
+      onDatagram(data.subarray(at + DATAGRAM_HEADER_BYTES, at + DATAGRAM_HEADER_BYTES + length));
       at += DATAGRAM_HEADER_BYTES + length;
     }
     if (at < data.length) {
@@ -66,7 +65,6 @@ export class DatagramReader {
       this.#pending.push(tail);
       this.#pendingBytes = tail.length;
     }
-    return out;
   }
 
   /** hasPartial says whether a datagram was cut off (the stream ended inside one). */

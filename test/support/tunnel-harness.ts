@@ -22,6 +22,8 @@ export interface TestBinding {
   address?: string;
   ports?: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' }[];
   tls?: 'edge' | 'terminate-in-cluster' | 'passthrough';
+  /** tcp-port: open the port for TCP, UDP or both (default TCP) */
+  transports?: ('tcp' | 'udp')[];
   maxConnections?: number;
 }
 

@@ -52,6 +52,21 @@ for (const backend of STORE_BACKENDS) {
       expect(err).to.include({ code: 'TUNA_STORE_INVALID', field: 'protocol' });
     });
 
+    it('mints tcp and udp keys for a port reservation and refuses udp for a domain and an address', async () => {
+      const { reservation: port } = await store.createReservation({ accountId: account.id, spec: { kind: 'tcp-port', port: 20053 } }, 'test');
+      const base = { accountId: account.id, maxConnections: 1, expiresAt: clock.now() + HOUR };
+      const udp = await store.mintTunnelKey({ ...base, reservationId: port.id, protocol: 'udp' }, 'test');
+      const tcp = await store.mintTunnelKey({ ...base, reservationId: port.id, protocol: 'tcp' }, 'test');
+      expect(udp.record.protocol).to.equal('udp');
+      expect((await store.authenticateTunnelKey(udp.token)).ok).to.equal(true);
+      expect(tcp.record.protocol).to.equal('tcp');
+      const { reservation: address } = await store.createReservation({ accountId: account.id, spec: { kind: 'address', address: '127.77.0.9' } }, 'test');
+      for (const reservationId of [host.id, address.id]) {
+        const err = await store.mintTunnelKey({ ...base, reservationId, protocol: 'udp' }, 'test').catch((e: unknown) => e);
+        expect(err).to.include({ code: 'TUNA_STORE_INVALID', field: 'protocol' });
+      }
+    });
+
     it('refuses a zero connection cap and an expiry in the past', async () => {
       const base = { accountId: account.id, reservationId: host.id, protocol: 'http' as const };
       const cap = await store.mintTunnelKey({ ...base, maxConnections: 0, expiresAt: clock.now() + HOUR }, 't').catch((e: unknown) => e);

@@ -6,6 +6,7 @@ import { MIGRATIONS, openPostgresStore, openSqliteStore } from '../../src/edge/s
 import type { Store } from '../../src/edge/store/index.js';
 import { PostgresDriver } from '../../src/edge/store/postgres-driver.js';
 import { SqliteDriver } from '../../src/edge/store/sqlite-driver.js';
+import { migrate } from '../../src/edge/store/migrations.js';
 import { FakeClock, STORE_BACKENDS, freshPostgresSchema } from '../support/postgres.js';
 
 const INJECTIONS = [
@@ -87,6 +88,28 @@ describe('store migrations', function () {
     const versions = await driver.query('SELECT version FROM schema_migrations ORDER BY version');
     await driver.close();
     expect(versions.map((r) => Number(r['version']))).to.deep.equal(MIGRATIONS.map((m) => m.version));
+  });
+
+  it('keeps the tunnel keys of a SQLite file through the rebuild that lets keys carry udp', async () => {
+    const path = join(dir, 'edge.db');
+    const before = new SqliteDriver(path);
+    await migrate(before, 1, MIGRATIONS.filter((m) => m.version < 7));
+    await before.run("INSERT INTO accounts (id, name, created_at) VALUES ('a', 'acme', 1)");
+    await before.run("INSERT INTO reservations (id, account_id, kind, value, port, labels, verified, created_at, updated_at) VALUES ('r', 'a', 'tcp-port', '20053', 20053, '{}', 1, 1, 1)");
+    await before.run("INSERT INTO tunnel_keys (id, account_id, reservation_id, protocol, secret_hash, max_connections, expires_at, labels, created_at) VALUES ('k', 'a', 'r', 'tcp', 'h', 2, 9, '{}', 1)");
+    const refused = await before.run("INSERT INTO tunnel_keys (id, account_id, reservation_id, protocol, secret_hash, max_connections, expires_at, labels, created_at) VALUES ('u', 'a', 'r', 'udp', 'h', 2, 9, '{}', 1)").catch((e: unknown) => e);
+    const [stamped] = await before.query("SELECT change_seq FROM tunnel_keys WHERE id = 'k'");
+    await before.close();
+    expect(String(refused)).to.include('CHECK');
+    await (await openSqliteStore(path)).close();
+    const after = new SqliteDriver(path);
+    await after.run("INSERT INTO tunnel_keys (id, account_id, reservation_id, protocol, secret_hash, max_connections, expires_at, labels, created_at) VALUES ('u', 'a', 'r', 'udp', 'h', 2, 9, '{}', 1)");
+    const rows = await after.query('SELECT id, protocol, change_seq FROM tunnel_keys ORDER BY id');
+    await after.close();
+    expect(rows.map((r) => [r['id'], r['protocol']])).to.deep.equal([['k', 'tcp'], ['u', 'udp']]);
+    // the copy kept the old row's stamp, and the re-created trigger stamped the new one after it
+    expect(Number(rows[0]!['change_seq'])).to.equal(Number(stamped!['change_seq'])).and.to.be.above(0);
+    expect(Number(rows[1]!['change_seq'])).to.be.above(Number(rows[0]!['change_seq']));
   });
 
   it('refuses a SQLite database migrated by a newer tuna with TUNA_STORE_SCHEMA_TOO_NEW', async () => {

@@ -64,8 +64,8 @@ describe('store rows', () => {
     ],
     [
       'a tunnel key protocol the edge does not know',
-      () => toTunnelKey({ id: 'k', account_id: 'a', reservation_id: 'r', protocol: 'udp', max_connections: 2, expires_at: 9, labels: '{}', created_at: 1 }),
-      'corrupt tunnel_keys row: protocol: expected one of http, https, tls, tcp',
+      () => toTunnelKey({ id: 'k', account_id: 'a', reservation_id: 'r', protocol: 'quic', max_connections: 2, expires_at: 9, labels: '{}', created_at: 1 }),
+      'corrupt tunnel_keys row: protocol: expected one of http, https, tls, tcp, udp',
     ],
     [
       'an audit detail that is a list',

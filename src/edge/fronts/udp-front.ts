@@ -202,18 +202,17 @@ class UdpPort {
     flow.queue = [];
     const reader = new DatagramReader();
     const { metrics } = this.front.ctx;
+    const send = (d: Buffer): void => {
+      flow.timer.refresh();
+      metrics.countUdpDatagram('out');
+      this.socket.send(d, flow.remote.port, flow.remote.address);
+    };
     stream.on('data', (chunk: Buffer) => {
-      let datagrams: Buffer[];
       try {
-        datagrams = reader.push(chunk);
+        reader.push(chunk, send);
       } catch {
         // a malformed length ends this flow's stream only; the tunnel and other flows carry on
-        return this.#close(flow, 'malformed', h2c.NGHTTP2_PROTOCOL_ERROR);
-      }
-      if (datagrams.length > 0) flow.timer.refresh();
-      for (const d of datagrams) {
-        metrics.countUdpDatagram('out');
-        this.socket.send(d, flow.remote.port, flow.remote.address);
+        this.#close(flow, 'malformed', h2c.NGHTTP2_PROTOCOL_ERROR);
       }
     });
     // END_STREAM from the agent (its idle timeout): the flow is over
