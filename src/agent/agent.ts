@@ -41,6 +41,8 @@ export class Agent {
   async close(): Promise<void> {
     // idle keep-alive clients of spliced connections would otherwise hold the tunnels until the drain timeout.
     this.dataPlane.drainSpliced();
+    // an open UDP flow ends only when idle (60 s by default): end them as the tunnels drain
+    this.dataPlane.drainUdp();
     await this.tunnels.close();
     this.dataPlane.close();
   }

@@ -77,6 +77,7 @@ export class DataPlane implements TunnelStreamHandler {
   /** acceptsUdp makes the tunnels tell the edge that this data plane takes UDP flows. */
   readonly acceptsUdp: boolean;
   private readonly udpIdleTimeoutMs: number;
+  private readonly udpFlows = new Set<() => void>();
   private table: RouteTable = compileRouteTable(emptyGraph());
   private readonly deps: ProxyDeps;
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
@@ -146,6 +147,11 @@ export class DataPlane implements TunnelStreamHandler {
   /** drainSpliced ends spliced HTTP/1.1 connections between requests (the agent is stopping; spliced-http1.ts). */
   drainSpliced(): void {
     this.spliced.drain();
+  }
+
+  /** drainUdp ends every open UDP flow with END_STREAM (the agent is stopping: a flow would otherwise hold its tunnel until the drain timeout). */
+  drainUdp(): void {
+    for (const end of [...this.udpFlows]) end();
   }
 
   /** close releases pooled upstream connections (and stops the spliced servers' deadline checks). */
@@ -233,7 +239,7 @@ export class DataPlane implements TunnelStreamHandler {
     if (!this.acceptsUdp || headers[':method'] !== 'CONNECT' || headers[':protocol'] !== undefined) return void stream.respond({ ':status': 400 }, { endStream: true });
     const result = routeDatagram(table, entry);
     if (result.kind === 'none') return void stream.respond({ ':status': 404 }, { endStream: true });
-    proxyUdp(this.deps, stream, result.backends, { idleTimeoutMs: this.udpIdleTimeoutMs });
+    proxyUdp(this.deps, stream, result.backends, { idleTimeoutMs: this.udpIdleTimeoutMs, open: this.udpFlows });
   }
 
   /**

@@ -29,6 +29,8 @@ export interface UdpFlowOptions {
   idleTimeoutMs: number;
   /** called with why a datagram was dropped (`too-large`, `queue-full`) */
   onDrop?: (reason: 'too-large' | 'queue-full') => void;
+  /** the open flows' enders: the data plane ends them when the agent stops (a flow never ends by itself but idle) */
+  open?: Set<() => void>;
 }
 
 /**
@@ -45,18 +47,21 @@ export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
   const socket = dgram.createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4' });
   let isConnected = false;
   let isClosed = false;
-  const idle = setTimeout(() => {
-    // END_STREAM: the edge forgets the flow; a later datagram of the client opens a new one
+  // END_STREAM: the edge forgets the flow; a later datagram of the client opens a new one
+  const end = (): void => {
     if (!stream.destroyed && !stream.writableEnded) stream.end();
     close();
-  }, options.idleTimeoutMs);
+  };
+  const idle = setTimeout(end, options.idleTimeoutMs);
   idle.unref();
   const close = (): void => {
     if (isClosed) return;
     isClosed = true;
     clearTimeout(idle);
+    options.open?.delete(end);
     socket.close();
   };
+  options.open?.add(end);
   // A connected UDP socket reports an ICMP port unreachable as ECONNREFUSED on a later send:
   // UDP promises no delivery, so the flow carries on (the backend may come back).
   socket.on('error', () => {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -133,6 +135,37 @@ describe('tuna http, tcp and run against a real edge', function () {
       s.end('hello tcp');
     });
     expect(reply, run.err.join('\n')).to.equal('hello tcp');
+  });
+
+  it('publishes a UDP port with tuna udp', async () => {
+    const echo = createSocket('udp4');
+    echo.on('message', (msg, remote) => echo.send(msg, remote.port, remote.address));
+    echo.bind(0, '127.0.0.1');
+    await once(echo, 'listening');
+    const echoPort = echo.address().port;
+    backends.push({ port: echoPort, requests: [], server: echo as never, close: () => new Promise((r) => echo.close(() => r())) });
+    const bindingId = `binding/tcp-port/local/udp/${echoPort}`;
+    const ports = await edgeWith([{ id: bindingId, kind: 'tcp-port', port: 0, transports: ['udp'], keys: [{ sha256 }] }]);
+    const run = cli(['udp', String(echoPort), '--edge', `tcp://127.0.0.1:${ports.tunnel}`, '--key', key]);
+    await run.waitForOut('Forwarding edge UDP binding');
+    expect(run.out.join('\n')).to.contain(`Public address: the UDP port the edge opened for ${bindingId}`);
+    const publicPort = edge!.address().udp.get(bindingId)?.[0]?.port;
+    expect(publicPort).to.be.a('number');
+    expect(edge!.address().bindings.get(bindingId), 'a UDP-only port opens no TCP listener').to.equal(undefined);
+    const client = createSocket('udp4');
+    try {
+      const reply = once(client, 'message');
+      client.send('hello udp', publicPort!, '127.0.0.1');
+      const [msg] = (await Promise.race([reply, new Promise((_, reject) => setTimeout(() => reject(new Error('no echo in 5 s')), 5000))])) as [Buffer];
+      expect(msg.toString(), run.err.join('\n')).to.equal('hello udp');
+    } finally {
+      client.close();
+    }
+    // the open flow ends as the agent stops: it does not hold the tunnel until the 30 s drain timeout
+    const stoppedAt = Date.now();
+    run.stop();
+    expect(await run.exit).to.equal(0);
+    expect(Date.now() - stoppedAt).to.be.below(10_000);
   });
 
   it('reloads changed manifests in tuna run without reconnecting the tunnel', async () => {
