@@ -78,5 +78,22 @@ for (const backend of STORE_BACKENDS) {
       await directory.refresh();
       expect(directory.byHost('secure.tuna.test')?.tls, 'an expired http key no longer counts').to.equal('terminate-in-cluster');
     });
+
+    it('opens a port for UDP once a live key carries udp, for TCP while any key is not udp, and for TCP alone before any key', async () => {
+      const port = await reserve({ kind: 'tcp-port', port: 20053 });
+      const mint = (protocol: 'tcp' | 'udp', ttlMs: number) =>
+        store.mintTunnelKey({ accountId, reservationId: port.id, protocol, maxConnections: 1, expiresAt: clock.now() + ttlMs }, 'test');
+      await directory.refresh();
+      expect(directory.byPort(20053)?.transports).to.deep.equal(['tcp']);
+      await mint('udp', 60_000);
+      await directory.refresh();
+      expect(directory.byPort(20053)?.transports).to.deep.equal(['udp']);
+      await mint('tcp', 1_000);
+      await directory.refresh();
+      expect(directory.byPort(20053)?.transports).to.deep.equal(['tcp', 'udp']);
+      clock.advance(2_000);
+      await directory.refresh();
+      expect(directory.byPort(20053)?.transports, 'an expired tcp key no longer counts').to.deep.equal(['udp']);
+    });
   });
 }
