@@ -49,7 +49,7 @@ Options:
   --name NAME         the API key's name (default: its scopes)
   --account ID        admin only: another account's keys
   --reservation ID    the reservation a tunnel key may serve (tuna reserve list)
-  --protocol PROTO    http, https, tls or tcp
+  --protocol PROTO    http, https, tls, tcp or udp (udp: a tcp-port reservation's UDP socket)
   --max-connections N live tunnel connections the key may hold at once (default 2)
   --expires DURATION  lifetime such as 720h, 30d or 1h30m (default 30 days, at most 365)
   --label KEY=VALUE   a label (repeatable; with list: only keys carrying it)

@@ -22,7 +22,7 @@ const options = {
 } as const;
 
 const Scope = t.keyof({ reservations: null, tunnels: null, admin: null });
-const Protocol = t.keyof({ http: null, https: null, tls: null, tcp: null });
+const Protocol = t.keyof({ http: null, https: null, tls: null, tcp: null, udp: null });
 
 const ApiKeyFlags = t.intersection([t.type({ scope: t.array(Scope) }), t.partial({ name: t.string, account: t.string })]);
 const TunnelKeyFlags = t.intersection([
