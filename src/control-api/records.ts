@@ -124,10 +124,15 @@ export type ReservationStatus = t.TypeOf<typeof ReservationStatusCodec>;
 
 /**
  * PORT_PROTOCOLS lists the public protocols a port of a dedicated address may serve, in canonical
- * order: a list of its own (today the tunnel protocols), so a protocol without a tunnel key of its
- * own (`udp`) can join as one more member.
+ * order. `udp` is the one datagram protocol: a port number may carry it beside one of the others
+ * (DNS on TCP and UDP 53), since TCP and UDP ports are separate (docs/protocol.md §4.6).
  */
-export const PORT_PROTOCOLS = ['http', 'https', 'tls', 'tcp'] as const;
+export const PORT_PROTOCOLS = ['http', 'https', 'tls', 'tcp', 'udp'] as const;
+
+/** portTransportOf is the transport a port protocol binds: `udp` for udp, `tcp` for the rest (which share a TCP port). */
+export function portTransportOf(protocol: (typeof PORT_PROTOCOLS)[number]): 'tcp' | 'udp' {
+  return protocol === 'udp' ? 'udp' : 'tcp';
+}
 /** PortProtocolCodec is the public protocol of one port of a dedicated address. */
 export const PortProtocolCodec = t.keyof(keysOf(PORT_PROTOCOLS), 'PortProtocol');
 /** PortProtocol is the public protocol of one port of a dedicated address. */

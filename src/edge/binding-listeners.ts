@@ -41,7 +41,8 @@ export function wantedBindingListeners(bindings: readonly EdgeBinding[], tcpHost
       });
     }
     if (binding.kind === 'address' && binding.address !== undefined) {
-      for (const p of binding.ports ?? []) {
+      // udp ports are UDP sockets (UdpListeners), not TCP servers
+      for (const p of (binding.ports ?? []).filter((x) => x.protocol !== 'udp')) {
         const accept =
           p.protocol === 'tcp'
             ? (s: Socket) => void front.acceptTcp(s, binding).catch(() => s.destroy())

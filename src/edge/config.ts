@@ -23,7 +23,7 @@ const KeyEntry = t.intersection([
   t.partial({ id: t.string, maxConnections: t.number, expires: t.string }),
 ]);
 
-const PortSpec = t.type({ port: t.number, protocol: t.keyof({ http: null, https: null, tls: null, tcp: null }) });
+const PortSpec = t.type({ port: t.number, protocol: t.keyof({ http: null, https: null, tls: null, tcp: null, udp: null }) });
 
 const portNumber = t.refinement(t.number, (n) => Number.isInteger(n) && n >= 1 && n <= 65535, 'port number 1-65535');
 

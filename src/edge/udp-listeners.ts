@@ -9,7 +9,8 @@ import { portTransports } from './tunnels/directory.js';
 import type { BindingDirectory } from './tunnels/directory.js';
 
 /**
- * The UDP sockets bindings ask for: one per tcp-port binding whose transports include `udp`
+ * The UDP sockets bindings ask for: one per tcp-port binding whose transports include `udp`, on
+ * the tcp-port host, and one per `udp` port of an address binding, on its address
  * (docs/protocol.md §4.6). Kept beside BindingListeners (TCP servers) rather than inside it: a
  * UDP socket has no connections to accept, and the two evolve apart. A socket that cannot bind is
  * logged, counted and retried after `retryMs`, as a TCP listener is.
@@ -29,6 +30,7 @@ export interface UdpListenerDeps {
 
 interface WantedSocket {
   readonly bindingId: string;
+  readonly host: string;
   readonly port: number;
 }
 
@@ -55,12 +57,11 @@ export class UdpListeners {
   /** statusOf lists a binding's UDP sockets, open or failed to bind (the reservation's status). */
   statusOf(bindingId: string): ListenerStatus[] {
     const out: ListenerStatus[] = [];
-    const { host } = this.#deps;
     for (const { want } of this.#sockets.values()) {
-      if (want.bindingId === bindingId) out.push({ address: host, port: want.port, protocol: 'udp', state: 'listening', error: null, failures: 0, retryAt: null });
+      if (want.bindingId === bindingId) out.push({ address: want.host, port: want.port, protocol: 'udp', state: 'listening', error: null, failures: 0, retryAt: null });
     }
     for (const { want, error, failures, retryAt } of this.#failures.values()) {
-      if (want.bindingId === bindingId) out.push({ address: host, port: want.port, protocol: 'udp', state: 'failed', error, failures, retryAt });
+      if (want.bindingId === bindingId) out.push({ address: want.host, port: want.port, protocol: 'udp', state: 'failed', error, failures, retryAt });
     }
     return out;
   }
@@ -83,8 +84,11 @@ export class UdpListeners {
   async #reconcileNow(): Promise<void> {
     if (this.#isStopped) return;
     const wanted = new Map<string, WantedSocket>();
+    const { host } = this.#deps;
     for (const b of this.#deps.directory.list()) {
-      if (b.kind === 'tcp-port' && b.port !== undefined && portTransports(b).includes('udp')) wanted.set(`${b.id}|udp|${b.port}`, { bindingId: b.id, port: b.port });
+      if (b.kind === 'tcp-port' && b.port !== undefined && portTransports(b).includes('udp')) wanted.set(`${b.id}|udp|${host}:${b.port}`, { bindingId: b.id, host, port: b.port });
+      if (b.kind !== 'address' || b.address === undefined) continue;
+      for (const p of b.ports ?? []) if (p.protocol === 'udp') wanted.set(`${b.id}|udp|${b.address}:${p.port}`, { bindingId: b.id, host: b.address, port: p.port });
     }
     for (const key of this.#failures.keys()) if (!wanted.has(key)) this.#failures.delete(key);
     for (const [key, entry] of this.#sockets) {
@@ -103,7 +107,7 @@ export class UdpListeners {
       const failures = (this.#failures.get(key)?.failures ?? 0) + 1;
       this.#deps.metrics.bindingListenerFailures++;
       this.#failures.set(key, { want, error, failures, retryAt: (this.#deps.now ?? Date.now)() + this.#deps.retryMs });
-      this.#deps.log(`binding listener: cannot bind UDP ${this.#deps.host}:${want.port} for ${want.bindingId}: ${error}; retrying in ${this.#deps.retryMs} ms`);
+      this.#deps.log(`binding listener: cannot bind UDP ${want.host}:${want.port} for ${want.bindingId}: ${error}; retrying in ${this.#deps.retryMs} ms`);
     }
     if (failed > 0 && this.#retry === undefined && !this.#isStopped) {
       this.#retry = setTimeout(() => {
@@ -115,7 +119,8 @@ export class UdpListeners {
   }
 
   #open(key: string, want: WantedSocket): Promise<void> {
-    const { host, front } = this.#deps;
+    const { front } = this.#deps;
+    const { host } = want;
     const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4' });
     return new Promise((resolve, reject) => {
       socket.once('error', (err) => {

@@ -220,6 +220,30 @@ describe('UDP flows through the tunnel', function () {
     expect(t!.edge.registry.count().get(BINDING)).to.equal(1);
   });
 
+  it('serves a udp port of a dedicated address beside a TCP listener on the same number', async () => {
+    echo = await startEcho();
+    const probe = createSocket('udp4');
+    probe.bind(0, '127.77.0.53');
+    await once(probe, 'listening');
+    const port = probe.address().port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const id = 'binding/address/127.77.0.53';
+    const ports = [{ port, protocol: 'tcp' as const }, { port, protocol: 'udp' as const }];
+    t = await startTestEdge([{ id, kind: 'address', address: '127.77.0.53', ports }], { limits: { tunnelWaitMs: 500 } });
+    const quick = udpTarget({ address: '127.0.0.1', port: echo.port }, port, id);
+    const endpoints = new StaticEndpointResolver();
+    endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
+    const dp = new DataPlane({ endpoints });
+    dp.update(quick.graph);
+    session = await openSession(t, id, dp);
+    expect(t.edge.address().udp.get(id)?.map((a) => `${a.address}:${a.port}`)).to.deep.equal([`127.77.0.53:${port}`]);
+    expect(t.edge.address().bindings.get(id)?.map((a) => a.port)).to.deep.equal([port]);
+    const c = await client();
+    await new Promise<void>((resolve, reject) => c.socket.send('to the address', port, '127.77.0.53', (err) => (err ? reject(err) : resolve())));
+    await c.waitFor(1);
+    expect(c.received.map(String)).to.deep.equal(['to the address']);
+  });
+
   it('drops and counts a flow whose binding has no tunnel, without waiting longer than tunnelWaitMs', async () => {
     const port = await start({});
     session!.destroy();

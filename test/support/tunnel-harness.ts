@@ -20,7 +20,7 @@ export interface TestBinding {
   hostnames?: string[];
   port?: number;
   address?: string;
-  ports?: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' }[];
+  ports?: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' | 'udp' }[];
   tls?: 'edge' | 'terminate-in-cluster' | 'passthrough';
   /** tcp-port: open the port for TCP, UDP or both (default TCP) */
   transports?: ('tcp' | 'udp')[];

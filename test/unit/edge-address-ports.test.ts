@@ -15,7 +15,7 @@ const RANGED: AddressPortRules = { addressPorts: DEFAULT_PORTS, addressPortRange
 const UNRANGED: AddressPortRules = { addressPorts: DEFAULT_PORTS, ownListeners: () => OWN };
 const AT: AddressTarget = { address: '127.77.0.9' };
 
-function refusal(ports: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' }[], target: AddressTarget, rules: AddressPortRules): Error {
+function refusal(ports: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' | 'udp' }[], target: AddressTarget, rules: AddressPortRules): Error {
   try {
     checkAddressPorts(ports, target, rules);
   } catch (err) {
@@ -54,6 +54,15 @@ describe('edge control: the ports an address reservation may ask for', () => {
     expect(err).to.be.instanceOf(ControlInvalidRequestError);
     expect(err).to.include({ status: 400, code: 'TUNA_CONTROL_INVALID', field: 'ports[2].port' });
     expect(err.message).to.match(/port 8081 is already ports\[0\]/);
+  });
+
+  it('takes a udp port beside a TCP protocol on the same number, refuses a second udp, and lets udp share a port with the edge\'s own TCP listener', () => {
+    const both = [{ port: 8053, protocol: 'tcp' as const }, { port: 8053, protocol: 'udp' as const }];
+    expect(checkAddressPorts(both, AT, RANGED)).to.deep.equal(both);
+    const err = refusal([{ port: 8053, protocol: 'udp' }, { port: 8053, protocol: 'udp' }], AT, RANGED);
+    expect(err).to.include({ code: 'TUNA_CONTROL_INVALID', field: 'ports[1].port' });
+    const ownPort = OWN[0]!.port;
+    expect(checkAddressPorts([{ port: ownPort, protocol: 'udp' }], AT, { ...RANGED, addressPortRange: { first: 1, last: 65535 } })).to.have.length(1);
   });
 
   const OWN_CASES: [string, number, AddressTarget, boolean][] = [

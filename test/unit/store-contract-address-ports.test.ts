@@ -37,8 +37,13 @@ for (const backend of STORE_BACKENDS) {
       await store.close();
     });
 
-    const reserveAddress = (ports?: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' }[], name = 'default/gw') =>
+    const reserveAddress = (ports?: { port: number; protocol: 'http' | 'https' | 'tls' | 'tcp' | 'udp' }[], name = 'default/gw') =>
       store.createReservation({ accountId: alice.id, spec: { kind: 'address', pool: '127.77.0.0/24' }, name, ...(ports ? { ports } : {}) }, 'test');
+
+    it('keeps a udp port beside a TCP protocol on the same number, udp last', async () => {
+      const { reservation } = await reserveAddress([{ port: 53, protocol: 'udp' }, { port: 53, protocol: 'tcp' }], 'default/dns');
+      expect(reservation.ports).to.deep.equal([{ port: 53, protocol: 'tcp' }, { port: 53, protocol: 'udp' }]);
+    });
 
     it('keeps the ports an address reservation names, sorted by port, and leaves them out of one that names none', async () => {
       const { reservation } = await reserveAddress([{ port: 9300, protocol: 'tcp' }, { port: 8080, protocol: 'http' }]);
@@ -67,6 +72,8 @@ for (const backend of STORE_BACKENDS) {
       expect(await failure(domain)).to.include({ code: 'TUNA_STORE_INVALID', field: 'ports' });
       const twice = reserveAddress([{ port: 80, protocol: 'http' }, { port: 80, protocol: 'tcp' }]);
       expect(await failure(twice)).to.include({ code: 'TUNA_STORE_INVALID', field: 'ports[1].port' });
+      const udpTwice = reserveAddress([{ port: 53, protocol: 'udp' }, { port: 53, protocol: 'udp' }], 'default/dns');
+      expect(await failure(udpTwice)).to.include({ code: 'TUNA_STORE_INVALID', field: 'ports[1].port' });
       const zero = reserveAddress([{ port: 0, protocol: 'http' }]);
       expect(await failure(zero)).to.include({ field: 'ports[0].port' });
       expect(await store.listReservations(alice.id)).to.deep.equal([]);

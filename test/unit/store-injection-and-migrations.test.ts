@@ -93,7 +93,7 @@ describe('store migrations', function () {
   it('keeps the tunnel keys of a SQLite file through the rebuild that lets keys carry udp', async () => {
     const path = join(dir, 'edge.db');
     const before = new SqliteDriver(path);
-    await migrate(before, 1, MIGRATIONS.filter((m) => m.version < 7));
+    await migrate(before, 1, MIGRATIONS.filter((m) => m.version < 8));
     await before.run("INSERT INTO accounts (id, name, created_at) VALUES ('a', 'acme', 1)");
     await before.run("INSERT INTO reservations (id, account_id, kind, value, port, labels, verified, created_at, updated_at) VALUES ('r', 'a', 'tcp-port', '20053', 20053, '{}', 1, 1, 1)");
     await before.run("INSERT INTO tunnel_keys (id, account_id, reservation_id, protocol, secret_hash, max_connections, expires_at, labels, created_at) VALUES ('k', 'a', 'r', 'tcp', 'h', 2, 9, '{}', 1)");

@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net';
-import { ControlInvalidRequestError, ControlPortUnavailableError } from '../../control-api/index.js';
+import { ControlInvalidRequestError, ControlPortUnavailableError, portTransportOf } from '../../control-api/index.js';
 import type { PortPool, PortSpec } from '../../control-api/index.js';
 import { isAddressInPool } from './reservation-pools.js';
 
@@ -65,17 +65,20 @@ function isAllowed(port: number, rules: AddressPortRules): boolean {
  * TUNA_CONTROL_PORT_UNAVAILABLE naming the port and the range. `field` names the list in the body.
  */
 export function checkAddressPorts(ports: readonly PortSpec[], target: AddressTarget, rules: AddressPortRules, field = 'ports'): PortSpec[] {
-  const seen = new Map<number, number>();
+  const seen = new Map<string, number>();
   const own = rules.ownListeners?.() ?? [];
-  for (const [i, { port }] of ports.entries()) {
+  for (const [i, { port, protocol }] of ports.entries()) {
     const at = `${field}[${i}].port`;
-    const earlier = seen.get(port);
+    // TCP and UDP ports are apart: a udp port may sit beside one TCP protocol on the same number
+    const transport = portTransportOf(protocol);
+    const earlier = seen.get(`${transport}/${port}`);
     if (earlier !== undefined) {
-      throw new ControlInvalidRequestError(`${at}: port ${port} is already ${field}[${earlier}]; an address serves one protocol a port`, at);
+      throw new ControlInvalidRequestError(`${at}: port ${port} is already ${field}[${earlier}]; an address serves one protocol a port (udp beside one other)`, at);
     }
-    seen.set(port, i);
+    seen.set(`${transport}/${port}`, i);
     if (!isAllowed(port, rules)) throw new ControlPortUnavailableError(`${at}: port ${port} is outside ${describeAllowed(rules)}`, at);
-    const taken = own.find((l) => l.port === port && collides(l, target));
+    // the edge's own listeners are TCP: they never hold a UDP port
+    const taken = transport === 'udp' ? undefined : own.find((l) => l.port === port && collides(l, target));
     if (taken !== undefined) {
       throw new ControlPortUnavailableError(`${at}: port ${port} is taken by the edge's own ${taken.name} listener (${taken.host}:${port}); choose another in ${describeAllowed(rules)}`, at);
     }

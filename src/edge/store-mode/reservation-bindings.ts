@@ -64,5 +64,5 @@ function transportsOf(protocols: readonly TunnelProtocol[]): PortTransport[] {
 export function protocolFitsBinding(protocol: TunnelProtocol, binding: Pick<EdgeBinding, 'kind'>): boolean {
   if (binding.kind === 'host') return protocol === 'http' || protocol === 'https' || protocol === 'tls';
   if (binding.kind === 'tcp-port') return protocol === 'tcp' || protocol === 'udp';
-  return protocol !== 'udp';
+  return true;
 }

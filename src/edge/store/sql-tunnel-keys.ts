@@ -22,12 +22,11 @@ export const MAX_TUNNEL_CONNECTIONS = 1000;
 
 // Which public protocols can be served on which kind of address: a port number carries raw TCP
 // or UDP datagrams (a `udp` key opens the port's UDP socket, docs/protocol.md §4.6); a hostname
-// needs HTTP or SNI (TLS) to be routed; a dedicated address owns every TCP port (UDP on an
-// address is not served yet).
+// needs HTTP or SNI (TLS) to be routed; a dedicated address owns every port it names, TCP and UDP.
 const PROTOCOLS_FOR: Record<ReservationKind, readonly TunnelProtocol[]> = {
   'domain': ['http', 'https', 'tls'],
   'tcp-port': ['tcp', 'udp'],
-  'address': TUNNEL_PROTOCOLS.filter((p) => p !== 'udp'),
+  'address': TUNNEL_PROTOCOLS,
 };
 
 function checkExpiry(field: string, expiresAt: number, now: number): number {

@@ -16,7 +16,7 @@ import type {
 
 // The records the store keeps are the control API's records (src/control-api/records.ts): one
 // definition, so a row the store returns is exactly what the API answers and the client decodes.
-export { API_KEY_SCOPES, PORT_PROTOCOLS, TUNNEL_PROTOCOLS } from '../../control-api/index.js';
+export { API_KEY_SCOPES, PORT_PROTOCOLS, TUNNEL_PROTOCOLS, portTransportOf } from '../../control-api/index.js';
 export type {
   Account, ApiKey, ApiKeyScope, AuditEvent, AuditQuery, DomainType, LabelSelector, Labels, PortPool, PortProtocol, PortSpec, Reservation, ReservationKind,
   TunnelKey, TunnelProtocol,

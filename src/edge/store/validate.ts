@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { StoreInvalidInputError } from './errors.js';
-import { PORT_PROTOCOLS } from './store.js';
+import { PORT_PROTOCOLS, portTransportOf } from './store.js';
 import type { LabelSelector, Labels, PortSpec } from './store.js';
 
 /**
@@ -52,12 +52,14 @@ export const MAX_ADDRESS_PORTS = 256;
  */
 export function checkPortSpecs(field: string, ports: readonly PortSpec[]): PortSpec[] {
   if (ports.length > MAX_ADDRESS_PORTS) throw new StoreInvalidInputError(field, `must list at most ${MAX_ADDRESS_PORTS} ports`);
-  const seen = new Set<number>();
+  const seen = new Set<string>();
   for (const [i, spec] of ports.entries()) {
     checkPort(`${field}[${i}].port`, spec.port);
     if (!(PORT_PROTOCOLS as readonly string[]).includes(spec.protocol)) throw new StoreInvalidInputError(`${field}[${i}].protocol`, `must be one of ${PORT_PROTOCOLS.join(', ')}`);
-    if (seen.has(spec.port)) throw new StoreInvalidInputError(`${field}[${i}].port`, `port ${spec.port} is listed twice; one protocol a port`);
-    seen.add(spec.port);
+    // TCP and UDP ports are apart: 53/tcp and 53/udp may both be listed, 443/https and 443/tls not
+    const key = `${portTransportOf(spec.protocol)}/${spec.port}`;
+    if (seen.has(key)) throw new StoreInvalidInputError(`${field}[${i}].port`, `port ${spec.port} is listed twice; one protocol a port (udp beside one other)`);
+    seen.add(key);
   }
   return sortPortSpecs(ports);
 }

@@ -1,10 +1,10 @@
 import type { BindingKind, ListenerProtocol, TlsMode } from '../../model/index.js';
 import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
 
-/** AddressPort is one port of a dedicated-address binding and what it speaks (UDP ports on an address are not served yet). */
+/** AddressPort is one port of a dedicated-address binding and what it speaks (`udp`: a UDP socket, UdpListeners'). */
 export interface AddressPort {
   port: number;
-  protocol: Exclude<ListenerProtocol, 'udp'>;
+  protocol: ListenerProtocol;
 }
 
 /** PortTransport is a transport a tcp-port binding's port is opened for at the edge. */
