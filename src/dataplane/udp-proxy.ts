@@ -65,22 +65,25 @@ export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
   // A connected UDP socket reports an ICMP port unreachable as ECONNREFUSED on a later send:
   // UDP promises no delivery, so the flow carries on (the backend may come back).
   socket.on('error', () => {
-    if (!isConnected) refuse(stream, 502);
-    if (!isConnected) close();
+    if (isConnected) return;
+    refuse(stream, 502);
+    close();
   });
   stream.once('close', close);
   socket.connect(port, address, () => {
     isConnected = true;
     if (stream.destroyed || stream.closed) return close();
     stream.respond({ ':status': 200 });
-    relayFlow(stream, socket, options, () => idle.refresh(), close);
+    relayFlow(stream, socket, options, () => idle.refresh(), close, () => isClosed);
   });
 }
 
 /** relayFlow moves datagrams both ways once the flow is open; `touch` restarts the idle deadline. */
-function relayFlow(stream: ServerHttp2Stream, socket: dgram.Socket, options: UdpFlowOptions, touch: () => void, close: () => void): void {
+function relayFlow(stream: ServerHttp2Stream, socket: dgram.Socket, options: UdpFlowOptions, touch: () => void, close: () => void, isClosed: () => boolean): void {
   const reader = new DatagramReader();
   const send = (d: Buffer): void => {
+    // a closed socket throws on send (ERR_SOCKET_DGRAM_NOT_RUNNING): DATA may still arrive after the idle end
+    if (isClosed()) return;
     touch();
     socket.send(d);
   };

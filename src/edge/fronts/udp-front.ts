@@ -156,7 +156,7 @@ class UdpPort {
     stream.write(frameDatagram(msg));
   }
 
-  /** closeAll ends every flow of this socket. */
+  /** closeAll ends every flow of this socket (it closed, or the edge stops). */
   closeAll(cause: string): void {
     for (const flow of [...this.#flows.values()]) this.#close(flow, cause, h2c.NGHTTP2_CANCEL);
   }
@@ -203,9 +203,15 @@ class UdpPort {
     const reader = new DatagramReader();
     const { metrics } = this.front.ctx;
     const send = (d: Buffer): void => {
+      if (flow.state === 'closed') return;
       flow.timer.refresh();
       metrics.countUdpDatagram('out');
-      this.socket.send(d, flow.remote.port, flow.remote.address);
+      try {
+        this.socket.send(d, flow.remote.port, flow.remote.address);
+      } catch {
+        // the socket closed (its binding went) with DATA still arriving: send throws ERR_SOCKET_DGRAM_NOT_RUNNING
+        this.#close(flow, 'listener-closed', h2c.NGHTTP2_CANCEL);
+      }
     };
     stream.on('data', (chunk: Buffer) => {
       try {
