@@ -23,6 +23,11 @@ const FAMILIES = [
   ['tuna_edge_public_http2_goaways_total', 'counter'],
   ['tuna_edge_tunnel_listener_connections_open', 'gauge'],
   ['tuna_edge_tunnel_listener_closed_total', 'counter'],
+  ['tuna_edge_udp_flows_total', 'counter'],
+  ['tuna_edge_udp_flows_active', 'gauge'],
+  ['tuna_edge_udp_datagrams_total', 'counter'],
+  ['tuna_edge_udp_datagrams_dropped_total', 'counter'],
+  ['tuna_edge_udp_flow_ends_total', 'counter'],
   ['tuna_edge_requests_total', 'counter'],
   ['tuna_edge_control_requests_total', 'counter'],
   ['tuna_edge_tunnel_bytes_total', 'counter'],
@@ -43,6 +48,12 @@ describe('EdgeMetrics (prom-client)', () => {
     metrics.countControlRequest('get me');
     metrics.countPublicTimeout('idle');
     metrics.countTunnelListenerClose('first-byte');
+    metrics.udpFlowsTotal = 4;
+    metrics.udpFlowsActive = 1;
+    metrics.countUdpDatagram('in');
+    metrics.countUdpDrop('queue-full', 3);
+    metrics.countUdpDrop('binding-flow-limit');
+    metrics.countUdpFlowEnd('idle');
     const text = await metrics.render(tunnels([['binding/host/b.test', 1], ['binding/host/a"q.test', 2]], { in: 10, out: 20 }));
     const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]);
     expect(types).to.deep.equal(FAMILIES);
@@ -57,7 +68,12 @@ describe('EdgeMetrics (prom-client)', () => {
       'tuna_edge_tunnel_bytes_total{direction="in"} 10',
       'tuna_edge_tunnel_bytes_total{direction="out"} 20',
       'tuna_edge_binding_listeners_failing 0',
+      'tuna_edge_udp_flows_total 4',
+      'tuna_edge_udp_flows_active 1',
+      'tuna_edge_udp_datagrams_total{direction="in"} 1',
+      'tuna_edge_udp_flow_ends_total{cause="idle"} 1',
     ]);
+    expect(lines.filter((l) => l.startsWith('tuna_edge_udp_datagrams_dropped_total{'))).to.deep.equal(['tuna_edge_udp_datagrams_dropped_total{reason="binding-flow-limit"} 1', 'tuna_edge_udp_datagrams_dropped_total{reason="queue-full"} 3']);
     expect(lines.filter((l) => l.startsWith('tuna_edge_tunnels{'))).to.deep.equal(['tuna_edge_tunnels{binding="binding/host/a\\"q.test"} 2', 'tuna_edge_tunnels{binding="binding/host/b.test"} 1']);
     expect(lines.filter((l) => l.startsWith('tuna_edge_tunnel_handshakes_total{'))).to.deep.equal(['tuna_edge_tunnel_handshakes_total{result="granted"} 2', 'tuna_edge_tunnel_handshakes_total{result="revoked"} 1']);
     expect(lines.filter((l) => l.startsWith('tuna_edge_control_requests_total{'))).to.deep.equal(['tuna_edge_control_requests_total{method="GET"} 1', 'tuna_edge_control_requests_total{method="OTHER"} 1', 'tuna_edge_control_requests_total{method="POST"} 1']);
