@@ -94,10 +94,12 @@ export class UdpFront {
     for (const port of this.#ports) port.closeAll('edge-closed');
   }
 
+  /** ctx is what the fronts share (registry, metrics, request ids). */
   get ctx(): FrontContext {
     return this.#ctx;
   }
 
+  /** limits are the UDP flow limits in force. */
   get limits(): UdpLimits {
     return this.#limits;
   }
