@@ -6,8 +6,9 @@
 #   1. builds the suite into the cache (hack/conformance/build.sh) and brings the cluster up;
 #   2. installs the experimental-channel CRDs of the same release (bundle versions match: no
 #      -allow-crds-mismatch);
-#   3. starts a store-mode `tuna edge` whose address pool is 127.77.0.0/16 with the listener ports the
-#      suite uses, and a seeded account with a reservations-scoped key for the operator;
+#   3. starts a store-mode `tuna edge` whose address pool is 127.77.0.0/16, each address serving the
+#      ports its Gateway's listeners ask for (addressPortRange 1-65535), and a seeded account with a
+#      reservations-scoped key for the operator;
 #   4. creates GatewayClass `tuna` and runs `tuna operator` against the cluster;
 #   5. runs the suite with -gateway-class tuna, the features tuna's GatewayClass advertises
 #      (read back from its status.supportedFeatures) and the report metadata, writing the report to
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 source hack/cluster/env.sh
 log() { echo "conformance: $*" >&2; }
 
-run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS" publish=0 extra=()
+run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS,GATEWAY-TCP" publish=0 extra=()
 while (( $# > 0 )); do
   case "$1" in
     -run-test|--run-test) run_test="$2"; shift 2 ;;
@@ -58,8 +59,11 @@ kubectl="$TUNA_K8S_DIR/bin/kubectl"
 hack/gateway-api-crds.sh experimental >/dev/null
 
 # The edge: tunnel listener on loopback with a throwaway certificate, Gateway addresses from
-# 127.77.0.0/16 with the listener ports of the suite's Gateways (HTTP 80/8080/8090, raw TLS 443/8443:
-# HTTPS and TLS listeners terminate or pass through in the cluster, never at the edge).
+# 127.77.0.0/16. Each address serves the ports its Gateway's listeners name (the operator asks for
+# them), any of addressPortRange: binding any port of a loopback address disturbs nothing. HTTPS and
+# TLS listeners are raw TLS at the edge (terminated or passed through in the cluster, never at the
+# edge); addressPorts is the default list (HTTP 80/8080/8090, raw TLS 443/8443) of an address whose
+# reservation names none.
 tunnel_port="${TUNA_CONFORMANCE_TUNNEL_PORT:-17443}" http_port="${TUNA_CONFORMANCE_HTTP_PORT:-18180}"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$work/tunnel.key" -out "$work/tunnel.crt" 2>/dev/null
@@ -71,6 +75,7 @@ store:
   url: $work/edge.db
   baseDomain: tuna.localhost
   addressPool: 127.77.0.0/16
+  addressPortRange: { first: 1, last: 65535 }
   addressPorts:
     - { port: 80, protocol: http }
     - { port: 8080, protocol: http }

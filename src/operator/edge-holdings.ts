@@ -1,7 +1,7 @@
 import type { ControlClient, Reservation, TunnelKey } from '../control-api/index.js';
 
 /** EdgeControl is the part of the control API client the reconciler calls (a fake in unit tests). */
-export type EdgeControl = Pick<ControlClient, 'listReservations' | 'listTunnelKeys' | 'reserve' | 'mintTunnelKey' | 'revokeTunnelKey' | 'release'>;
+export type EdgeControl = Pick<ControlClient, 'listReservations' | 'listTunnelKeys' | 'reserve' | 'mintTunnelKey' | 'revokeTunnelKey' | 'release' | 'setReservationPorts'>;
 
 /**
  * EdgeHoldings is what the edge holds for this cluster (its reservations and live tunnel keys), as
@@ -70,6 +70,13 @@ export class EdgeHoldings {
     if (r.kind === 'address' && bindingId !== undefined) this.#addresses.set(bindingId, [...(this.#addresses.get(bindingId) ?? []), r]);
     if (r.kind === 'tcp-port') this.#ports.set(r.value, r);
     if (r.kind === 'tcp-port' && bindingId !== undefined) this.#tcpPorts.set(bindingId, r);
+  }
+
+  /** updateReservation replaces a reservation the edge changed (an address's ports); its keys stay. */
+  updateReservation(r: Reservation): void {
+    const bindingId = r.labels[this.#bindingLabel];
+    this.reservations.set(r.id, r);
+    if (r.kind === 'address' && bindingId !== undefined) this.#addresses.set(bindingId, (this.#addresses.get(bindingId) ?? []).map((x) => (x.id === r.id ? r : x)));
   }
 
   /** released forgets a reservation and the keys bound to it (the edge revokes them with it). */

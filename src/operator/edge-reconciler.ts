@@ -1,7 +1,9 @@
 import { edgeBindingId } from '../control-api/index.js';
 import type { PortPool, Reservation, TunnelProtocol } from '../control-api/index.js';
-import type { Binding, RouteGraph } from '../model/index.js';
-import { inAddressPool } from './address-pool.js';
+import type { Binding, Listener, RouteGraph } from '../model/index.js';
+import { AddressBindings } from './address-bindings.js';
+import type { AddressPending } from './address-bindings.js';
+import type { AddressPortLimits } from './address-ports.js';
 import { runBounded } from './bounded.js';
 import { CrdReservations, emptyCrdReport } from './crd-reservations.js';
 import type { CrdReport, ReleasingObject } from './crd-reservations.js';
@@ -15,6 +17,7 @@ export { TunnelKeys } from './tunnel-keys.js';
 export type { HeldKey } from './tunnel-keys.js';
 export type { EdgeControl } from './edge-holdings.js';
 export type { TcpPortAddress } from './tcp-port-bindings.js';
+export type { AddressPortLimits } from './address-ports.js';
 
 /** TxtRecord is the DNS record that proves a custom domain is the account's. */
 export interface TxtRecord {
@@ -25,11 +28,16 @@ export interface TxtRecord {
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
-  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'AddressNotAssigned' | 'AddressNotUsable' | 'PortNotAssigned';
+  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'PortNotAssigned' | AddressPending['reason'];
   /** a sentence for the user: what is not served and what to do */
   message: string;
   /** DomainNotVerified: the record to create */
   txtRecord?: TxtRecord;
+  /**
+   * address bindings: one port of a served address (PortUnavailable, ListenerFailed,
+   * ListenerPending): only the listeners on it are held back, the binding is served
+   */
+  port?: number;
 }
 
 /**
@@ -66,6 +74,8 @@ export interface ReconcileReport {
   persistError?: Error;
   /** what the edge holds for the graph's reservations (Domains, TCPPorts) and what was let go (crd-reservations.ts) */
   crd?: CrdReport;
+  /** a port of an address was just asked for and the edge has not reported it listening yet: reconcile again soon */
+  confirming?: boolean;
 }
 
 /** ReconcileOptions are the per-call knobs of `reconcile`. */
@@ -107,6 +117,11 @@ export interface EdgeReconcilerOptions {
    * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
    */
   addressPool?: string | null;
+  /**
+   * the ports an address may serve (`GET /v1/edge` `addressPortRange` and `addressPool.ports`):
+   * absent: not known, no ports are asked for and none is checked (the edge's fixed list serves)
+   */
+  addressPorts?: AddressPortLimits;
   /** the edge's TCP port pool (`GET /v1/edge`): null: none; absent: not known, the edge decides */
   portPool?: PortPool | null;
   /** the host the edge's tcp-port listeners bind (`GET /v1/edge` `tcpHost`): the address a Service's status names */
@@ -142,7 +157,7 @@ export function ownerOf(labels: Readonly<Record<string, string>>): OwnerKind | u
 }
 
 /** Work is one binding a reconcile looks at, with what it wants. */
-type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'address' | 'tcp-port'; binding: Binding };
+type Work = { kind: 'host'; binding: Binding; hostname: string } | { kind: 'address'; binding: Binding; listeners: readonly Listener[] } | { kind: 'tcp-port'; binding: Binding };
 
 /**
  * EdgeReconciler makes the edge hold what the route graph needs, with the operator's
@@ -175,7 +190,7 @@ export class EdgeReconciler {
   readonly #keys: TunnelKeys;
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
-  readonly #addressPool: string | null | undefined;
+  readonly #addresses: AddressBindings;
   readonly #tcpPorts: Omit<TcpPortDeps, 'holdKey'>;
   readonly #concurrency: number;
   readonly #resyncMs: number;
@@ -192,7 +207,14 @@ export class EdgeReconciler {
     this.#keys = keys;
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
-    this.#addressPool = options.addressPool;
+    this.#addresses = new AddressBindings({
+      client,
+      addressPool: options.addressPool,
+      ports: options.addressPorts,
+      bindingLabel: BINDING_LABEL,
+      ownerLabels: (b) => this.#ownerLabels(b),
+      forgetKey: (id) => this.#keys.delete(id),
+    });
     this.#tcpPorts = { client, portPool: options.portPool, bindingLabel: BINDING_LABEL, tcpHost: options.tcpHost, asking: new Set(), ownerLabels: (b) => this.#ownerLabels(b), forgetKey: (id) => this.#keys.delete(id) };
     this.#concurrency = options.concurrency ?? 8;
     this.#resyncMs = options.resyncMs ?? 600_000;
@@ -207,6 +229,8 @@ export class EdgeReconciler {
   async reconcile(graph: RouteGraph, knowsOwnerGone: KnowsOwnerGone = () => true, options: ReconcileOptions = {}): Promise<ReconcileReport> {
     const report: ReconcileReport = { ready: new Set(), addresses: new Map(), ports: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
     const wanted = new Set<string>();
+    const listenersOf = new Map<string, Listener[]>();
+    for (const l of graph.listeners) listenersOf.set(l.bindingId, [...(listenersOf.get(l.bindingId) ?? []), l]);
     const fresh: Work[] = [];
     const known: Work[] = [];
     for (const b of graph.bindings) {
@@ -217,11 +241,13 @@ export class EdgeReconciler {
         continue;
       }
       wanted.add(b.id);
-      (this.#seen.has(b.id) ? known : fresh).push(b.kind === 'host' ? { kind: 'host', binding: b, hostname: host as string } : { kind: b.kind, binding: b });
+      const w: Work = b.kind === 'host' ? { kind: 'host', binding: b, hostname: host as string } : b.kind === 'address' ? { kind: 'address', binding: b, listeners: listenersOf.get(b.id) ?? [] } : { kind: 'tcp-port', binding: b };
+      (this.#seen.has(b.id) ? known : fresh).push(w);
     }
     this.#seen = new Set(graph.bindings.map((b) => b.id));
     try {
       const edge = await this.#holdings(options.refresh === true, report);
+      this.#addresses.begin(report.listed === true);
       const wantedReservations = new Set<string>();
       // the CRDs' reservations first: a Tunnel on a Domain then finds the Domain's reservation
       const crd = (report.crd = emptyCrdReport());
@@ -230,7 +256,8 @@ export class EdgeReconciler {
       const work = (w: Work): Promise<void> => {
         started++;
         if (w.kind === 'tcp-port') return this.#holdTcpPort(edge, w.binding, wantedReservations, report);
-        return w.kind === 'host' ? this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report) : this.#holdAddress(edge, w.binding, wantedReservations, report);
+        if (w.kind === 'host') return this.#holdHost(edge, w.binding, w.hostname, wantedReservations, report);
+        return this.#addresses.hold(edge, w.binding, w.listeners, wantedReservations, report, (id, r, labels) => this.#holdKey(edge, id, r, labels, report));
       };
       // one round always runs, so a reconcile yielding to a stream of changes still makes progress
       const shouldYield = options.shouldYield;
@@ -241,6 +268,8 @@ export class EdgeReconciler {
       let left = await runBounded(fresh, this.#concurrency, work, stop);
       left = left.length > 0 || isCatchingUp ? [...left, ...known] : await runBounded(known, this.#concurrency, work, stop);
       this.#wasDeferred = left.length > 0;
+      this.#addresses.end(left.length === 0);
+      if (this.#addresses.isConfirming()) report.confirming = true;
       if (left.length > 0) report.deferred = left.map((w) => w.binding.id);
       if (left.length === 0) {
         await this.#crd.letGo(edge, options.releasing ?? [], wantedReservations, (kind) => knowsOwnerGone({ group: 'tuna.dev', kind }), crd);
@@ -260,7 +289,8 @@ export class EdgeReconciler {
   async #holdings(refresh: boolean, report: ReconcileReport): Promise<EdgeHoldings> {
     const now = this.#now();
     const cached = this.#edge;
-    if (!refresh && cached !== undefined && now - cached.listedAt < this.#resyncMs && !cached.hasUnverifiedDomain()) return cached;
+    // a custom domain waiting for verification, or a port of an address not listening yet: only a new list says when it is
+    if (!refresh && cached !== undefined && now - cached.listedAt < this.#resyncMs && !cached.hasUnverifiedDomain() && !this.#addresses.isWatching()) return cached;
     this.#edge = undefined;
     const listed = await EdgeHoldings.list(this.#client, this.#labels, now, BINDING_LABEL);
     this.#edge = listed;
@@ -305,53 +335,10 @@ export class EdgeReconciler {
     await this.#holdKey(edge, b.id, reservation, labels, report);
   }
 
-  /** holdAddress makes an address binding hold an address reservation from the edge's pool and a key. */
-  async #holdAddress(edge: EdgeHoldings, b: Binding, wantedReservations: Set<string>, report: ReconcileReport): Promise<void> {
-    const requested = b.addresses?.[0];
-    const unusable = this.#unusable(b.addresses ?? []);
-    if (unusable !== undefined) {
-      report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
-      // a key of the address it held before goes with that address (letGo revokes it)
-      this.#keys.delete(b.id);
-      return;
-    }
-    let reservation = edge.address(b.id, requested);
-    if (reservation === undefined) {
-      try {
-        const labels = { ...this.#ownerLabels(b), [BINDING_LABEL]: b.id };
-        reservation = (await this.#client.reserve({ kind: 'address', ...(requested !== undefined ? { address: requested } : {}), labels })).reservation;
-      } catch (err) {
-        const why = (err as Error).message;
-        this.#keys.delete(b.id);
-        report.pending.push(
-          requested === undefined
-            ? { bindingId: b.id, reason: 'AddressNotAssigned', message: `the edge has assigned no address: it refused to reserve one from its pool: ${why}` }
-            : { bindingId: b.id, reason: 'AddressNotUsable', message: `spec.addresses ${requested} is not usable: the edge refused to reserve it: ${why}` },
-        );
-        return;
-      }
-      edge.addReservation(reservation);
-      report.reserved++;
-    }
-    wantedReservations.add(reservation.id);
-    await this.#holdKey(edge, b.id, reservation, this.#ownerLabels(b), report);
-    report.addresses.set(b.id, reservation.value);
-  }
-
   /** holdTcpPort makes a tcp-port binding hold a port of the edge and a `tcp` key (tcp-port-bindings.ts). */
   #holdTcpPort(edge: EdgeHoldings, b: Binding, wantedReservations: Set<string>, report: ReconcileReport): Promise<void> {
     const holdKey = (id: string, r: Reservation, labels: Record<string, string>, protocol: TunnelProtocol) => this.#holdKey(edge, id, r, labels, report, protocol);
     return holdTcpPort({ ...this.#tcpPorts, holdKey }, edge, b, wantedReservations, report);
-  }
-
-  /** unusable says why the addresses a binding asks for cannot be asked of the edge (undefined: they can). */
-  #unusable(requested: readonly string[]): string | undefined {
-    if (requested.length > 1) return `spec.addresses asks for ${requested.length} addresses (${requested.join(', ')}): the edge gives a Gateway one address`;
-    const ip = requested[0];
-    if (ip === undefined || this.#addressPool === undefined) return undefined;
-    if (this.#addressPool === null) return `spec.addresses ${ip} is not usable: the edge has no address pool`;
-    if (!inAddressPool(this.#addressPool, ip)) return `spec.addresses ${ip} is not usable: it is not in the edge's address pool ${this.#addressPool}`;
-    return undefined;
   }
 
   /** ownerLabels are the labels of what a binding gets at the edge: this cluster's and its owner's kind. */

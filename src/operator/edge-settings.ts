@@ -1,4 +1,5 @@
 import type { ControlClient, EdgeInfo } from '../control-api/index.js';
+import type { AddressPortLimits } from './address-ports.js';
 
 /**
  * EdgeUnreachableError: `tuna operator` could not ask the edge what it serves (`GET /v1/edge`) at
@@ -33,4 +34,13 @@ export async function learnEdge(client: ControlClient, url: URL, baseDomainOverr
     throw new EdgeUnreachableError(url.origin, err);
   }
   return { edge, baseDomain: baseDomainOverride ?? edge.baseDomain };
+}
+
+/**
+ * addressPortLimitsOf is what the edge lets a Gateway's address serve: any port of its
+ * `addressPortRange`, named by the reservation, or on an edge without one (null, or absent from an
+ * older edge's answer) only its fixed `addressPool.ports`, for which no ports are sent.
+ */
+export function addressPortLimitsOf(edge: EdgeInfo): AddressPortLimits {
+  return { range: edge.addressPortRange ?? null, fixed: edge.addressPool?.ports ?? [] };
 }

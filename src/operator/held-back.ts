@@ -16,6 +16,13 @@
  * - Tunnel: no `url`, `Ready=False`; a Domain with the hostname: `Ready=False`, and for an
  *   unverified custom domain `Reserved=Unknown` and `status.verification`, the TXT record to create.
  *
+ * - one port of a Gateway's address (`port` set: the edge cannot open it, refused it, or reports it
+ *   failed to listen): the listeners on that port `Accepted=False` reason `PortUnavailable` and
+ *   `Programmed=False` (Gateway API v1 ListenerConditionReason PortUnavailable: "the Listener
+ *   requested a port that is not available"), its other listeners served; a port the edge is still
+ *   opening leaves its listeners `Programmed=False` reason `Pending`, without an event, so that
+ *   `Programmed=True` means the edge listens.
+ *
  * Every object concerned gets one Warning event per held-back binding (the recorder dedupes).
  * A Gateway whose address the edge assigned gets it in `status.addresses` (`IPAddress`), and a
  * served TCP port is listed where the edge serves it: the port it assigned, under its tcp-port host
@@ -23,6 +30,7 @@
  */
 import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
 import { refKey } from '../model/index.js';
+import type { GatewayReason } from '../translate/index.js';
 import type { PendingBinding, TcpPortAddress } from './edge-reconciler.js';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -68,7 +76,8 @@ export function correctHeldBack(
     return i === undefined ? undefined : own(i);
   };
   const bindings = new Map(graph.bindings.map((b) => [b.id, b]));
-  const heldIds = new Set(pending.map((p) => p.bindingId));
+  // a pending port holds back only the listeners on it: its binding is served
+  const heldIds = new Set(pending.filter((p) => p.port === undefined).map((p) => p.bindingId));
   const served = graph.bindings.filter((b) => !heldIds.has(b.id));
   const notes = new Map<ObjectStatus, PendingBinding[]>();
   const note = (s: ObjectStatus, p: PendingBinding): void => {
@@ -80,6 +89,11 @@ export function correctHeldBack(
     const b = bindings.get(p.bindingId);
     if (b === undefined) continue;
     const owner = ownerOf(b);
+    if (p.port !== undefined) {
+      if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) holdBackListeners(owner, graph, b, p);
+      if (owner && p.reason !== 'ListenerPending') note(owner, p);
+      continue;
+    }
     if (owner) note(owner, p);
     if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) {
       holdBackGateway(owner, p);
@@ -221,8 +235,49 @@ function holdBackListenerSet(s: ObjectStatus, p: PendingBinding): void {
   if (!s.events.some((e) => e.reason === 'ParentNotProgrammed')) s.events.push({ type: 'Warning', reason: 'ParentNotProgrammed', message });
 }
 
-/** gatewayReason is the Gateway API reason of a held-back address: AddressNotUsable for one spec.addresses asked for, else AddressNotAssigned. */
-function gatewayReason(p: PendingBinding): string {
+/**
+ * holdBackListeners takes the listeners on one port of a Gateway's address out of what is served:
+ * `Accepted=False PortUnavailable` and `Programmed=False` for a port the edge does not serve, and
+ * `Programmed=False Pending` while it opens it. The Gateway's own conditions then say so: some
+ * listener still served keeps it `Programmed` (Accepted reason `ListenersNotValid` when one is not
+ * accepted, as the translator writes it), none left makes it `Programmed=False`.
+ */
+function holdBackListeners(s: ObjectStatus, graph: RouteGraph, b: Binding, p: PendingBinding): void {
+  const body = s.status;
+  if (body === undefined) return;
+  const gen = s.observedGeneration;
+  const names = new Set(graph.listeners.filter((l) => l.bindingId === b.id && l.port === p.port).map((l) => l.name));
+  const isPending = p.reason === 'ListenerPending';
+  body.listeners = listOf<Json>(body.listeners).map((l) => {
+    if (typeof l.name !== 'string' || !names.has(l.name)) return l;
+    let conditions = listOf<Condition>(l.conditions);
+    if (!isPending) conditions = upsert(conditions, condition('Accepted', 'False', reason('PortUnavailable'), p.message, gen));
+    conditions = upsert(conditions, condition('Programmed', 'False', reason(isPending ? 'Pending' : 'Invalid'), p.message, gen));
+    return { ...l, conditions };
+  });
+  const listeners = listOf<Json>(body.listeners);
+  const isProgrammed = (l: Json): boolean => listOf<Condition>(l.conditions).some((c) => c.type === 'Programmed' && c.status === 'True');
+  const notAccepted = listeners.filter((l) => listOf<Condition>(l.conditions).some((c) => c.type === 'Accepted' && c.status === 'False')).map((l) => String(l.name));
+  const conditions = listOf<Condition>(body.conditions);
+  const accepted = conditions.find((c) => c.type === 'Accepted');
+  if (accepted?.status === 'True' && notAccepted.length > 0) {
+    const serving = listeners.filter(isProgrammed).map((l) => String(l.name));
+    const message = `listener(s) ${notAccepted.join(', ')} are not valid; serving ${serving.join(', ') || 'none'}`;
+    body.conditions = upsert(conditions, condition('Accepted', 'True', reason('ListenersNotValid'), message, gen));
+  }
+  const programmed = listOf<Condition>(body.conditions).find((c) => c.type === 'Programmed');
+  if (programmed?.status === 'True' && !listeners.some(isProgrammed))
+    body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', reason(isPending ? 'Pending' : 'Invalid'), `no listener is served at the edge: ${p.message}`, gen));
+}
+
+/** reason types a Gateway API reason by the translators' table. */
+function reason(r: GatewayReason): GatewayReason {
+  return r;
+}
+
+/** gatewayReason is the Gateway API reason of a held-back address (AddressNotUsable for one spec.addresses asked for, else AddressNotAssigned) or port (PortUnavailable). */
+function gatewayReason(p: PendingBinding): GatewayReason {
+  if (p.port !== undefined) return 'PortUnavailable';
   return p.reason === 'AddressNotUsable' ? 'AddressNotUsable' : 'AddressNotAssigned';
 }
 
@@ -296,7 +351,8 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const gen = s.observedGeneration;
   const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
   const message = [...new Set(held.map((p) => p.message))].join('; ');
-  const partly = advertisesSomething(s);
+  // a Gateway with only some ports held back still serves the others on its address
+  const partly = advertisesSomething(s) || held.every((p) => p.port !== undefined);
   s.conditions = upsert(s.conditions, condition('Published', partly ? 'True' : 'False', partly ? 'PartiallyPublished' : reasonOf(first), message, gen));
   const body = s.status?.conditions;
   if (s.status && Array.isArray(body) && (body as Condition[]).some((c) => c.type === 'Ready'))

@@ -11,7 +11,7 @@ import type { TranslateOptions } from '../translate/index.js';
 import type { AcceptedCertificates } from './accepted-certificates.js';
 import { correctReservationStatuses } from './crd-reservation-status.js';
 import { emptyCrdReport } from './crd-reservations.js';
-import type { KnowsOwnerGone, ReconcileOptions, ReconcileReport } from './edge-reconciler.js';
+import type { KnowsOwnerGone, PendingBinding, ReconcileOptions, ReconcileReport } from './edge-reconciler.js';
 import type { EventRecorder } from './event-recorder.js';
 import { splitDeleting } from './finalizers.js';
 import type { FinalizerReport, Finalizers } from './finalizers.js';
@@ -94,6 +94,12 @@ export interface OperatorOptions {
    */
   recheckMs?: number;
   /**
+   * while a port just asked of a Gateway's address is not reported listening yet, sync again after
+   * this long (default 1 s): the edge opens it within milliseconds, and the listener says
+   * `Programmed=True` only once it has (the edge's bind failures are retried on `recheckMs`)
+   */
+  confirmMs?: number;
+  /**
    * a sync of the change loop yields to a new change only once its reconcile has run at least this
    * long, and at least as long as the sync's own fixed part took (reading Secrets, translating):
    * otherwise a stream of changes would make every sync pay the whole translation for a few
@@ -132,6 +138,8 @@ export class Operator {
   /** the one retry timer (a new one per failure made two failed full syncs a second) */
   #retry: ClockTimer | undefined;
   #recheck: ClockTimer | undefined;
+  /** when the recheck timer fires (clock ms) */
+  #recheckAt = 0;
   /** failed syncs in a row: the retry's backoff step */
   #failures = 0;
   /** a change arrived since the current sync began: a sync of the change loop yields to it */
@@ -263,7 +271,10 @@ export class Operator {
     if (isWriter && isComplete && edge && this.#o.finalizers) result.finalizers = await this.#o.finalizers.apply(objects, deleting, edge.crd ?? emptyCrdReport());
     this.#o.onSynced?.(result);
     // only the edge knows when a domain is verified, or when a port of its pool is free again
-    if (edge?.pending.some((p) => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned') || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
+    // and only the edge knows when it listens on a port of an address: it retries a failed one by itself
+    const waitsForEdge = (p: PendingBinding): boolean => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned' || p.reason === 'ListenerFailed' || p.reason === 'ListenerPending';
+    if (edge?.confirming === true) this.#scheduleRecheck(this.#o.confirmMs ?? 1000);
+    else if (edge?.pending.some(waitsForEdge) || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
     return result;
   }
 
@@ -297,13 +308,17 @@ export class Operator {
     await this.#agent.close();
   }
 
-  /** scheduleRecheck syncs again once `recheckMs` has passed (one timer at a time). */
-  #scheduleRecheck(): void {
-    if (this.#isStopped || this.#recheck !== undefined) return;
+  /** scheduleRecheck syncs again once `delayMs` (default `recheckMs`) has passed (one timer at a time: a sooner one replaces a later one). */
+  #scheduleRecheck(delayMs = this.#o.recheckMs ?? 60_000): void {
+    if (this.#isStopped) return;
+    const at = this.#clock.now() + delayMs;
+    if (this.#recheck !== undefined && this.#recheckAt <= at) return;
+    if (this.#recheck !== undefined) this.#clock.clearTimeout(this.#recheck);
+    this.#recheckAt = at;
     this.#recheck = this.#clock.setTimeout(() => {
       this.#recheck = undefined;
       this.#schedule();
-    }, this.#o.recheckMs ?? 60_000);
+    }, delayMs);
   }
 
   #schedule(): void {

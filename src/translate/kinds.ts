@@ -165,10 +165,10 @@ export const KINDS = [
     kind: 'TCPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'tcproutes', key: 'tcpRoutes', optional: true, watched: true, readBy: ['gateway'],
     codec: streamRouteCodec,
     route: { listenerProtocols: ['TCP'], serving: 'stream' },
-    // Not advertised: TCPRoute is translated and served on a Service's tcp-port binding, but an edge
-    // opens only its configured ports on a Gateway address (80, 443, ...), so a TCP listener on another
-    // port (the conformance tests use 9300-9321) is never reachable there (docs/conformance.md).
-    features: [],
+    // A Gateway's TCP listeners are served on its dedicated address: the operator names their ports in
+    // the address reservation (src/operator/address-ports.ts) and the edge opens exactly those, within
+    // its addressPortRange (the conformance tests use 9300-9321; docs/conformance.md).
+    features: ['TCPRoute'],
   }),
   entry<IReferenceGrant>()({
     // v1beta1 first, as tuna always watched it (it is the stored version of v1.6's CRD); v1 where a

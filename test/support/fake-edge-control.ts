@@ -1,9 +1,11 @@
-import type { LabelSelector, Reservation, ReservationRequest, TunnelKey, TunnelKeyRequest } from '../../src/control-api/index.js';
+import type { LabelSelector, ListenerStatus, PortSpec, Reservation, ReservationRequest, TunnelKey, TunnelKeyRequest } from '../../src/control-api/index.js';
 import type { EdgeControl } from '../../src/operator/index.js';
 
 /**
  * FakeEdgeControl is the part of the control API the reconciler calls, held in memory: domain
- * reservations (subdomains, verified at once) and tunnel keys, filtered by labels as the edge does.
+ * reservations (subdomains, verified at once), address reservations (127.77.0.N in turn, with the
+ * ports they name; `listeners` answers their `status.listeners` in lists, absent: no status) and
+ * tunnel keys, filtered by labels as the edge does.
  * It counts each call by method and the most calls in flight at once; `gate` (when set) is awaited
  * by every call (given its method) before it answers, so a test can hold calls back, slow them down
  * or fail them.
@@ -24,7 +26,14 @@ export class FakeEdgeControl implements EdgeControl {
   inFlight = 0;
   maxInFlight = 0;
   gate: ((method: keyof FakeEdgeControl['calls']) => Promise<void>) | undefined;
+  /** the listeners the edge reports for an address reservation in a list answer (absent: it reports none) */
+  listeners: ((r: Reservation) => ListenerStatus[]) | undefined;
+  /** when set, setReservationPorts fails with it */
+  refusePorts: Error | undefined;
+  /** the bodies of every address reserve and setReservationPorts call, in order */
+  readonly bodies: unknown[] = [];
   #next = 0;
+  #addresses = 0;
 
   /** total is the number of calls made so far. */
   total(): number {
@@ -32,7 +41,8 @@ export class FakeEdgeControl implements EdgeControl {
   }
 
   listReservations(labels?: LabelSelector) {
-    return this.#call('listReservations', '', () => ({ reservations: [...this.reservations.values()].filter((r) => matches(r.labels, labels)) }));
+    const withStatus = (r: Reservation): Reservation => (r.kind === 'address' && this.listeners !== undefined ? { ...r, status: { listeners: this.listeners(r) } } : r);
+    return this.#call('listReservations', '', () => ({ reservations: [...this.reservations.values()].filter((r) => matches(r.labels, labels)).map(withStatus) }));
   }
 
   listTunnelKeys(labels?: LabelSelector) {
@@ -40,6 +50,7 @@ export class FakeEdgeControl implements EdgeControl {
   }
 
   reserve(body: ReservationRequest) {
+    if (body.kind === 'address') return this.#reserveAddress(body);
     const value = body.kind === 'domain' ? (body.hostname ?? '') : '';
     return this.#call('reserve', value, () => {
       const id = `r${++this.#next}`;
@@ -47,6 +58,30 @@ export class FakeEdgeControl implements EdgeControl {
       this.reservations.set(id, reservation);
       return { reservation, created: true };
     });
+  }
+
+  #reserveAddress(body: ReservationRequest) {
+    this.bodies.push(body);
+    const value = body.address ?? `127.77.0.${++this.#addresses}`;
+    return this.#call('reserve', `address ${value}`, () => {
+      const id = `r${++this.#next}`;
+      const reservation: Reservation = { id, accountId: 'a', kind: 'address', value, name: null, labels: body.labels ?? {}, domainType: null, verificationToken: null, verified: true, createdAt: 0, updatedAt: 0, ...(body.ports !== undefined ? { ports: body.ports } : {}) };
+      this.reservations.set(id, reservation);
+      return { reservation, created: true };
+    });
+  }
+
+  /** setReservationPorts names the ports of an address reservation (every one). */
+  setReservationPorts(id: string, ports: readonly PortSpec[]) {
+    // counted apart from `calls`, whose exact shape other tests compare
+    this.bodies.push({ id, ports });
+    this.log.push(`setReservationPorts ${id}`);
+    const held = this.reservations.get(id);
+    if (held === undefined) return Promise.reject(new Error(`no reservation ${id}`));
+    if (this.refusePorts !== undefined) return Promise.reject(this.refusePorts);
+    const changed: Reservation = { ...held, ports: [...ports] };
+    this.reservations.set(id, changed);
+    return Promise.resolve({ reservation: changed });
   }
 
   mintTunnelKey(body: TunnelKeyRequest) {

@@ -1,5 +1,5 @@
 import { ControlConflictError } from '../../src/control-api/index.js';
-import type { LabelSelector, Reservation, ReservationRequest, TunnelKey, TunnelKeyRequest } from '../../src/control-api/index.js';
+import type { LabelSelector, PortSpec, Reservation, ReservationRequest, TunnelKey, TunnelKeyRequest } from '../../src/control-api/index.js';
 import type { EdgeControl } from '../../src/operator/index.js';
 
 /**
@@ -69,6 +69,16 @@ export class FakeReservingEdge implements EdgeControl {
     };
     this.reservations.set(reservation.id, reservation);
     return Promise.resolve({ reservation, created: true });
+  }
+
+  /** setReservationPorts names the ports of an address reservation (the reconciler's CRD tests never call it). */
+  setReservationPorts(id: string, ports: readonly PortSpec[]) {
+    this.log.push(`setReservationPorts ${id}`);
+    const held = this.reservations.get(id);
+    if (held === undefined) return Promise.reject(new Error(`no reservation ${id}`));
+    const changed: Reservation = { ...held, ports: [...ports] };
+    this.reservations.set(id, changed);
+    return Promise.resolve({ reservation: changed });
   }
 
   mintTunnelKey(body: TunnelKeyRequest) {

@@ -44,12 +44,8 @@ describe('the table of kinds', () => {
   it('claims exactly the features of its rows, sorted', () => {
     const fromRows = KINDS.flatMap((k) => ('features' in k ? [...k.features] : []));
     expect([...SUPPORTED_FEATURES]).to.deep.equal([...new Set(fromRows)].sort());
-    // Each route kind is claimed, except TCPRoute: an edge opens only its configured ports on a
-    // Gateway address, so its conformance tests (ports 9300-9321) cannot pass (docs/conformance.md).
-    for (const route of ROUTE_KINDS) {
-      if (route.kind === 'TCPRoute') expect(SUPPORTED_FEATURES).not.to.include(route.kind);
-      else expect(SUPPORTED_FEATURES).to.include(route.kind);
-    }
+    // Each route kind is claimed: TCPRoute too, now that a Gateway's address serves its listeners' ports.
+    for (const route of ROUTE_KINDS) expect(SUPPORTED_FEATURES).to.include(route.kind);
   });
 
   it('lets each listener protocol serve the route kinds whose rows name it, in table order', () => {

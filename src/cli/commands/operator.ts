@@ -18,6 +18,7 @@ import {
   STATUS_WRITER,
   TUNNEL_CONTROL,
   EdgeReconciler,
+  addressPortLimitsOf,
   learnEdge,
   EventRecorder,
   FINALIZERS,
@@ -140,7 +141,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   scope.register(SECRET_READER, { useValue: secrets });
   scope.register(CERTIFICATES, { useValue: certificates });
   scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
-  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null, portPool: learned.edge.portPool, ...(learned.edge.tcpHost !== undefined ? { tcpHost: learned.edge.tcpHost } : {}), ...(flags['key-connections'] !== undefined ? { maxConnections: flags['key-connections'] } : {}) }) });
+  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null, addressPorts: addressPortLimitsOf(learned.edge), portPool: learned.edge.portPool, ...(learned.edge.tcpHost !== undefined ? { tcpHost: learned.edge.tcpHost } : {}), ...(flags['key-connections'] !== undefined ? { maxConnections: flags['key-connections'] } : {}) }) });
   scope.register(FINALIZERS, { useValue: new Finalizers(kube, { onError: (ref, err) => log.warn(`finalizer of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
   if (flags['no-status'] !== true) {
     scope.register(STATUS_WRITER, { useValue: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
