@@ -98,7 +98,7 @@ export const KINDS = [
   entry<IGateway>()({
     kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
     codec: gatewayCodec,
-    features: ['Gateway', 'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayPort8080', 'GatewayStaticAddresses'],
+    features: ['Gateway', 'GatewayAddressEmpty', 'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayPort8080', 'GatewayStaticAddresses'],
   }),
   entry<IListenerSet>()({
     // GEP-1713: more listeners for a Gateway that allows them (spec.allowedListeners), served on that
