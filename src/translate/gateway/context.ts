@@ -71,6 +71,8 @@ export interface GatewayContext {
   /** virtual hosts of this Gateway's fragment by id */
   virtualHosts: Map<string, VirtualHost>;
   streamRoutes: StreamRoute[];
+  /** each stream route's age key (`<creationTimestamp> <namespace>/<name>`): the oldest on a TCP listener serves it */
+  streamRouteAges: Map<string, string>;
   claims: HostClaim[];
   /** `<hostname> <owner kind/ns/name>` of every claim, to keep them unique */
   claimKeys: Set<string>;

@@ -1,6 +1,6 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import { emptyGraph } from '../../model/index.js';
-import type { Condition } from '../../model/index.js';
+import type { Condition, StreamRoute } from '../../model/index.js';
 import { condition, generationOf, namespaceOf, sourceOf, warning } from '../common/meta.js';
 import type { Fragment } from '../types.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
@@ -37,6 +37,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       listenerSets: [],
       virtualHosts: new Map(),
       streamRoutes: [],
+      streamRouteAges: new Map(),
       claims: [],
       claimKeys: new Set(),
     };
@@ -179,6 +180,25 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
     if (!gw.virtualHosts.has(id)) gw.virtualHosts.set(id, { id, listenerId: l.graph.id, hostname: l.hostname, routes: [] });
   }
   graph.virtualHosts.push(...gw.virtualHosts.values());
-  graph.streamRoutes.push(...gw.streamRoutes);
+  graph.streamRoutes.push(...servedStreamRoutes(gw));
   return { group, graph, claims: gw.claims };
+}
+
+/**
+ * servedStreamRoutes are the stream routes the data plane gets. A TCP listener has no hostname to
+ * tell its routes apart, so of several TCPRoutes attached to it only the oldest (creation time,
+ * then namespace/name) is bound and receives traffic; every one stays Accepted and counted in
+ * attachedRoutes (Gateway API conflict resolution, "the oldest Route wins"; conformance
+ * TCPRouteMultipleRoutesAttachment).
+ */
+function servedStreamRoutes(gw: GatewayContext): StreamRoute[] {
+  const tcp = new Set(gw.listeners.filter((l) => l.graph?.protocol === 'tcp').map((l) => l.graph!.id));
+  const oldest = new Map<string, StreamRoute>();
+  const age = (r: StreamRoute): string => gw.streamRouteAges.get(r.id) ?? '';
+  for (const r of gw.streamRoutes) {
+    if (!tcp.has(r.listenerId)) continue;
+    const held = oldest.get(r.listenerId);
+    if (held === undefined || age(r) < age(held)) oldest.set(r.listenerId, r);
+  }
+  return gw.streamRoutes.filter((r) => !tcp.has(r.listenerId) || oldest.get(r.listenerId) === r);
 }

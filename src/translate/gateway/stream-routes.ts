@@ -1,6 +1,6 @@
 import type { IParentReference } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ParentReference';
 import type { Backend, ObjectRef } from '../../model/index.js';
-import { namespaceOf, sourceOf } from '../common/meta.js';
+import { createdOf, namespaceOf, sourceOf } from '../common/meta.js';
 import { attachRoute } from './attachment.js';
 import { ownsHostname } from './emit.js';
 import { malformedField, routeParentsCodec } from './codecs.js';
@@ -65,8 +65,10 @@ export function translateStreamRoute(ctx: TranslationContext, row: StreamRouteKi
       // Listener isolation: SNI names a narrower listener of the port covers are its, not this one's.
       const hostnames = a.hostnames.filter((h) => h !== ANY_HOST && ownsHostname(p.gateway, a.listener, h));
       if (hostnames.length === 0 && !a.hostnames.includes(ANY_HOST)) continue;
+      const id = `${kind.toLowerCase()}/${namespace}/${ref.name}/on/${listenerId}`;
+      p.gateway.streamRouteAges.set(id, `${createdOf(obj)} ${namespace}/${ref.name}`);
       p.gateway.streamRoutes.push({
-        id: `${kind.toLowerCase()}/${namespace}/${ref.name}/on/${listenerId}`,
+        id,
         listenerId,
         source: sourceOf(ref),
         hostnames,
