@@ -33,7 +33,20 @@ export interface PortProblem {
  * backend, never at the edge (DESIGN.md "TLS modes"), and the edge routes the stream as it comes.
  */
 export function portProtocolOf(l: Pick<Listener, 'protocol'>): PortProtocol {
-  return l.protocol === 'http' ? 'http' : l.protocol === 'tcp' ? 'tcp' : 'tls';
+  switch (l.protocol) {
+    case 'http':
+    case 'tcp':
+    case 'udp':
+      return l.protocol;
+    case 'https':
+    case 'tls':
+      return 'tls';
+  }
+}
+
+/** isSameTransport tells whether two protocols need the same kind of socket (UDP beside one TCP protocol shares a port number). */
+function isSameTransport(a: PortProtocol, b: PortProtocol): boolean {
+  return (a === 'udp') === (b === 'udp');
 }
 
 /** comparePorts orders ports as the edge lists them: by port, then protocol. */
@@ -62,7 +75,8 @@ export interface AddressPortPlan {
 /**
  * planAddressPorts maps an address binding's listeners to the ports its address needs and keeps
  * those the edge can open: inside its range, or (an edge without one) in its fixed list with the
- * same protocol. Two protocols on one port cannot both be served: the first in port order is asked.
+ * same protocol. Two TCP protocols on one port cannot both be served (UDP may sit beside one): the
+ * first in port order is asked.
  */
 export function planAddressPorts(listeners: readonly Listener[], limits: AddressPortLimits): AddressPortPlan {
   const wanted = new Map<string, PortSpec>();
@@ -74,7 +88,7 @@ export function planAddressPorts(listeners: readonly Listener[], limits: Address
   const unavailable: PortProblem[] = [];
   const fixed = new Set(limits.fixed.map(portKey));
   for (const p of [...wanted.values()].sort(comparePorts)) {
-    const other = asked.find((q) => q.port === p.port);
+    const other = asked.find((q) => q.port === p.port && isSameTransport(q.protocol, p.protocol));
     if (other !== undefined) {
       unavailable.push({ port: p.port, state: 'unavailable', message: `port ${p.port} is not available for ${p.protocol}: the address serves it as ${other.protocol}` });
       continue;

@@ -40,9 +40,9 @@ const listening = (ports: readonly PortSpec[] | undefined, address: string): Lis
 const portsPut = (control: FakeEdgeControl): string[] => control.log.filter((l) => l.startsWith('setReservationPorts'));
 
 describe('operator: the ports of a Gateway address', () => {
-  it('maps HTTP to http, HTTPS and TLS (terminated or passed through) to tls, TCP to tcp', () => {
+  it('maps HTTP to http, HTTPS and TLS (terminated or passed through) to tls, TCP to tcp, UDP to udp', () => {
     const at = (protocol: Listener['protocol']) => portProtocolOf({ protocol });
-    expect([at('http'), at('https'), at('tls'), at('tcp')]).to.deep.equal(['http', 'tls', 'tls', 'tcp']);
+    expect([at('http'), at('https'), at('tls'), at('tcp'), at('udp')]).to.deep.equal(['http', 'tls', 'tls', 'tcp', 'udp']);
     const { graph } = stateOf([http('web', 8080), { name: 'pass', protocol: 'TLS', port: 8443, hostname: 'pass.example', tls: { mode: 'Passthrough' } }, tcp('db', 9300)]);
     // an HTTPS listener terminated in the cluster (its certificate checked by the translator, not here)
     const secure: Listener = { id: `${BINDING}/listener/secure`, bindingId: BINDING, name: 'secure', port: 443, protocol: 'https', tls: { mode: 'terminate-in-cluster', certificates: [] }, source: { group: GW, kind: 'Gateway', namespace: 'infra', name: 'gw', section: 'secure' } };
@@ -57,6 +57,16 @@ describe('operator: the ports of a Gateway address', () => {
       ],
       unavailable: [],
     });
+  });
+
+  it('asks for one TCP protocol a port, and UDP beside it', () => {
+    const listener = (name: string, port: number, protocol: Listener['protocol']): Listener => ({ id: `${BINDING}/listener/${name}`, bindingId: BINDING, name, port, protocol, source: { group: GW, kind: 'Gateway', namespace: 'infra', name: 'gw', section: name } });
+    const plan = planAddressPorts([listener('web', 5300, 'http'), listener('raw', 5300, 'tcp'), listener('dns', 5300, 'udp')], RANGE);
+    expect(plan.asked).to.deep.equal([
+      { port: 5300, protocol: 'http' },
+      { port: 5300, protocol: 'udp' },
+    ]);
+    expect(plan.unavailable).to.deep.equal([{ port: 5300, state: 'unavailable', message: 'port 5300 is not available for tcp: the address serves it as http' }]);
   });
 
   it('keeps out a port outside the edge range, or (no range) one not in its fixed list with that protocol, naming the port and what the edge serves', () => {
