@@ -1,5 +1,6 @@
 import * as api from '../control-api/index.js';
 import type { ControlAnswerError, ControlError } from '../control-api/index.js';
+import type { TunaCode } from '../model/index.js';
 import { CliError } from './errors.js';
 
 /**
@@ -13,12 +14,12 @@ import { CliError } from './errors.js';
 /** ControlExit is how one control API failure ends a command. */
 interface ControlExit<E extends ControlError> {
   readonly type: abstract new (...args: never[]) => E;
-  readonly code: string;
+  readonly code: TunaCode;
   readonly exitCode: number;
   readonly line: (err: E) => string;
 }
 
-function exit<E extends ControlError>(type: ControlExit<E>['type'], code: string, exitCode: number, line: (err: E) => string): ControlExit<ControlError> {
+function exit<E extends ControlError>(type: ControlExit<E>['type'], code: TunaCode, exitCode: number, line: (err: E) => string): ControlExit<ControlError> {
   return { type, code, exitCode, line: line as (err: ControlError) => string };
 }
 

@@ -1,15 +1,14 @@
 /** Errors the CLI reports to the user: one class per failure, a stable `code`, an exit status. */
 
+import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
+
 /** CliError is a failure explained to the user in one line (no stack trace). */
-export class CliError extends Error {
-  /** code is stable across releases */
-  readonly code: string;
+export class CliError extends CodedError<TunaCode> {
   /** exitCode is the process exit status for this failure */
   readonly exitCode: number;
-  constructor(code: string, message: string, exitCode = 1, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
+  constructor(code: TunaCode, message: string, exitCode = 1, options?: ErrorOptions) {
+    super(code, message, options);
     this.exitCode = exitCode;
   }
 }

@@ -1,3 +1,4 @@
+import { CodedError } from '../model/index.js';
 import type { Binding } from '../model/index.js';
 import type { TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import type { TunnelControl } from '../agent/index.js';
@@ -21,18 +22,19 @@ export function cliKeyReferences(options: AgentOptions): Map<string, string> {
  * The edge's 403 body is the same for every credential problem (protocol.md §2.3), so the agent
  * says which binding and which key it tried: the part of the reason only it knows.
  */
-export class BindingsFailedError extends Error {
-  /** code is the stable code of the first failure */
-  readonly code: string;
+export class BindingsFailedError extends CodedError {
   /** statusCode is the HTTP status of the first refusal, when it was one */
   readonly statusCode: number | undefined;
   constructor(failures: readonly { binding: Binding; origin: string; err: Error }[], total: number) {
     const lines = failures.map(({ binding, origin, err }) => `${describeBinding(binding)} with the key from ${origin}: ${err.message}`);
     // One binding (tuna http, tuna tcp): the edge's answer first, as before, then whose it was.
     const only = failures[0]!;
-    super(total === 1 ? `${only.err.message} (${describeBinding(only.binding)}, key from ${only.origin})` : `${failures.length} of ${total} bindings failed:\n  ${lines.join('\n  ')}`);
-    const first = failures[0]!.err as Error & { code?: unknown; statusCode?: unknown };
-    this.code = typeof first.code === 'string' ? first.code : 'TUNA_TUNNEL_FAILED';
+    const first = only.err as Error & { code?: unknown; statusCode?: unknown };
+    // The code is the first failure's (TUNA_TUNNEL_REFUSED, TUNA_EDGE_UNREACHABLE …), so the exit table applies unchanged.
+    super(
+      typeof first.code === 'string' ? first.code : 'TUNA_TUNNEL_FAILED',
+      total === 1 ? `${only.err.message} (${describeBinding(only.binding)}, key from ${only.origin})` : `${failures.length} of ${total} bindings failed:\n  ${lines.join('\n  ')}`,
+    );
     this.statusCode = typeof first.statusCode === 'number' ? first.statusCode : undefined;
   }
 }

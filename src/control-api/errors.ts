@@ -1,3 +1,4 @@
+import { CodedError } from '../model/index.js';
 import type { ErrorBody } from './answers.js';
 import type { ApiKeyScope } from './records.js';
 
@@ -10,15 +11,11 @@ import type { ApiKeyScope } from './records.js';
  * leave out the reason). Messages never carry a key.
  */
 
-/** ControlError is the base of every control API failure, on either end. */
-export abstract class ControlError extends Error {
-  /** code is stable across releases; match on it (or the class), not on the message */
-  abstract readonly code: string;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+/**
+ * ControlError is the base of every control API failure, on either end. Its code is a `string`,
+ * not a TunaCode: a 409 or 5xx answer's code is passed through as the edge sent it.
+ */
+export abstract class ControlError extends CodedError {}
 
 /** ControlAnswerError is a failure the edge answers with: an HTTP status and an error document. */
 export abstract class ControlAnswerError extends ControlError {
@@ -31,7 +28,10 @@ export abstract class ControlAnswerError extends ControlError {
 function answered<S extends number, C extends string>(status: S, code: C) {
   return class extends ControlAnswerError {
     readonly status: S = status;
-    readonly code: C = code;
+    declare readonly code: C;
+    constructor(message: string, options?: ErrorOptions) {
+      super(code, message, options);
+    }
   };
 }
 
@@ -127,11 +127,8 @@ export class ControlRateLimitedError extends answered(429, 'TUNA_CONTROL_RATE_LI
  */
 export class ControlConflictError extends ControlAnswerError {
   readonly status = 409;
-  constructor(
-    message: string,
-    readonly code: string = 'TUNA_STORE_CONFLICT',
-  ) {
-    super(message);
+  constructor(message: string, code = 'TUNA_STORE_CONFLICT') {
+    super(code, message);
   }
 }
 
@@ -143,21 +140,25 @@ export class ControlConflictError extends ControlAnswerError {
 export class ControlServerError extends ControlAnswerError {
   constructor(
     readonly status = 500,
-    readonly code: string = 'TUNA_CONTROL_INTERNAL',
+    code = 'TUNA_CONTROL_INTERNAL',
     message = 'internal error',
   ) {
-    super(message);
+    super(code, message);
   }
 }
 
 /** ControlUnreachableError: the client got no answer, or what answered is not a tuna control API. */
 export class ControlUnreachableError extends ControlError {
-  readonly code = 'TUNA_CONTROL_UNREACHABLE';
+  constructor(message: string, options?: ErrorOptions) {
+    super('TUNA_CONTROL_UNREACHABLE', message, options);
+  }
 }
 
 /** ControlBadAnswerError: the edge answered with a document of the wrong shape (a version mismatch, or a bug). */
 export class ControlBadAnswerError extends ControlError {
-  readonly code = 'TUNA_CONTROL_BAD_ANSWER';
+  constructor(message: string, options?: ErrorOptions) {
+    super('TUNA_CONTROL_BAD_ANSWER', message, options);
+  }
 }
 
 /** toErrorBody is the error document the edge answers a failure with. */

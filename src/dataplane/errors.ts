@@ -4,9 +4,10 @@
  */
 
 import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 
 /** DataPlaneError is the base of every data-plane error. */
-export class DataPlaneError extends CodedError {}
+export class DataPlaneError extends CodedError<TunaCode> {}
 
 /** NoReadyEndpointError: the Service port has no ready endpoint (answered with 503). */
 export class NoReadyEndpointError extends DataPlaneError {

@@ -1,9 +1,10 @@
 /** Edge errors: one class per failure with a stable `code` (the undici convention). */
 
 import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 
 /** EdgeError is the base class of edge failures. */
-export class EdgeError extends CodedError {}
+export class EdgeError extends CodedError<TunaCode> {}
 
 /** EdgeConfigError: the edge configuration file is unreadable or invalid. */
 export class EdgeConfigError extends EdgeError {

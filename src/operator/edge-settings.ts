@@ -1,15 +1,15 @@
 import type { ControlClient, EdgeInfo } from '../control-api/index.js';
+import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 import type { AddressPortLimits } from './address-ports.js';
 
 /**
- * EdgeUnreachableError: `tuna operator` could not ask the edge what it serves (`GET /v1/edge`) at
+ * OperatorEdgeUnreachableError: `tuna operator`'s control client could not ask the edge what it serves (`GET /v1/edge`) at
  * start, so it does not know the base domain its generated hostnames must end with.
  */
-export class EdgeUnreachableError extends Error {
-  readonly code = 'TUNA_OPERATOR_EDGE_UNREACHABLE';
+export class OperatorEdgeUnreachableError extends CodedError<TunaCode> {
   constructor(url: string, cause: unknown) {
-    super(`tuna operator: cannot ask the edge at ${url} what it serves (GET /v1/edge): ${(cause as Error).message ?? String(cause)}; check --edge, --ca and --key`, { cause });
-    this.name = 'EdgeUnreachableError';
+    super('TUNA_OPERATOR_EDGE_UNREACHABLE', `tuna operator: cannot ask the edge at ${url} what it serves (GET /v1/edge): ${(cause as Error).message ?? String(cause)}; check --edge, --ca and --key`, { cause });
   }
 }
 
@@ -24,14 +24,14 @@ export interface EdgeSettings {
 /**
  * learnEdge asks the edge for its base domain and pools (`GET /v1/edge`, docs/edge-store.md), so the operator needs no
  * flag kept in sync by hand. `url` is the client's edge, for the message; `baseDomainOverride` (`--base-domain`) replaces the edge's base domain
- * (an edge that serves several); the edge is asked either way, and a failure is an EdgeUnreachableError.
+ * (an edge that serves several); the edge is asked either way, and a failure is an OperatorEdgeUnreachableError.
  */
 export async function learnEdge(client: ControlClient, url: URL, baseDomainOverride?: string): Promise<EdgeSettings> {
   let edge: EdgeInfo;
   try {
     edge = (await client.describeEdge()).edge;
   } catch (err) {
-    throw new EdgeUnreachableError(url.origin, err);
+    throw new OperatorEdgeUnreachableError(url.origin, err);
   }
   return { edge, baseDomain: baseDomainOverride ?? edge.baseDomain };
 }

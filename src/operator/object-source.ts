@@ -1,5 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KnowsOwnerGone } from './edge-reconciler.js';
+import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 
 /**
  * ObjectSource is what the operator's loop reads the cluster from (KubeObjects; a fake in unit
@@ -24,12 +26,9 @@ export interface ObjectSource {
 }
 
 /** CacheNotSyncedError: a sync was asked for before every watched kind had been listed. */
-export class CacheNotSyncedError extends Error {
-  readonly code = 'TUNA_CACHE_NOT_SYNCED';
-
+export class CacheNotSyncedError extends CodedError<TunaCode> {
   constructor() {
-    super('the object cache has not listed every watched kind yet: nothing is reconciled before it has');
-    this.name = 'CacheNotSyncedError';
+    super('TUNA_CACHE_NOT_SYNCED', 'the object cache has not listed every watched kind yet: nothing is reconciled before it has');
   }
 }
 

@@ -1,6 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
-import type { SecretRef } from '../model/index.js';
+import { CodedError } from '../model/index.js';
+import type { SecretRef, TunaCode } from '../model/index.js';
 
 /**
  * SecretGetter reads one Secret by name: undefined when it does not exist (404); any other failure
@@ -29,15 +30,12 @@ export class CoreSecretGetter implements SecretGetter {
 }
 
 /** SecretReadError: a Secret a listener names could not be read, for a reason other than absent or forbidden. */
-export class SecretReadError extends Error {
-  readonly code = 'TUNA_SECRET_READ';
-
+export class SecretReadError extends CodedError<TunaCode> {
   constructor(
     readonly ref: SecretRef,
     override readonly cause: unknown,
   ) {
-    super(`could not read Secret ${ref.namespace}/${ref.name}: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'SecretReadError';
+    super('TUNA_SECRET_READ', `could not read Secret ${ref.namespace}/${ref.name}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }
 

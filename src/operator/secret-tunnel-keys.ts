@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 import { decodeWith, jsonText, looseObject, looseString, required } from '../codec/index.js';
 import type { DecodeResult } from '../codec/index.js';
 import { runBounded } from './bounded.js';
@@ -52,12 +54,9 @@ function shardOf(entryKey: string): number {
 }
 
 /** KeysNotPersistedError: some Secrets could not be written; the keys stay held (and served) and are written on the next persist. */
-export class KeysNotPersistedError extends Error {
-  readonly code = 'TUNA_KEYS_NOT_PERSISTED';
-
+export class KeysNotPersistedError extends CodedError<TunaCode> {
   constructor(readonly failures: string[]) {
-    super(`the tunnel keys were not all persisted (they are served, and written again on the next sync): ${failures.join('; ')}`);
-    this.name = 'KeysNotPersistedError';
+    super('TUNA_KEYS_NOT_PERSISTED', `the tunnel keys were not all persisted (they are served, and written again on the next sync): ${failures.join('; ')}`);
   }
 }
 

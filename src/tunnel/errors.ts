@@ -4,9 +4,10 @@
  */
 
 import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 
 /** TunnelError is the base class of every tunnel failure. */
-export class TunnelError extends CodedError {}
+export class TunnelError extends CodedError<TunaCode> {}
 
 /** TunnelRefusedError: the edge answered the upgrade with a refusal (401/403/429 …). */
 export class TunnelRefusedError extends TunnelError {

@@ -4,9 +4,10 @@
  */
 
 import { CodedError } from '../model/index.js';
+import type { TunaCode } from '../model/index.js';
 
 /** WireError is the base class of every wire failure. */
-export class WireError extends CodedError {}
+export class WireError extends CodedError<TunaCode> {}
 
 /** StreamGoneError: a relay's destination closed before the relay began (a client left with its answer on the way). */
 export class StreamGoneError extends WireError {

@@ -3,7 +3,7 @@ import { translateObjects } from '../../src/agent/state.js';
 import { ControlClient } from '../../src/control-api/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { EdgeReconciler, EdgeUnreachableError, TunnelKeys, learnEdge } from '../../src/operator/index.js';
+import { EdgeReconciler, OperatorEdgeUnreachableError, TunnelKeys, learnEdge } from '../../src/operator/index.js';
 import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 
@@ -49,7 +49,7 @@ describe('operator: the base domain comes from the edge (GET /v1/edge)', () => {
       () => undefined,
       (err: unknown) => err,
     );
-    expect(error).to.be.instanceOf(EdgeUnreachableError);
+    expect(error).to.be.instanceOf(OperatorEdgeUnreachableError);
     expect((error as Error).message).to.include(`cannot ask the edge at http://127.0.0.1:${port} what it serves (GET /v1/edge)`);
     running = await startStoreEdge(store);
   });

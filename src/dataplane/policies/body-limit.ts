@@ -4,11 +4,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { sendLocalResponse } from '../exchange.js';
 import type { Downstream } from '../exchange.js';
 import type { HeaderMap } from '../headers.js';
+import { DataPlaneError } from '../errors.js';
 
-/** BodyTooLargeError ends a request body that went past its policy's maximum. */
-export class BodyTooLargeError extends Error {
+/** BodyTooLargeError ends a request body that went past its policy's maximum (the client got 413 when nothing was answered yet). */
+export class BodyTooLargeError extends DataPlaneError {
   constructor(readonly limit: number) {
-    super(`request body larger than ${limit} bytes`);
+    super('TUNA_BODY_TOO_LARGE', `request body larger than ${limit} bytes`);
   }
 }
 

@@ -1,5 +1,8 @@
 /** ACME errors: one class per failure with a stable `code`; server problems carry RFC 8555 §6.7 `type`/`detail`. */
 
+import { CodedError } from '../../model/index.js';
+import type { TunaCode } from '../../model/index.js';
+
 /** AcmeProblem is the part of an RFC 7807 problem document the edge keeps. */
 export interface AcmeProblem {
   type: string;
@@ -8,15 +11,11 @@ export interface AcmeProblem {
 }
 
 /** AcmeError is the base class of ACME failures. */
-export class AcmeError extends Error {
-  /** code is stable across releases. */
-  readonly code: string;
+export class AcmeError extends CodedError<TunaCode> {
   /** problem is the server's problem document, when there was one. */
   readonly problem: AcmeProblem | undefined;
-  constructor(code: string, message: string, problem?: AcmeProblem, options?: ErrorOptions) {
-    super(problem === undefined ? message : `${message}: ${problem.type}: ${problem.detail}`, options);
-    this.name = new.target.name;
-    this.code = code;
+  constructor(code: TunaCode, message: string, problem?: AcmeProblem, options?: ErrorOptions) {
+    super(code, problem === undefined ? message : `${message}: ${problem.type}: ${problem.detail}`, options);
     this.problem = problem;
   }
 }

@@ -2,8 +2,8 @@ import { Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { EdgeError } from '../errors.js';
 
-/** BodyTooLargeError: a request body passed the configured limit while streaming. */
-export class BodyTooLargeError extends EdgeError {
+/** EdgeBodyTooLargeError: a request body passed the edge's configured limit while streaming. */
+export class EdgeBodyTooLargeError extends EdgeError {
   constructor(limit: number) {
     super('TUNA_EDGE_BODY_TOO_LARGE', `request body exceeds ${limit} bytes`);
   }
@@ -28,7 +28,7 @@ export class BodyLimit extends Transform {
     this.#seen += chunk.length;
     if (this.#seen > this.#limit) {
       this.isExceeded = true;
-      callback(new BodyTooLargeError(this.#limit));
+      callback(new EdgeBodyTooLargeError(this.#limit));
     }
     else callback(null, chunk);
   }
