@@ -17,6 +17,12 @@ export interface LeaderElectorOptions {
   onError?: (err: unknown) => void;
 }
 
+/** LeaderElectorEvents: 'started-leading' when this replica took the Lease, 'stopped-leading' when it lost or released it. */
+export type LeaderElectorEvents = {
+  'started-leading': [];
+  'stopped-leading': [];
+};
+
 /**
  * LeaderElector elects one writer among the operator's replicas with a coordination.k8s.io Lease,
  * as client-go's leaderelection does: the holder renews `renewTime` every `retryMs`; another
@@ -26,7 +32,7 @@ export interface LeaderElectorOptions {
  * renew for a whole lease duration steps down before another can take over.
  * Emits 'started-leading' and 'stopped-leading'.
  */
-export class LeaderElector extends EventEmitter {
+export class LeaderElector extends EventEmitter<LeaderElectorEvents> {
   readonly #api: CoordinationV1Api;
   readonly #o: Required<Omit<LeaderElectorOptions, 'onError' | 'now'>> & Pick<LeaderElectorOptions, 'onError'>;
   readonly #now: () => Date;

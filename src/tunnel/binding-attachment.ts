@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { TunnelClosedError, TunnelDestroyedError } from './errors.js';
-import type { TunnelSessionState } from './session.js';
+import type { TunnelLinkEvents, TunnelSessionState } from './session.js';
 import type { SharedConnection } from './shared-connection.js';
 
 /**
@@ -11,7 +11,7 @@ import type { SharedConnection } from './shared-connection.js';
  * both protocol versions. close() detaches the binding (its in-flight streams finish: the edge
  * answers `detached` after them); the connection stays for the other bindings.
  */
-export class BindingAttachment extends EventEmitter {
+export class BindingAttachment extends EventEmitter<TunnelLinkEvents> {
   readonly bindingId: string;
   readonly #connection: SharedConnection;
   #state: TunnelSessionState = 'connecting';

@@ -21,6 +21,13 @@ export interface BindingTunnelStatus {
   lastError?: Error;
 }
 
+/** TunnelManagerEvents are the tunnel manager's events, each naming its binding (its doc comment says when each fires). */
+export type TunnelManagerEvents = {
+  'tunnel-error': [bindingId: string, err: Error];
+  open: [bindingId: string, session: TunnelLink];
+  reconnected: [bindingId: string, session: TunnelLink];
+};
+
 /**
  * TunnelManager keeps the tunnel connections the route graph needs. With `sharedConnections` every
  * binding attaches to one connection per edge (and per `connections` index) with its own key
@@ -34,7 +41,7 @@ export interface BindingTunnelStatus {
  * the operator's reconnect counter. A new key's connections (make-before-break) are not reconnects.
  */
 @injectable()
-export class TunnelManager extends EventEmitter {
+export class TunnelManager extends EventEmitter<TunnelManagerEvents> {
   readonly #deps: GroupDeps;
   readonly #groups = new Map<string, TunnelGroup>();
   readonly #retiring = new Set<TunnelGroup>();

@@ -53,12 +53,19 @@ export interface SharedStreamRouter {
   routeStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void;
 }
 
+/** TunnelLinkEvents are a TunnelLink's events: each fires once; 'close' carries the error that ended it, if one did. */
+export type TunnelLinkEvents = {
+  open: [];
+  draining: [];
+  close: [err: Error | undefined];
+};
+
 /**
  * TunnelLink is what the tunnel manager holds for one binding on one edge connection: a
  * TunnelSession (protocol version 1, a connection of its own) or a BindingAttachment (version 2,
  * one binding on a shared connection). Both emit 'open', 'draining' and 'close' (err?) once.
  */
-export interface TunnelLink extends EventEmitter {
+export interface TunnelLink extends EventEmitter<TunnelLinkEvents> {
   readonly connectionId: string;
   readonly bindingId: string;
   readonly state: TunnelSessionState;
@@ -84,7 +91,7 @@ const SHUTDOWN_NOTICE_STREAM_ID = 2 ** 31 - 1;
  * edge opens. `close()` drains gracefully (GOAWAY, in-flight streams finish); `destroy(err)` ends
  * it now. It emits 'open' once serving and 'close' (err?) exactly once at the end.
  */
-export class TunnelSession extends EventEmitter {
+export class TunnelSession extends EventEmitter<TunnelLinkEvents> {
   /** connectionId identifies this connection in logs on both sides. */
   readonly connectionId = randomBytes(8).toString('hex');
   readonly #options: TunnelSessionOptions;

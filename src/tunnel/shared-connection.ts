@@ -23,6 +23,11 @@ interface BindingOnConnection {
   isDetaching: boolean;
 }
 
+/** SharedConnectionEvents: 'close' once the connection has ended, with the error that ended it, if one did. */
+export type SharedConnectionEvents = {
+  close: [err: Error | undefined];
+};
+
 /**
  * SharedConnection is one agent connection that serves many bindings (protocol version 2,
  * docs/protocol.md §9): a TunnelSession upgraded without a binding, plus the control stream the
@@ -32,7 +37,7 @@ interface BindingOnConnection {
  * REFUSED_STREAM (RFC 9113 §8.7: unprocessed, the edge may retry it elsewhere). Emits 'close'
  * once the connection has ended.
  */
-export class SharedConnection extends EventEmitter {
+export class SharedConnection extends EventEmitter<SharedConnectionEvents> {
   readonly session: TunnelSession;
   readonly #handler: TunnelStreamHandler;
   readonly #bindings = new Map<string, BindingOnConnection>();

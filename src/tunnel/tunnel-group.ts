@@ -141,13 +141,20 @@ class TunnelSlot {
   }
 }
 
+/** TunnelGroupEvents are a TunnelGroup's events (its doc comment says when each fires). */
+export type TunnelGroupEvents = {
+  open: [session: TunnelLink];
+  reconnected: [session: TunnelLink];
+  'tunnel-error': [err: Error, isConnectFailure: boolean];
+};
+
 /**
  * TunnelGroup holds the connections of one binding for one (key, edges) identity: `connections`
  * slots per edge. A key or edge change creates a new group next to this one (make-before-break).
  * Emits 'open' (session), 'reconnected' (session: an open that replaces an earlier connection of
  * the same slot, after a loss or an edge's GOAWAY) and 'tunnel-error' (err, isConnectFailure).
  */
-export class TunnelGroup extends EventEmitter {
+export class TunnelGroup extends EventEmitter<TunnelGroupEvents> {
   readonly identity: string;
   spec: TunnelSpec;
   readonly deps: GroupDeps;

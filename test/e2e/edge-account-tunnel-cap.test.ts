@@ -96,7 +96,7 @@ describe('edge: concurrent tunnel cap of an account\'s tunnels-scoped API keys',
     const laptop = await tunnelsKey(acme.accountId, 'laptop');
     manager = newTestManager(new TestStreamHandler(), new Map([['laptop', laptop]]), { sharedConnections: true, backoff: { baseMs: 60_000, maxMs: 60_000 } });
     const errors = new Map<string, TunnelRefusedError>();
-    manager.on('tunnel-error', (id: string, err: TunnelRefusedError) => errors.set(id, err));
+    manager.on('tunnel-error', (id: string, err: Error) => errors.set(id, err as TunnelRefusedError));
     manager.apply(['a', 'b', 'c'].map((name) => ({ bindingId: host(name), edges: [running.endpoint], keyRef: 'laptop' })));
     await waitUntil(() => errors.size === 1 && running.edge.registry.all().length === 2);
     expect([...errors.values()][0]!.statusCode).to.equal(429);

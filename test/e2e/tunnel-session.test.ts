@@ -48,7 +48,7 @@ describe('tunnel session liveness', () => {
   });
 
   it('destroys the session with TUNA_TUNNEL_TIMEOUT when a PING is not answered in time', async () => {
-    const closed = new Promise<TunnelError | undefined>((resolve) => session.once('close', resolve));
+    const closed = new Promise<TunnelError | undefined>((resolve) => session.once('close', (err) => resolve(err as TunnelError | undefined)));
     clock.fireNext(); // PING sent
     clock.fireNext(); // its deadline passes before the ack is read
     const err = await closed;

@@ -70,7 +70,7 @@ describe('many bindings on one connection: what the edge still bounds', function
     const keys = new Map([['capped', t.keys.get(CAPPED)!], ['free', t.keys.get(FREE)!]]);
     manager = newTestManager(new TestStreamHandler(), keys, { sharedConnections: true, backoff: { baseMs: 5000, maxMs: 5000 } });
     const errors: [string, TunnelRefusedError][] = [];
-    manager.on('tunnel-error', (id: string, err: TunnelRefusedError) => errors.push([id, err]));
+    manager.on('tunnel-error', (id: string, err: Error) => errors.push([id, err as TunnelRefusedError]));
     manager.apply([
       { bindingId: CAPPED, edges: [t.endpoint], keyRef: 'capped' },
       { bindingId: FREE, edges: [t.endpoint], keyRef: 'free' },
@@ -89,7 +89,7 @@ describe('many bindings on one connection: what the edge still bounds', function
     const keys = new Map([['good', t.keys.get(FREE)!], ...[0, 1, 2].map((i): [string, string] => [`bad${i}`, newTunnelKey()])]);
     manager = newTestManager(new TestStreamHandler(), keys, { sharedConnections: true, backoff: { baseMs: 60_000, maxMs: 60_000 } });
     const errors = new Map<string, TunnelRefusedError>();
-    manager.on('tunnel-error', (id: string, err: TunnelRefusedError) => errors.set(id, err));
+    manager.on('tunnel-error', (id: string, err: Error) => errors.set(id, err as TunnelRefusedError));
     manager.apply([0, 1, 2].map((i) => ({ bindingId: `binding/host/x${i}.test`, edges: [endpoint], keyRef: `bad${i}` })));
     await waitUntil(() => errors.size === 3);
     expect([...errors.values()].map((e) => e.statusCode)).to.deep.equal([403, 403, 403]);

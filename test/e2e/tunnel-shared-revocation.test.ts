@@ -57,8 +57,8 @@ describe('many bindings on one connection against a store-mode edge: per-binding
     const [socket] = new Set(running.edge.registry.all().map((t) => t.socket));
     const victim = minted[42]!;
     const refusals: TunnelError[] = [];
-    manager.on('tunnel-error', (id: string, err: TunnelError) => {
-      if (id === victim.bindingId) refusals.push(err);
+    manager.on('tunnel-error', (id: string, err: Error) => {
+      if (id === victim.bindingId) refusals.push(err as TunnelError);
     });
     const revoked = await api(running.controlPort, 'DELETE', `/v1/tunnel-keys/${victim.keyId}`, seeded.reservationsToken);
     expect(revoked.status).to.equal(200);

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { DEFAULT_BACKOFF, backoffDelay, healthyReconnectDelay } from '../../src/tunnel/backoff.js';
 import type { EdgeDialer, EdgeEndpoint } from '../../src/tunnel/dialer.js';
 import { EdgeUnreachableError } from '../../src/tunnel/errors.js';
+import type { TunnelError } from '../../src/tunnel/errors.js';
 import { StaticKeySource } from '../../src/tunnel/key-source.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
 import type { TunnelStreamHandler } from '../../src/wire/stream-handler.js';
@@ -41,7 +42,7 @@ describe('tunnel backoff', () => {
       backoff: { random: () => 0.999999 },
     });
     const errors: string[] = [];
-    manager.on('tunnel-error', (_id: string, err: { code: string }) => errors.push(err.code));
+    manager.on('tunnel-error', (_id: string, err: Error) => errors.push((err as TunnelError).code));
     manager.apply([{ bindingId: 'b', edges: [EDGE], keyRef: 'k' }]);
     const delays: number[] = [];
     for (let i = 0; i < 7; i++) {

@@ -41,7 +41,8 @@ export class SqliteDriver implements SqlDriver {
   private readonly db: DatabaseSync;
   private tail: Promise<unknown> = Promise.resolve();
   private isClosed = false;
-  private readonly notifications = new EventEmitter();
+  // one event per channel: its name is the channel's, its argument the payload
+  private readonly notifications = new EventEmitter<Record<string, [payload: string]>>();
   // The store's SQL is a fixed set of strings: prepare each once (bounded, in case of dynamic SQL).
   private readonly statements = new Map<string, StatementSync>();
 
