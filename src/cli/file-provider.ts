@@ -28,10 +28,18 @@ export class FileProvider {
 
   /** read loads and translates the manifests once, and swaps in their endpoints and certificates. */
   async read(): Promise<AgentState> {
-    const state = translateObjects(await loadManifestObjects(this.dirs), this.translateOptions);
+    const state = await this.translate();
+    this.swapIn(state);
+    return state;
+  }
+
+  private async translate(): Promise<AgentState> {
+    return translateObjects(await loadManifestObjects(this.dirs), this.translateOptions);
+  }
+
+  private swapIn(state: AgentState): void {
     this.endpoints.replace(state.endpoints);
     this.certificates.replace(state.certificates);
-    return state;
   }
 
   /** report prints what a state publishes and every problem the translators found. */
@@ -52,7 +60,10 @@ export class FileProvider {
 
   private async reload(agent: Agent): Promise<void> {
     try {
-      const state = await this.read();
+      const state = await this.translate();
+      // a graph that fails validate() is refused before its endpoints and certificates are swapped in
+      agent.admit(state.graph);
+      this.swapIn(state);
       const { tunnelsChanged } = await agent.apply(state.graph);
       this.log.info(`Reloaded manifests: ${tunnelsChanged ? 'bindings changed, tunnels updated' : 'routes updated, tunnels untouched'}`, { tunnelsChanged });
       const problems = problemsOf(state.statuses);

@@ -1,5 +1,5 @@
 import { validatePolicies } from './policies.js';
-import type { Backend, HttpRoute, RouteGraph } from './types.js';
+import type { Backend, HttpRoute, RouteGraph, SourceRef } from './types.js';
 
 /**
  * validate checks the graph's own invariants: unique ids, links that resolve, ports and weights in
@@ -110,4 +110,16 @@ export function isValidHostPattern(host: string): boolean {
   if (!labels.every((l) => label.test(l))) return false;
   // An all-numeric last label makes it an IPv4 literal (RFC 1123 §2.1, RFC 3696 §2).
   return !/^[0-9]+$/.test(labels[labels.length - 1] ?? '');
+}
+
+/**
+ * problemSources names, for each problem validate() found, the object its node came from (the
+ * node the problem starts with: `<id>: …` or `duplicate id <id>`), or undefined for a node without
+ * a source (a virtual host). The operator records its refusal of a graph on these objects.
+ */
+export function problemSources(graph: RouteGraph, problems: readonly string[]): (SourceRef | undefined)[] {
+  const sources = new Map<string, SourceRef>();
+  for (const n of [...graph.bindings, ...graph.listeners, ...graph.streamRoutes, ...graph.reservations]) sources.set(n.id, n.source);
+  for (const v of graph.virtualHosts) for (const r of v.routes) sources.set(r.id, r.source);
+  return problems.map((p) => sources.get(p.startsWith('duplicate id ') ? p.slice('duplicate id '.length) : p.slice(0, Math.max(0, p.indexOf(': ')))));
 }

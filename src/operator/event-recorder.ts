@@ -1,6 +1,39 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { ObjectRef, ObjectStatus } from '../model/index.js';
+import { problemSources } from '../model/index.js';
+import type { ObjectRef, ObjectStatus, RouteGraph } from '../model/index.js';
+
+/**
+ * ROUTE_GRAPH_REFUSED is the reason of the Warning recorded when the operator refuses a route graph
+ * that fails validate() (Agent.admit): a tuna reason, as no Gateway API condition covers it.
+ */
+export const ROUTE_GRAPH_REFUSED = 'RouteGraphRefused';
+
+/** RefusalEvent is one Warning about a refused graph, on the object one of its problems came from. */
+export interface RefusalEvent {
+  ref: ObjectRef;
+  message: string;
+}
+
+/** REFUSAL_EVENTS is how many of a refused graph's problems become events (the log line has them all counted). */
+const REFUSAL_EVENTS = 3;
+
+/** refusalEvents turns a refused graph's first problems into Warnings on the objects they came from, one per object. */
+export function refusalEvents(graph: RouteGraph, problems: readonly string[]): RefusalEvent[] {
+  const sources = problemSources(graph, problems);
+  const events: RefusalEvent[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < problems.length && events.length < REFUSAL_EVENTS; i++) {
+    const source = sources[i];
+    if (source === undefined) continue;
+    const ref: ObjectRef = { group: source.group, kind: source.kind, name: source.name, ...(source.namespace === undefined ? {} : { namespace: source.namespace }) };
+    const key = `${source.group}/${source.kind}/${source.namespace ?? ''}/${source.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    events.push({ ref, message: `tuna refused the route graph built from the cluster and keeps serving the last good one: ${problems[i]!} (${problems.length} problems in all; see the operator's log)` });
+  }
+  return events;
+}
 
 /** EventRecorderOptions tune the recorder. */
 export interface EventRecorderOptions {
@@ -23,6 +56,8 @@ export class EventRecorder {
   readonly #onError: (ref: ObjectRef, err: unknown) => void;
   /** what the last sync reported, per object uid */
   #reported = new Map<string, Set<string>>();
+  /** refusals already recorded (uid and message), so a retried sync does not repeat them; bounded */
+  readonly #refused = new Set<string>();
 
   constructor(config: KubeConfig, options: EventRecorderOptions = {}) {
     this.#core = config.makeApiClient(CoreV1Api);
@@ -56,6 +91,29 @@ export class EventRecorder {
       }
     }
     this.#reported = reported;
+    return created;
+  }
+
+  /**
+   * recordRefusal records a ROUTE_GRAPH_REFUSED Warning on each object once per process and
+   * message. It is apart from `record`, whose per-sync memory a refused sync must not reset (the
+   * translators' events would be recorded again on the next good sync). It returns how many it created.
+   */
+  async recordRefusal(events: readonly RefusalEvent[], current: (ref: ObjectRef) => KubernetesObject | undefined): Promise<number> {
+    let created = 0;
+    if (this.#refused.size > 1000) this.#refused.clear();
+    for (const e of events) {
+      const obj = current(e.ref);
+      const key = `${obj?.metadata?.uid ?? ''}\u0000${e.message}`;
+      if (obj === undefined || this.#refused.has(key)) continue;
+      try {
+        await this.#create(obj, e.ref, { type: 'Warning', reason: ROUTE_GRAPH_REFUSED, message: e.message });
+        this.#refused.add(key);
+        created++;
+      } catch (err) {
+        this.#onError(e.ref, err);
+      }
+    }
     return created;
   }
 

@@ -1,4 +1,4 @@
-import { Agent } from '../agent/index.js';
+import { Agent, InvalidGraphError } from '../agent/index.js';
 import type { TunnelControl } from '../agent/index.js';
 import { translateObjects } from '../agent/state.js';
 import type { AgentState } from '../agent/state.js';
@@ -12,6 +12,7 @@ import type { AcceptedCertificates } from './accepted-certificates.js';
 import { correctReservationStatuses } from './crd-reservation-status.js';
 import { emptyCrdReport } from './crd-reservations.js';
 import type { KnowsOwnerGone, PendingBinding, ReconcileOptions, ReconcileReport } from './edge-reconciler.js';
+import { refusalEvents } from './event-recorder.js';
 import type { EventRecorder } from './event-recorder.js';
 import { splitDeleting } from './finalizers.js';
 import type { FinalizerReport, Finalizers } from './finalizers.js';
@@ -42,8 +43,8 @@ export interface OperatorOptions {
   certificates?: Pick<AcceptedCertificates, 'update'>;
   /** absent: statuses are not written (a replica that is not the leader) */
   writer?: StatusWriter;
-  /** absent: the translators' Warning events are not recorded */
-  events?: EventRecorder;
+  /** absent: the translators' Warning events (and a refused graph's) are not recorded */
+  events?: Pick<EventRecorder, 'record' | 'recordRefusal'>;
   /**
    * absent: no finalizer is written. Present (with a reconciler): the leader adds
    * `tuna.dev/reservation` to Domains, TCPPorts and Tunnels, and removes it from deleted ones once
@@ -227,9 +228,11 @@ export class Operator {
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
     const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
     const state = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
+    const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
+    // before anything acts on the graph (the endpoints, the edge's reservations, the tunnels)
+    await this.#admit(state.graph, isWriter, objects);
     this.#o.endpoints.replace(state.endpoints);
     this.#o.certificates?.update(state.graph, state.certificates);
-    const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     // A new leader first reads the keys the last one stored: it may have minted after our last load.
     const isNewLeader = isWriter && this.#o.leader !== undefined && !this.#wasWriter;
     if (!isWriter || isNewLeader) await this.#o.followKeys?.();
@@ -242,6 +245,8 @@ export class Operator {
     const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
+    // the edge's ids could collide where the graph's did not: the renamed graph is checked too
+    await this.#admit(served, isWriter, objects);
     let { tunnelsChanged } = await this.#agent.apply(served);
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
@@ -276,6 +281,21 @@ export class Operator {
     if (edge?.confirming === true) this.#scheduleRecheck(this.#o.confirmMs ?? 1000);
     else if (edge?.pending.some(waitsForEdge) || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
     return result;
+  }
+
+  /**
+   * admit refuses a graph that fails validate() (Agent.admit) before anything acts on it, so the
+   * last good graph keeps serving: the sync fails with InvalidGraphError (onError's log line names
+   * its first problems) and the writer records a Warning (RouteGraphRefused) on the objects they
+   * came from, which `kubectl describe` shows.
+   */
+  async #admit(graph: RouteGraph, isWriter: boolean, objects: Parameters<typeof objectLookup>[0]): Promise<void> {
+    try {
+      this.#agent.admit(graph);
+    } catch (err) {
+      if (err instanceof InvalidGraphError && isWriter && this.#o.events) await this.#o.events.recordRefusal(refusalEvents(graph, err.problems), objectLookup(objects));
+      throw err;
+    }
   }
 
   /** nextChange settles (undefined) once a change arrives that no sync has taken up yet. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isValidHostPattern, validate } from '../../src/model/index.js';
+import { isValidHostPattern, problemSources, validate } from '../../src/model/index.js';
 import type { BackendFilter, RouteGraph } from '../../src/model/index.js';
 import { graphWith, route, serviceBackend } from '../support/graph-builders.js';
 
@@ -7,6 +7,17 @@ const headerSet: BackendFilter = { type: 'RequestHeaderModifier', set: [{ name: 
 const ok = (): RouteGraph => graphWith('a.example.com', [route('r1', { type: 'Prefix', value: '/' })]);
 
 describe('validate', () => {
+  it('names the object each problem came from, and none for a node without a source (problemSources)', () => {
+    const g = ok();
+    g.virtualHosts[0]!.routes.push(route('r1', { type: 'Exact', value: '/x' }));
+    g.virtualHosts[0]!.listenerId = 'nope';
+    const problems = validate(g);
+    expect(problems).to.have.length(2);
+    const sources = problemSources(g, problems);
+    expect(sources.map((s) => s?.name)).to.deep.equal(problems.map((p) => (p.startsWith('duplicate id r1') ? 'web' : undefined)));
+    expect(sources.filter((s) => s !== undefined)).to.have.length(1);
+  });
+
   it('accepts a well-formed graph', () => {
     expect(validate(ok())).to.deep.equal([]);
   });
