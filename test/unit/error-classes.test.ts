@@ -29,6 +29,7 @@ const ARGUMENTS: Record<string, unknown[]> = {
   StoreCorruptRowError: ['accounts', ['name: not a string']],
   BindingsFailedError: [[{ binding: { id: 'b', hostnames: [] }, origin: 'the default key', err: new Error('refused') }], 1],
   KeysNotPersistedError: [['default/web: forbidden']],
+  InvalidGraphError: [['duplicate id binding/host/a.example.com']],
   SecretReadError: [{ namespace: 'default', name: 'tls' }, new Error('forbidden')],
 };
 
