@@ -38,7 +38,7 @@ export class InvalidGraphError extends CodedError<TunaCode> {
  */
 export class Agent {
   private current: RouteGraph = emptyGraph();
-  /** graphs admit() validated, so apply() does not walk them twice (about 15 ms at 10,000 hosts) */
+  /** graphs admit() validated, so apply() does not walk them twice (21 ms at 10,000 hosts, docs/route-graph.md "Validation") */
   private readonly admitted = new WeakSet<RouteGraph>();
 
   constructor(
