@@ -4,7 +4,7 @@
  * the file provider accepts), the route kinds of Gateway listeners, and the Gateway API features
  * the GatewayClass claims. A new kind is one entry here plus its translator.
  */
-import type { V1EndpointSlice, V1Ingress, V1IngressClass, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1EndpointSlice, V1Ingress, V1IngressClass, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
 import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute';
@@ -87,6 +87,13 @@ export const KINDS = [
     kind: 'Secret', group: '', versions: ['v1'], plural: 'secrets', key: 'secrets', optional: false, watched: false, readBy: ['ingress', 'gateway'],
     // metadata and type only reach a translator, plus the names of the data keys
     redact: withoutSecretData,
+  }),
+  entry<V1ConfigMap>()({
+    // CA bundles (`ca.crt`) of BackendTLSPolicy `validation.caCertificateRefs` (Gateway API GEP-1897).
+    // Watched, unlike Secrets: a CA certificate is public, and a watch sees a rotated bundle at once.
+    kind: 'ConfigMap', group: '', versions: ['v1'], plural: 'configmaps', key: 'configMaps', optional: false, watched: true, readBy: ['gateway'],
+    // only `ca.crt` reaches a translator: other keys of a ConfigMap are none of tuna's business
+    redact: onlyCaBundle,
   }),
   entry<V1EndpointSlice>()({ kind: 'EndpointSlice', group: 'discovery.k8s.io', versions: ['v1'], plural: 'endpointslices', key: 'endpointSlices', optional: false, watched: true, readBy: ['endpoints'] }),
   entry<V1IngressClass>()({ kind: 'IngressClass', group: 'networking.k8s.io', versions: ['v1'], plural: 'ingressclasses', key: 'ingressClasses', optional: false, watched: true, readBy: ['ingress'] }),
@@ -254,6 +261,16 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
     }
   }
   return out;
+}
+
+/** CA_BUNDLE_KEY is the ConfigMap key holding a PEM CA bundle (BackendTLSPolicy caCertificateRefs, GEP-1897). */
+export const CA_BUNDLE_KEY = 'ca.crt';
+
+/** onlyCaBundle keeps a ConfigMap's metadata and its `ca.crt` key, dropping every other key. */
+function onlyCaBundle(configMap: Record<string, unknown>): unknown {
+  const { data, binaryData: _binary, ...rest } = configMap;
+  const bundle = (data as Record<string, unknown> | undefined)?.[CA_BUNDLE_KEY];
+  return typeof bundle === 'string' ? { ...rest, data: { [CA_BUNDLE_KEY]: bundle } } : rest;
 }
 
 /** KEY_AUTH_SECRET_TYPE is the Secret type of a RoutePolicy's key-auth keys (every data value is one accepted key). */

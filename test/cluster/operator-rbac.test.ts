@@ -140,6 +140,10 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     ['update another Secret of its namespace', { verb: 'update', resource: 'secrets', namespace: 'tuna-system', name: 'something-else' }, false],
     ['patch a Secret', { verb: 'patch', resource: 'secrets', namespace: 'default', name: 'shop-cert' }, false],
     ['delete a Secret', { verb: 'delete', resource: 'secrets', namespace: 'tuna-system', name: 'tuna-tunnel-keys' }, false],
+    // ConfigMaps: BackendTLSPolicy CA bundles, watched; never written
+    ['watch ConfigMaps', { verb: 'watch', resource: 'configmaps' }, true],
+    ['list ConfigMaps', { verb: 'list', resource: 'configmaps' }, true],
+    ['update a ConfigMap', { verb: 'update', resource: 'configmaps', namespace: 'default', name: 'ca' }, false],
     ['change an Ingress spec', { verb: 'update', group: 'networking.k8s.io', resource: 'ingresses', namespace: 'default' }, false],
     ['create pods', { verb: 'create', resource: 'pods', namespace: 'default' }, false],
     ['change a Service spec', { verb: 'patch', resource: 'services', namespace: 'default' }, false],

@@ -35,6 +35,15 @@ describe('the table of kinds', () => {
     expect((bad as { authHtpasswd?: unknown }).authHtpasswd).to.deep.equal({ kind: 'invalid', errors: ['line 1: expected user:hash'] });
   });
 
+  it('keeps of a ConfigMap only its metadata and its ca.crt key, for BackendTLSPolicy CA bundles', () => {
+    const [bundle, other] = snapshotFromObjects([
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'web' }, data: { 'ca.crt': 'PEM', 'app.conf': 'x=1' }, binaryData: { blob: 'AA==' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'web' }, data: { 'app.conf': 'x=1' } },
+    ]).snapshot.configMaps;
+    expect(bundle).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'web' }, data: { 'ca.crt': 'PEM' } });
+    expect(other).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'web' } });
+  });
+
   it('files an object of any listed version of a kind under its row', () => {
     for (const k of KINDS)
       for (const version of k.versions) expect(snapshotKey({ apiVersion: k.group === '' ? version : `${k.group}/${version}`, kind: k.kind })).to.equal(k.key);
