@@ -54,11 +54,31 @@ export interface SecretRef {
   name: string;
 }
 
+/**
+ * ClientValidationMode is Gateway API FrontendValidationModeType: `AllowValidOnly` refuses a client
+ * without a certificate that chains to the CA bundle; `AllowInsecureFallback` accepts it anyway
+ * (the backend is then told no identity).
+ */
+export type ClientValidationMode = 'AllowValidOnly' | 'AllowInsecureFallback';
+
+/**
+ * ClientValidation is the client certificate validation of a terminating HTTPS listener (Gateway
+ * `spec.tls.frontend`, GEP-91). The CA bundle is public data (a ConfigMap's `ca.crt`), so it rides
+ * in the graph, unlike the listener's own key material.
+ */
+export interface ClientValidation {
+  /** PEM CA certificates the client's chain must lead to (the referenced bundles, concatenated) */
+  caPem: string;
+  mode: ClientValidationMode;
+}
+
 /** ListenerTls is how one listener handles TLS. */
 export interface ListenerTls {
   mode: TlsMode;
   /** certificates for `terminate-in-cluster`, in the order the source listed them */
   certificates: SecretRef[];
+  /** client certificate validation (`terminate-in-cluster` HTTPS listeners only); absent: none asked */
+  clientValidation?: ClientValidation;
 }
 
 /** Listener is one port and protocol of a binding, optionally limited to a hostname. */

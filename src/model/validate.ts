@@ -31,6 +31,10 @@ export function validate(graph: RouteGraph): string[] {
     if (l.hostname !== undefined && !isValidHostPattern(l.hostname)) errors.push(`${l.id}: invalid hostname ${l.hostname}`);
     if ((l.protocol === 'http' || l.protocol === 'tcp') && l.tls) errors.push(`${l.id}: ${l.protocol} listener with tls`);
     if ((l.protocol === 'https' || l.protocol === 'tls') && !l.tls) errors.push(`${l.id}: ${l.protocol} listener without tls`);
+    const cv = l.tls?.clientValidation;
+    if (cv && (l.protocol !== 'https' || l.tls?.mode !== 'terminate-in-cluster')) errors.push(`${l.id}: client validation on a listener that does not terminate HTTPS`);
+    if (cv && !cv.caPem.includes('-----BEGIN CERTIFICATE-----')) errors.push(`${l.id}: client validation without a PEM CA certificate`);
+    if (cv && cv.mode !== 'AllowValidOnly' && cv.mode !== 'AllowInsecureFallback') errors.push(`${l.id}: invalid client validation mode ${String(cv.mode)}`);
     // Listeners of one binding may share a port only if they speak compatible protocols.
     const key = `${l.bindingId}:${l.port}`;
     const family = l.protocol === 'tcp' ? 'tcp' : l.protocol === 'http' ? 'http' : 'tls';

@@ -1,4 +1,4 @@
-import type { V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
 import { stableStringify } from '../../model/index.js';
 import type { Snapshot } from '../types.js';
 import { nameKey } from './meta.js';
@@ -8,6 +8,8 @@ export interface SnapshotIndex {
   snapshot: Snapshot;
   services: Map<string, V1Service>;
   secrets: Map<string, V1Secret>;
+  /** ConfigMaps carry only their `ca.crt` key (the table of kinds' redact) */
+  configMaps: Map<string, V1ConfigMap>;
   namespaces: Map<string, V1Namespace>;
 }
 
@@ -17,6 +19,7 @@ export function indexSnapshot(snapshot: Snapshot): SnapshotIndex {
     snapshot,
     services: uniqueBy(snapshot.services, nameKey),
     secrets: uniqueBy(snapshot.secrets, nameKey),
+    configMaps: uniqueBy(snapshot.configMaps, nameKey),
     namespaces: uniqueBy(snapshot.namespaces, (n) => n.metadata?.name ?? ''),
   };
 }

@@ -27,6 +27,8 @@ export const GATEWAY_REASONS = [
   // ListenerSet (GEP-1713)
   'NotAllowed',
   'ParentNotAccepted',
+  // Gateway (spec.tls.frontend, GEP-91)
+  'ConfigurationChanged',
   // Listener
   'HostnameConflict',
   'ProtocolConflict',
@@ -36,6 +38,9 @@ export const GATEWAY_REASONS = [
   'InvalidCertificateRef',
   'InvalidRouteKinds',
   'RefNotPermitted',
+  'InvalidCACertificateRef',
+  'InvalidCACertificateKind',
+  'NoValidCACertificate',
   // Routes
   'NotAllowedByListeners',
   'NoMatchingListenerHostname',

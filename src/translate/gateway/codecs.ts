@@ -92,11 +92,24 @@ const listener = looseObject('Listener', {
   }),
 });
 
+const frontendValidation = looseObject('TLSConfig', {
+  validation: looseObject('FrontendTLSValidation', {
+    caCertificateRefs: list(looseObject('ObjectReference', { group: str, kind: str, name: required(str), namespace: str })),
+    mode: str,
+  }),
+});
+
 const gatewaySpec = looseObject('GatewaySpec', {
   gatewayClassName: required(str),
   addresses: list(anyMapping),
   infrastructure: looseObject('GatewayInfrastructure', { parametersRef }),
-  tls: anyMapping,
+  tls: looseObject('GatewayTLSConfig', {
+    backend: anyMapping,
+    frontend: looseObject('FrontendTLSConfig', {
+      default: frontendValidation,
+      perPort: list(looseObject('TLSPortConfig', { port: required(num), tls: frontendValidation })),
+    }),
+  }),
   allowedListeners: looseObject('AllowedListeners', { namespaces: looseObject('ListenerNamespaces', { from: str, selector: labelSelector }) }),
   listeners: list(listener),
 });

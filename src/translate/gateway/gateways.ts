@@ -8,6 +8,7 @@ import type { ClassVerdict } from './gateway-classes.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { buildListeners } from './listeners.js';
 import { bindingListeners, isListenerSetAccepted } from './listener-sets.js';
+import { insecureFallbackCondition } from './frontend-validation.js';
 import { gatewayCodec, malformedField } from './codecs.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
 
@@ -61,8 +62,8 @@ function rejectionOf(obj: IGateway, verdict: ClassVerdict): Problem | undefined 
   if (badAddress !== undefined) return { reason: 'UnsupportedAddress', message: badAddress };
   const params = spec.infrastructure?.parametersRef;
   if (params) return { reason: 'InvalidParameters', message: `infrastructure.parametersRef ${params.kind} ${params.name} is not supported` };
-  if (spec.tls !== undefined)
-    return { reason: 'Invalid', message: 'spec.tls (client certificate validation, backend client certificates) is not supported by tuna' };
+  if (spec.tls?.backend !== undefined)
+    return { reason: 'Invalid', message: 'spec.tls.backend (backend client certificates) is not supported by tuna' };
   return undefined;
 }
 
@@ -109,6 +110,8 @@ export function finishGateway(ctx: TranslationContext, gw: GatewayContext): Frag
         : condition('Programmed', false, 'Invalid', 'no listener can be served', gen),
     );
   }
+  const insecure = gw.rejected ? undefined : insecureFallbackCondition(gw.obj, gen);
+  if (insecure) conditions.push(insecure);
   for (const l of gw.listeners) for (const p of listenerProblems(l)) status.events.push(warning(p.reason, `listener ${l.name}: ${p.message}`));
   status.status = { conditions, listeners: gw.listeners.map((l) => listenerStatus(l, gen)), ...attachedListenerSetsOf(gw) };
   return fragmentOf(gw, bindingListeners(gw).filter((l) => l.graph !== undefined));

@@ -110,7 +110,7 @@ function buildSetListeners(ctx: TranslationContext, set: ListenerSetContext): Li
   const listeners: ListenerContext[] = [];
   for (const spec of set.obj.spec?.listeners ?? []) {
     // A ListenerEntry is a Listener in all but its doc comments.
-    const l = checkListener(ctx, owner, spec as IListener);
+    const l = checkListener(ctx, gw, owner, spec as IListener);
     if (seen.has(l.name)) l.notAccepted ??= { reason: 'UnsupportedValue', message: `listener name ${l.name} is used twice` };
     seen.add(l.name);
     markLaterConflict([...earlier, ...listeners.filter((x) => !x.conflict)], l);

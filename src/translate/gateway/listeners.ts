@@ -3,6 +3,7 @@ import type { Listener, ListenerProtocol, SecretRef } from '../../model/index.js
 import { sourceOf } from '../common/meta.js';
 import type { GatewayContext, ListenerContext, ListenerOwner, Problem, TranslationContext } from './context.js';
 import { supportsFeature } from './features.js';
+import { resolveClientValidation } from './frontend-validation.js';
 import { isAcceptableHostname } from './hostnames.js';
 import { GATEWAY_GROUP, isRouteKind, kindsForProtocol } from './kinds.js';
 import type { RouteKind } from './kinds.js';
@@ -18,7 +19,7 @@ export function buildListeners(ctx: TranslationContext, gw: GatewayContext): Lis
   const seen = new Set<string>();
   const owner: ListenerOwner = { kind: 'Gateway', namespace: gw.namespace, ref: gw.ref };
   const listeners = (gw.obj.spec?.listeners ?? []).map((spec) => {
-    const l = checkListener(ctx, owner, spec);
+    const l = checkListener(ctx, gw, owner, spec);
     if (seen.has(l.name)) l.notAccepted ??= { reason: 'UnsupportedValue', message: `listener name ${l.name} is used twice` };
     seen.add(l.name);
     return l;
@@ -30,8 +31,12 @@ export function buildListeners(ctx: TranslationContext, gw: GatewayContext): Lis
   return listeners;
 }
 
-/** checkListener checks one listener of a Gateway or a ListenerSet on its own (conflicts are the caller's). */
-export function checkListener(ctx: TranslationContext, owner: ListenerOwner, spec: IListener): ListenerContext {
+/**
+ * checkListener checks one listener of a Gateway or a ListenerSet on its own (conflicts are the
+ * caller's). `gw` is the Gateway either belongs to: its `spec.tls.frontend` validates the clients
+ * of every HTTPS listener on the port, a ListenerSet's too, since they share the port's connections.
+ */
+export function checkListener(ctx: TranslationContext, gw: GatewayContext, owner: ListenerOwner, spec: IListener): ListenerContext {
   const protocol = spec.protocol;
   const l: ListenerContext = {
     spec,
@@ -69,9 +74,20 @@ export function checkListener(ctx: TranslationContext, owner: ListenerOwner, spe
       const certs = resolveCertificates(ctx, owner, l);
       if (Array.isArray(certs)) l.tls = { mode: 'terminate-in-cluster', certificates: certs };
       else l.unresolved = certs;
+      applyClientValidation(ctx, gw, l);
     }
   }
   return l;
+}
+
+/** applyClientValidation adds the Gateway's frontend validation for the listener's port (frontend-validation.ts). */
+function applyClientValidation(ctx: TranslationContext, gw: GatewayContext, l: ListenerContext): void {
+  const verdict = resolveClientValidation(ctx, gw, l);
+  if (verdict.kind === 'valid' && l.tls) l.tls = { ...l.tls, clientValidation: verdict.validation };
+  if (verdict.kind !== 'invalid') return;
+  // A certificateRef problem found first keeps its ResolvedRefs reason; both refuse the listener.
+  if (verdict.unresolved) l.unresolved ??= verdict.unresolved;
+  if (verdict.notAccepted) l.notAccepted = verdict.notAccepted;
 }
 
 /** allowedKinds filters allowedRoutes.kinds to those the protocol serves; any other is InvalidRouteKinds. */
