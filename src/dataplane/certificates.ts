@@ -38,7 +38,8 @@ export class StaticCertificateSource implements CertificateSource {
 }
 
 /** LoadedCertificate is a pair turned into a secure context, with the names it is valid for. */
-interface LoadedCertificate {
+export interface LoadedCertificate {
+  pair: CertificatePair;
   context: tls.SecureContext;
   cert: X509Certificate;
 }
@@ -54,9 +55,14 @@ export class SecureContextCache {
 
   /** select returns the context to present for `servername` among `refs`, or undefined. */
   select(refs: readonly SecretRef[], servername: string | undefined): tls.SecureContext | undefined {
+    return this.choose(refs, servername)?.context;
+  }
+
+  /** choose returns the certificate to present for `servername` among `refs` (its pair and context), or undefined. */
+  choose(refs: readonly SecretRef[], servername: string | undefined): LoadedCertificate | undefined {
     const loaded = refs.map((r) => this.load(r)).filter((c): c is LoadedCertificate => c !== undefined);
     const fit = servername ? loaded.find((c) => c.cert.checkHost(servername) !== undefined) : undefined;
-    return (fit ?? loaded[0])?.context;
+    return fit ?? loaded[0];
   }
 
   private load(ref: SecretRef): LoadedCertificate | undefined {
@@ -65,7 +71,7 @@ export class SecureContextCache {
     const hit = this.cache.get(pair);
     if (hit) return hit;
     try {
-      const loaded = { context: tls.createSecureContext({ cert: pair.cert, key: pair.key }), cert: new X509Certificate(pair.cert) };
+      const loaded = { pair, context: tls.createSecureContext({ cert: pair.cert, key: pair.key }), cert: new X509Certificate(pair.cert) };
       this.cache.set(pair, loaded);
       return loaded;
     } catch {

@@ -32,6 +32,7 @@ import { SplicedHttp1Server } from './spliced-http1.js';
 import type { SplicedConnection, SplicedHttp1Limits } from './spliced-http1.js';
 import { proxyDecrypted, proxyTcp } from './tcp-proxy.js';
 import { terminateTls } from './tls-terminator.js';
+import type { TerminatedConnection } from './tls-terminator.js';
 import { Http1Client } from './upstream-http1.js';
 import type { Http1ClientOptions } from './upstream-http1.js';
 import { Http2Client } from './upstream-http2.js';
@@ -255,13 +256,15 @@ export class DataPlane implements TunnelStreamHandler {
     if (result.kind === 'terminate-forward') {
       const refuse = (): void => undefined;
       const onDecryptedSocket = (socket: Duplex): void => proxyDecrypted(this.deps, socket, result.backends);
-      return terminateTls(stream, result.listeners, this.contexts, { onDecryptedSocket, onHttp2Stream: refuse, onHttp1Request: refuse, onHttp1Upgrade: refuse }, tlsOptions);
+      return terminateTls(stream, result.listeners, this.contexts, { onDecryptedSocket, onHttp2Stream: refuse, onHttp1Request: refuse, onHttp1Upgrade: refuse }, tlsOptions, sni);
     }
-    // The SNI rides along so that a request whose Host belongs to another listener gets 421.
-    const connFor = (sni: string | undefined): ConnectionFacts => {
-      const name = sni === undefined ? undefined : normalizeHost(sni);
+    // The SNI rides along so that a request whose Host belongs to another listener gets 421; a
+    // verified client certificate rides along to become the backend's x-forwarded-client-cert.
+    const connFor = (tlsConn: TerminatedConnection): ConnectionFacts => {
+      const name = tlsConn.sni === undefined ? undefined : normalizeHost(tlsConn.sni);
       const inner: EntryPoint = { ...entry, publicProtocol: 'https', ...(name === undefined ? {} : { sni: name }) };
-      return { clientAddress: context.clientAddress, scheme: 'https', entry: inner };
+      const identity = tlsConn.clientCertificate === undefined ? {} : { clientCertificate: tlsConn.clientCertificate };
+      return { clientAddress: context.clientAddress, scheme: 'https', entry: inner, ...identity };
     };
     terminateTls(
       stream,
@@ -279,6 +282,7 @@ export class DataPlane implements TunnelStreamHandler {
         onHttp1Upgrade: (req, socket, head, sni) => this.serveHttp1Upgrade(this.table, req, socket, head, connFor(sni), context),
       },
       tlsOptions,
+      sni,
     );
   }
 }

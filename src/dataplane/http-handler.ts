@@ -42,6 +42,8 @@ export interface ConnectionFacts {
    * the client should send it on a connection of its own (RFC 9110 §15.5.20).
    */
   splicedHost?: string;
+  /** the `x-forwarded-client-cert` value of a verified client certificate (TLS terminated here, client-identity.ts) */
+  clientCertificate?: string;
 }
 
 /**
@@ -88,6 +90,7 @@ export function resolveRequest(
     search,
     headers,
     clientAddress: conn.clientAddress,
+    ...(conn.clientCertificate === undefined ? {} : { clientCertificate: conn.clientCertificate }),
   };
   return { facts, route: result.route, vhost: result.vhost, policies: result.policies };
 }

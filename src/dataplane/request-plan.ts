@@ -1,4 +1,5 @@
 import type { CorsPolicy, HeaderModifier, HttpFilter, HttpRoute, ServiceBackend } from '../model/index.js';
+import { CLIENT_CERT_HEADER } from './client-identity.js';
 import { decorateSimpleResponse, isPreflight, preflightHeaders } from './cors.js';
 import { appendForwardedFor, applyHeaderModifier, stripHopByHop } from './headers.js';
 import type { HeaderMap } from './headers.js';
@@ -21,6 +22,8 @@ export interface IncomingFacts {
   search: string;
   headers: Record<string, string | string[] | undefined>;
   clientAddress: string;
+  /** the `x-forwarded-client-cert` value of the connection's verified client certificate, if any */
+  clientCertificate?: string;
 }
 
 /** ForwardPlan is what to send upstream and how to treat the response. */
@@ -62,6 +65,9 @@ export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan |
     origin: headerValue(req.headers, 'origin'),
     mirrors: [],
   };
+  // Only the data plane speaks for a client certificate: whatever a client sent under that name
+  // is dropped before any filter runs, and the verified identity (if any) is set after them.
+  delete plan.headers[CLIENT_CERT_HEADER];
   let path = req.path;
   for (const f of route.filters) {
     switch (f.type) {
@@ -94,6 +100,7 @@ export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan |
   }
   plan.target = path + req.search;
   completeForwardedHeaders(plan.headers, req);
+  if (req.clientCertificate !== undefined) plan.headers[CLIENT_CERT_HEADER] = req.clientCertificate;
   return plan;
 }
 

@@ -1,10 +1,18 @@
 import { expect } from 'chai';
 import { isValidHostPattern, problemSources, validate } from '../../src/model/index.js';
-import type { BackendFilter, RouteGraph } from '../../src/model/index.js';
+import type { BackendFilter, ClientValidation, RouteGraph } from '../../src/model/index.js';
 import { graphWith, route, serviceBackend } from '../support/graph-builders.js';
 
 const headerSet: BackendFilter = { type: 'RequestHeaderModifier', set: [{ name: 'x-a', value: 'b' }], add: [], remove: [] };
 const ok = (): RouteGraph => graphWith('a.example.com', [route('r1', { type: 'Prefix', value: '/' })]);
+
+const PEM = '-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n';
+
+/** httpsWithValidation makes the graph's listener a terminating HTTPS one with the given client validation. */
+function httpsWithValidation(g: RouteGraph, clientValidation: ClientValidation): void {
+  g.listeners[0]!.protocol = 'https';
+  g.listeners[0]!.tls = { mode: 'terminate-in-cluster', certificates: [{ namespace: 'default', name: 'cert' }], clientValidation };
+}
 
 describe('validate', () => {
   it('names the object each problem came from, and none for a node without a source (problemSources)', () => {
@@ -20,6 +28,12 @@ describe('validate', () => {
 
   it('accepts a well-formed graph', () => {
     expect(validate(ok())).to.deep.equal([]);
+  });
+
+  it('accepts client validation on a terminating HTTPS listener', () => {
+    const g = ok();
+    httpsWithValidation(g, { caPem: PEM, mode: 'AllowInsecureFallback' });
+    expect(validate(g)).to.deep.equal([]);
   });
 
   it('accepts filters on an HTTP route backend', () => {
@@ -39,6 +53,13 @@ describe('validate', () => {
     ['an IP-literal hostname', (g) => (g.bindings[0]!.hostnames = ['10.0.0.1']), /invalid hostname 10.0.0.1/],
     ['a host binding with no hostname', (g) => (g.bindings[0]!.hostnames = []), /without hostname/],
     ['an https listener without tls', (g) => (g.listeners[0]!.protocol = 'https'), /without tls/],
+    [
+      'client validation on a listener that does not terminate HTTPS',
+      (g) => (g.listeners[0]!.tls = { mode: 'edge', certificates: [], clientValidation: { caPem: PEM, mode: 'AllowValidOnly' } }),
+      /client validation on a listener that does not terminate HTTPS/,
+    ],
+    ['client validation without a CA certificate', (g) => httpsWithValidation(g, { caPem: 'not pem', mode: 'AllowValidOnly' }), /without a PEM CA certificate/],
+    ['an unknown client validation mode', (g) => httpsWithValidation(g, { caPem: PEM, mode: 'Sometimes' as 'AllowValidOnly' }), /invalid client validation mode Sometimes/],
     ['an empty backend filter list', (g) => (g.virtualHosts[0]!.routes[0]!.backends = [{ ...serviceBackend('a'), filters: [] }]), /empty backend filter list/],
     [
       'a mirror backend with filters',
