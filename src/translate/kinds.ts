@@ -105,7 +105,19 @@ export const KINDS = [
   entry<IGateway>()({
     kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
     codec: gatewayCodec,
-    features: ['Gateway', 'GatewayAddressEmpty', 'GatewayHTTPListenerIsolation', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'GatewayPort8080', 'GatewayStaticAddresses'],
+    // Client certificate validation (spec.tls.frontend): the data plane terminates HTTPS and checks the
+    // chain against the listener's ConfigMap CA bundle (test/e2e/dataplane-client-certs.test.ts). Not
+    // ...InsecureFallback: a fallback connection whose certificate fails an RSA signature check is
+    // dropped by Node's TLS server (docs/conformance.md).
+    features: [
+      'Gateway',
+      'GatewayAddressEmpty',
+      'GatewayFrontendClientCertificateValidation',
+      'GatewayHTTPListenerIsolation',
+      'GatewayHTTPSListenerDetectMisdirectedRequests',
+      'GatewayPort8080',
+      'GatewayStaticAddresses',
+    ],
   }),
   entry<IListenerSet>()({
     // GEP-1713: more listeners for a Gateway that allows them (spec.allowedListeners), served on that

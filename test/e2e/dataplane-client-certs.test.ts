@@ -27,6 +27,7 @@ describe('data plane: client certificate validation on terminated HTTPS (Gateway
   let ca: TestCa;
   let alice: TestClientCertificate;
   let stranger: TestClientCertificate;
+  let impostor: TestClientCertificate;
   let backend: TestBackend;
   let plane: DataPlane;
   let strictPort: TunnelHarness;
@@ -37,6 +38,9 @@ describe('data plane: client certificate validation on terminated HTTPS (Gateway
     ca = makeTestCa('tuna test client CA');
     alice = makeClientCertificate(ca, '/O=tuna test/CN=alice');
     stranger = makeClientCertificate(makeTestCa('another CA'), '/CN=mallory');
+    // signed by a CA with the trusted CA's very name but another key: found by name, refused by its
+    // (ECDSA) signature. The same with RSA keys drops an AllowInsecureFallback connection (docs/dataplane.md).
+    impostor = makeClientCertificate(makeTestCa('tuna test client CA'), '/O=tuna test/CN=alice');
   });
 
   beforeEach(async () => {
@@ -184,6 +188,18 @@ describe('data plane: client certificate validation on terminated HTTPS (Gateway
     const seen = await get(socket, 'lenient.mtls.test');
     expect(seen.headers).to.not.have.property(XFCC);
     socket.destroy();
+  });
+
+  it('serves a client whose certificate a CA of the trusted name but another ECDSA key signed, on an AllowInsecureFallback listener, without an identity', async () => {
+    const socket = await openTls(lenientPort, 'lenient.mtls.test', 'lenient.mtls.test', impostor);
+    const seen = await get(socket, 'lenient.mtls.test');
+    expect(seen.headers).to.not.have.property(XFCC);
+    socket.destroy();
+  });
+
+  it('refuses a client whose certificate a CA of the trusted name but another ECDSA key signed, on an AllowValidOnly listener', async () => {
+    await refusal(async () => get(await openTls(strictPort, 'strict.mtls.test', 'strict.mtls.test', impostor), 'strict.mtls.test'));
+    expect(backend.requests).to.have.length(0);
   });
 
   it('tells the backend the identity of a trusted certificate on an AllowInsecureFallback listener', async () => {
