@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { ClientValidation, Listener, SecretRef } from '../model/index.js';
+import { isIssuedByBundle } from './client-chain.js';
 import { clientCertificateHeader } from './client-identity.js';
 import { matchesWildcard, normalizeHost } from './host.js';
 import type { LoadedCertificate, SecureContextCache } from './certificates.js';
@@ -103,12 +104,15 @@ function terminateValidating(
   handlers: DecryptedHandlers,
   options: TlsTerminatorOptions,
 ): void {
+  const strict = validation.mode === 'AllowValidOnly';
   const server = tls.createServer({
     cert: chosen.pair.cert,
     key: chosen.pair.key,
-    ca: validation.caPem,
+    // A fallback connection must survive a certificate that fails verification; OpenSSL checking it
+    // against the bundle can drop it (client-chain.ts), so that check is made after the handshake.
+    ...(strict ? { ca: validation.caPem } : {}),
     requestCert: true,
-    rejectUnauthorized: validation.mode === 'AllowValidOnly',
+    rejectUnauthorized: strict,
     handshakeTimeout: options.handshakeTimeoutMs,
     ...alpnOf(handlers),
   });
@@ -123,7 +127,8 @@ function terminateValidating(
     // The context came from the SNI the edge routed on; a ClientHello naming a listener that
     // validates otherwise (or not at all) is not served with this one.
     if (!isSameValidation(validationFor(listeners, sni), validation)) return socket.destroy();
-    const peer = socket.authorized ? socket.getPeerX509Certificate() : undefined;
+    const presented = socket.getPeerX509Certificate();
+    const peer = strict ? (socket.authorized ? presented : undefined) : presented && isIssuedByBundle(presented, validation) ? presented : undefined;
     serveDecrypted(socket, { sni, ...(peer ? { clientCertificate: clientCertificateHeader(peer) } : {}) }, handlers, options);
   });
   stream.once('close', () => server.removeAllListeners());

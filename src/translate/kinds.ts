@@ -106,13 +106,12 @@ export const KINDS = [
     kind: 'Gateway', group: GATEWAY_GROUP, versions: ['v1'], plural: 'gateways', key: 'gateways', optional: true, watched: true, readBy: ['gateway'],
     codec: gatewayCodec,
     // Client certificate validation (spec.tls.frontend): the data plane terminates HTTPS and checks the
-    // chain against the listener's ConfigMap CA bundle (test/e2e/dataplane-client-certs.test.ts). Not
-    // ...InsecureFallback: a fallback connection whose certificate fails an RSA signature check is
-    // dropped by Node's TLS server (docs/conformance.md).
+    // chain against the listener's ConfigMap CA bundle (test/e2e/dataplane-client-certs.test.ts).
     features: [
       'Gateway',
       'GatewayAddressEmpty',
       'GatewayFrontendClientCertificateValidation',
+      'GatewayFrontendClientCertificateValidationInsecureFallback',
       'GatewayHTTPListenerIsolation',
       'GatewayHTTPSListenerDetectMisdirectedRequests',
       'GatewayPort8080',

@@ -15,14 +15,26 @@ export interface TestClientCertificate {
   key: string;
 }
 
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+/** KeyOptions choose the key type of a test certificate (P-256 unless `rsa`). */
+export interface KeyOptions {
+  rsa?: boolean;
+}
 
-/** makeTestCa creates a P-256 CA certificate (basicConstraints CA:TRUE, keyCertSign) with the openssl CLI. */
-export function makeTestCa(commonName: string): TestCa {
+/** ClientOptions add to KeyOptions: `withoutKeyIdentifiers` leaves out the key identifier extensions, as Go's x509 does for a leaf whose parent template has none. */
+export interface ClientOptions extends KeyOptions {
+  withoutKeyIdentifiers?: boolean;
+}
+
+function newKey(options: KeyOptions): string[] {
+  return options.rsa ? ['-newkey', 'rsa:2048', '-nodes'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+}
+
+/** makeTestCa creates a CA certificate (basicConstraints CA:TRUE, keyCertSign) with the openssl CLI. */
+export function makeTestCa(commonName: string, options: KeyOptions = {}): TestCa {
   return inTempDir((dir) => {
     execFileSync(
       'openssl',
-      ['req', '-x509', ...EC, '-days', '2', '-subj', `/CN=${commonName}`,
+      ['req', '-x509', ...newKey(options), '-days', '2', '-subj', `/CN=${commonName}`,
         '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
         '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')],
       { stdio: 'ignore' },
@@ -31,13 +43,15 @@ export function makeTestCa(commonName: string): TestCa {
   });
 }
 
-/** makeClientCertificate creates a P-256 client certificate (extendedKeyUsage clientAuth) for `subject`, signed by `ca`. */
-export function makeClientCertificate(ca: TestCa, subject: string): TestClientCertificate {
+/** makeClientCertificate creates a client certificate (extendedKeyUsage clientAuth) for `subject`, signed by `ca`. */
+export function makeClientCertificate(ca: TestCa, subject: string, options: ClientOptions = {}): TestClientCertificate {
   return inTempDir((dir) => {
     writeFileSync(join(dir, 'ca.pem'), ca.cert);
     writeFileSync(join(dir, 'ca.key'), ca.key);
-    writeFileSync(join(dir, 'ext.cnf'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
-    execFileSync('openssl', ['req', '-new', ...EC, '-subj', subject, '-keyout', join(dir, 'client.key'), '-out', join(dir, 'client.csr')], { stdio: 'ignore' });
+    const noIds = options.withoutKeyIdentifiers ? 'authorityKeyIdentifier=none\nsubjectKeyIdentifier=none\n' : '';
+    const usage = options.rsa ? 'digitalSignature,keyEncipherment' : 'digitalSignature';
+    writeFileSync(join(dir, 'ext.cnf'), `basicConstraints=CA:FALSE\nkeyUsage=critical,${usage}\nextendedKeyUsage=clientAuth\n${noIds}`);
+    execFileSync('openssl', ['req', '-new', ...newKey(options), '-subj', subject, '-keyout', join(dir, 'client.key'), '-out', join(dir, 'client.csr')], { stdio: 'ignore' });
     execFileSync(
       'openssl',
       ['x509', '-req', '-in', join(dir, 'client.csr'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-set_serial', '2',
