@@ -187,18 +187,34 @@ export type StreamRouteResult =
  */
 export function routeStream(table: RouteTable, entry: EntryPoint, sni: string | undefined): StreamRouteResult {
   const listeners = selectListeners(table, entry, ['tcp', 'tls', 'https']);
-  const terminating = listeners.filter((l) => l.tls?.mode === 'terminate-in-cluster');
-  if (terminating.length > 0 && (entry.publicProtocol === 'tls' || entry.publicProtocol === 'https')) {
-    const rawListeners = terminating.filter((l) => l.protocol === 'tls');
-    const route = selectStreamRoute(rawListeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []), sni);
-    if (route) return { kind: 'terminate-forward', listeners: rawListeners.filter((l) => l.id === route.listenerId), route, backends: route.backends };
-    return { kind: 'terminate', listeners: terminating };
-  }
+  const bySni = listeners.filter((l) => l.tls?.mode === 'terminate-in-cluster' || l.tls?.mode === 'passthrough');
+  if (bySni.length > 0 && (entry.publicProtocol === 'tls' || entry.publicProtocol === 'https')) return routeTlsStream(table, bySni, sni);
   const route = selectStreamRoute(
     listeners.flatMap((l) => table.streamRoutesByListener.get(l.id) ?? []),
     sni,
   );
   return route ? { kind: 'forward', route, backends: route.backends } : { kind: 'none' };
+}
+
+/**
+ * routeTlsStream picks the listener of a raw TLS stream by its SNI first (Gateway API "Listeners
+ * that are distinct only by Hostname": exact, then the longest wildcard, then no hostname; "TLS: the
+ * Listener Hostname MUST match the SNI"), then does what that listener's mode says, so that with
+ * Terminate and Passthrough listeners on one port (TLSRouteModeMixed) a name the passthrough
+ * listener owns is never decrypted here and a name a terminating listener owns is never passed
+ * through. A stream that selects no listener is rejected ("the request MUST be rejected"), except
+ * on a port with HTTPS listeners, where it is terminated and rejected in HTTP: a Host another
+ * listener serves gets 421, any other 404 (Listener.hostname on misdirected requests).
+ */
+function routeTlsStream(table: RouteTable, listeners: readonly Listener[], sni: string | undefined): StreamRouteResult {
+  const https = listeners.filter((l) => l.protocol === 'https' && l.tls?.mode === 'terminate-in-cluster');
+  const chosen = listenerForName(listeners, sni ?? '');
+  if (chosen === undefined) return https.length > 0 ? { kind: 'terminate', listeners: https } : { kind: 'none' };
+  if (chosen.protocol === 'https') return { kind: 'terminate', listeners: https };
+  const route = selectStreamRoute(table.streamRoutesByListener.get(chosen.id) ?? [], sni);
+  if (route === undefined) return { kind: 'none' };
+  if (chosen.tls?.mode === 'passthrough') return { kind: 'forward', route, backends: route.backends };
+  return { kind: 'terminate-forward', listeners: [chosen], route, backends: route.backends };
 }
 
 /**

@@ -279,3 +279,95 @@ describe('data plane: TLS terminated in the cluster, decrypted bytes to a TLSRou
     }
   });
 });
+
+describe('data plane: Terminate and Passthrough TLS listeners on one port (TLSRouteModeMixed)', () => {
+  const binding = 'binding/address/default/mixed';
+  let plainSeen: string[];
+  let plain: net.Server;
+  let secure: tls.Server;
+  let plane: DataPlane;
+  let harness: TunnelHarness;
+  let terminateCert: SelfSigned;
+  let backendCert: SelfSigned;
+
+  beforeEach(async () => {
+    terminateCert = makeSelfSigned('terminate.test');
+    backendCert = makeSelfSigned('pass.test');
+    plainSeen = [];
+    plain = net.createServer((s) => s.on('data', (c: Buffer) => (plainSeen.push(c.toString()), s.end(`plain:${c.toString()}`))));
+    // The passthrough backend terminates TLS itself, with a certificate the data plane never holds.
+    secure = tls.createServer({ key: backendCert.key, cert: backendCert.cert }, (s) =>
+      s.on('data', (c: Buffer) => s.end(`backend(${String((s as tls.TLSSocket & { servername?: string }).servername)}):${c.toString()}`)),
+    );
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r));
+    const endpoints = new StaticEndpointResolver();
+    endpoints.set('default', 'plain', 'tcp', [{ address: '127.0.0.1', port: (plain.address() as AddressInfo).port }]);
+    endpoints.set('default', 'secure', 'tcp', [{ address: '127.0.0.1', port: (secure.address() as AddressInfo).port }]);
+    const certificates = new StaticCertificateSource();
+    certificates.set({ namespace: 'default', name: 'terminate' }, terminateCert);
+    plane = new DataPlane({ endpoints, certificates });
+    const listener = (name: string, mode: 'terminate-in-cluster' | 'passthrough'): Listener => ({
+      id: `${binding}/listener/${name}`,
+      bindingId: binding,
+      name,
+      port: 8883,
+      protocol: 'tls',
+      hostname: `${name}.test`,
+      tls: { mode, certificates: mode === 'passthrough' ? [] : [{ namespace: 'default', name }] },
+      source: { group: '', kind: 'T', name: 'gw' },
+    });
+    const route = (name: string, service: string) => ({
+      id: `tlsroute/${name}`,
+      listenerId: `${binding}/listener/${name}`,
+      hostnames: [`${name}.test`],
+      backends: [serviceBackend(service, { protocol: 'tcp' as const, portName: 'tcp' })],
+      source: { group: '', kind: 'T', name },
+    });
+    plane.update(hostGraph([], { listeners: [listener('terminate', 'terminate-in-cluster'), listener('pass', 'passthrough')], streamRoutes: [route('terminate', 'plain'), route('pass', 'secure')] }));
+    harness = await startTunnelHarness(plane, { bindingId: binding, publicPort: 8883, publicProtocol: 'tls' });
+  });
+
+  afterEach(async () => {
+    await harness.close();
+    plane.close();
+    await new Promise((r) => plain.close(r));
+    await new Promise((r) => secure.close(r));
+  });
+
+  /** exchange opens a CONNECT stream as the edge does for SNI routing, runs TLS over it, writes `hello` and reads to the end. */
+  async function exchange(servername: string, ca: string): Promise<{ subject: string; reply: string }> {
+    const stream = harness.client.request({ ':method': 'CONNECT', ':authority': `${servername}:8883` }, { endStream: false });
+    expect(await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))))).to.equal(200);
+    const socket = tls.connect({ socket: stream as unknown as Socket, servername, ca });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('secureConnect', () => resolve());
+        socket.once('error', reject);
+      });
+      const subject = String(socket.getPeerCertificate().subject.CN);
+      const reply = await new Promise<string>((resolve) => {
+        let data = '';
+        socket.on('data', (c: Buffer) => (data += c.toString()));
+        socket.once('end', () => resolve(data));
+        socket.write('hello');
+      });
+      return { subject, reply };
+    } finally {
+      socket.destroy();
+    }
+  }
+
+  it('terminates the SNI of the Terminate listener and passes the SNI of the Passthrough listener to its backend untouched', async () => {
+    expect(await exchange('terminate.test', terminateCert.cert)).to.deep.equal({ subject: 'terminate.test', reply: 'plain:hello' });
+    // The client's TLS session ends at the backend: its certificate, its view of the SNI.
+    expect(await exchange('pass.test', backendCert.cert)).to.deep.equal({ subject: 'pass.test', reply: 'backend(pass.test):hello' });
+    expect(plainSeen).to.deep.equal(['hello']);
+  });
+
+  it('rejects a name neither listener serves without terminating it', async () => {
+    const stream = harness.client.request({ ':method': 'CONNECT', ':authority': 'other.test:8883' }, { endStream: false });
+    expect(await new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))))).to.equal(404);
+    stream.destroy();
+  });
+});

@@ -170,9 +170,16 @@ describe('dataplane router', () => {
       expect(r.kind === 'forward' ? r.route.id : r.kind).to.equal('db');
     });
 
-    it('terminates TLS on a terminate-in-cluster listener', () => {
+    it('terminates TLS on a terminate-in-cluster HTTPS listener, to route the HTTP inside', () => {
+      const https: Listener = { ...tls, id: 'binding/https/l', bindingId: 'binding/https', protocol: 'https' };
+      const t = compileRouteTable(hostGraph([], { listeners: [https] }));
+      const r = routeStream(t, { bindingId: 'binding/https', publicPort: 443, publicProtocol: 'tls' }, 'a.example.com');
+      expect(r.kind === 'terminate' ? r.listeners.map((l) => l.id) : r.kind).to.deep.equal([https.id]);
+    });
+
+    it('rejects a stream for a TLS Terminate listener that has no TLSRoute instead of terminating it', () => {
       const r = routeStream(table, { bindingId: 'binding/tls', publicPort: 443, publicProtocol: 'tls' }, 'a.example.com');
-      expect(r.kind).to.equal('terminate');
+      expect(r.kind).to.equal('none');
     });
 
     it('terminates and forwards the bytes of a tls listener that has TLSRoutes (Terminate mode)', () => {
@@ -181,8 +188,8 @@ describe('dataplane router', () => {
       const at = (sni: string) => routeStream(t, { bindingId: 'binding/raw', publicPort: 443, publicProtocol: 'tls' }, sni);
       const hit = at('raw.example.com');
       expect(hit.kind === 'terminate-forward' ? hit.route.id : hit.kind).to.equal('raw-route');
-      // No TLSRoute for the name: terminated as HTTPS (and then answered 404 by the HTTP router).
-      expect(at('other.example.com').kind).to.equal('terminate');
+      // No TLSRoute for the name: rejected ("the request MUST be rejected"), not decrypted.
+      expect(at('other.example.com').kind).to.equal('none');
     });
 
     it('chooses a passthrough route by SNI', () => {
@@ -196,6 +203,61 @@ describe('dataplane router', () => {
       expect(at('a.example.com')).to.equal('a');
       expect(at('b.example.com')).to.equal('wild');
       expect(at('other.org')).to.equal('none');
+    });
+
+    describe('Terminate and Passthrough listeners on one port (TLSRouteModeMixed)', () => {
+      const listener = (name: string, protocol: 'tls' | 'https', hostname: string, mode: 'terminate-in-cluster' | 'passthrough'): Listener => ({
+        id: `binding/mixed/${name}`,
+        bindingId: 'binding/mixed',
+        name,
+        port: 8883,
+        protocol,
+        hostname,
+        tls: { mode, certificates: mode === 'passthrough' ? [] : [{ namespace: 'default', name: `${name}-cert` }] },
+        source: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' },
+      });
+      const terminate = listener('terminate', 'tls', 'tls.example.com', 'terminate-in-cluster');
+      const passthrough = listener('passthrough', 'tls', 'abc.example.com', 'passthrough');
+      const web = listener('web', 'https', 'www.example.com', 'terminate-in-cluster');
+      const wildPass = listener('wild-pass', 'tls', '*.example.com', 'passthrough');
+      const t = compileRouteTable(
+        hostGraph([], {
+          listeners: [terminate, passthrough, web, wildPass],
+          streamRoutes: [
+            sr('terminated', terminate.id, ['tls.example.com']),
+            sr('passed', passthrough.id, ['abc.example.com']),
+            sr('wild-passed', wildPass.id, ['*.example.com']),
+          ],
+        }),
+      );
+      const at = (sni: string | undefined): string => {
+        const r = routeStream(t, { bindingId: 'binding/mixed', publicPort: 8883, publicProtocol: 'tls' }, sni);
+        if (r.kind === 'none') return 'none';
+        if (r.kind === 'terminate') return `terminate as HTTPS by ${r.listeners.map((l) => l.name).join(',')}`;
+        if (r.kind === 'terminate-forward') return `terminate by ${r.listeners.map((l) => l.name).join(',')}, forward to ${r.route.id}`;
+        return `forward raw to ${r.route.id}`;
+      };
+      const cases: [string | undefined, string][] = [
+        ['tls.example.com', 'terminate by terminate, forward to terminated'],
+        ['abc.example.com', 'forward raw to passed'],
+        ['www.example.com', 'terminate as HTTPS by web'],
+        // The wildcard passthrough listener owns every other name under it: never terminated.
+        ['x.example.com', 'forward raw to wild-passed'],
+        // No listener's hostname fits: rejected in HTTP by the port's HTTPS listener (404 or 421).
+        ['other.org', 'terminate as HTTPS by web'],
+        [undefined, 'terminate as HTTPS by web'],
+      ];
+      for (const [sni, outcome] of cases) {
+        it(`routes SNI ${sni ?? '(none)'}: ${outcome}`, () => {
+          expect(at(sni)).to.equal(outcome);
+        });
+      }
+
+      it('rejects a name no listener serves on a port without HTTPS listeners, whatever the other modes', () => {
+        const t2 = compileRouteTable(hostGraph([], { listeners: [terminate, passthrough], streamRoutes: [sr('terminated', terminate.id, ['tls.example.com']), sr('passed', passthrough.id, ['abc.example.com'])] }));
+        const r = (sni: string | undefined) => routeStream(t2, { bindingId: 'binding/mixed', publicPort: 8883, publicProtocol: 'tls' }, sni).kind;
+        expect([r('other.org'), r(undefined), r('tls.example.com'), r('abc.example.com')]).to.deep.equal(['none', 'none', 'terminate-forward', 'forward']);
+      });
     });
   });
 });
