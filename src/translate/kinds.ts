@@ -175,9 +175,10 @@ export const KINDS = [
     codec: streamRouteCodec,
     route: { listenerProtocols: ['TLS'], serving: 'stream' },
     // The data plane forwards the decrypted bytes of a TLS Terminate listener to its TLSRoutes'
-    // backends (test/e2e/dataplane-tls.test.ts). Not TLSRouteModeMixed: the data plane terminates
-    // every TLS stream of a port that has a terminating listener, so passthrough cannot share it.
-    features: ['TLSRoute', 'TLSRouteModeTerminate'],
+    // backends (test/e2e/dataplane-tls.test.ts). TLSRouteModeMixed: the data plane picks a raw TLS
+    // stream's listener by SNI before it applies that listener's mode (routeStream), so Terminate
+    // and Passthrough listeners with different hostnames share a port.
+    features: ['TLSRoute', 'TLSRouteModeMixed', 'TLSRouteModeTerminate'],
   }),
   entry<ITCPRoute>()({
     kind: 'TCPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'tcproutes', key: 'tcpRoutes', optional: true, watched: true, readBy: ['gateway'],

@@ -144,7 +144,9 @@ function namespaceFilter(ctx: TranslationContext, ownNamespace: string, spec: IL
  * markConflicts applies the distinctness rules: listeners of different protocol families
  * (HTTP; TLS termination — HTTPS and TLS Terminate; TLS passthrough; TCP) on one port are all
  * ProtocolConflict (TLSRouteModeMixed lifts the split between the two TLS families); listeners of
- * one family on one port with the same hostname (TCP: any two) are all HostnameConflict.
+ * one family on one port with the same hostname (TCP: any two) are all HostnameConflict, also when
+ * only their TLS modes differ ("the `tls` field is not used for determining if a listener is
+ * distinct": the data plane picks a TLS stream's listener by SNI alone).
  */
 function markConflicts(listeners: ListenerContext[]): void {
   const byPort = new Map<number, ListenerContext[]>();
