@@ -200,7 +200,10 @@ export const KINDS = [
     // v1 in Gateway API v1.4 and later (v1.6's standard channel), v1alpha3 in older bundles; the fields tuna reads are the same
     kind: 'BackendTLSPolicy', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha3'], plural: 'backendtlspolicies', key: 'backendTlsPolicies', optional: true, watched: true, readBy: ['gateway'],
     codec: backendTlsPolicyCodec,
-    features: [],
+    // The data plane verifies TLS backends with the policy's CA, hostname (SNI) and subjectAltNames
+    // (test/e2e/dataplane-backend-tls.test.ts), and presents the Gateway's spec.tls.backend client
+    // certificate: a Gateway field whose only use is TLS to backends, so its feature rides here.
+    features: ['BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GatewayBackendClientCertificate'],
   }),
   entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec }),
   entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec }),
