@@ -16,6 +16,8 @@ import { hostGraph, httpRoute, serviceBackend } from '../support/backend-graph.j
 import { startTunnelHarness } from '../support/backend-harness.js';
 import type { TunnelHarness } from '../support/backend-harness.js';
 import { makeTestPki } from '../support/backend-tls.js';
+import { maskedTextFrame, readFrames } from '../support/backend-ws.js';
+import { WebSocketServer } from 'ws';
 import type { TestPki } from '../support/backend-tls.js';
 
 /** Seen is what the TLS backend saw of one request. */
@@ -162,5 +164,26 @@ describe('data plane: TLS to backends (BackendTLSPolicy)', () => {
     const h = await serve((server.address() as AddressInfo).port, { good: { protocol: 'h2', tls: tlsOf() }, bad: { protocol: 'h2', tls: tlsOf({ ca: { kind: 'pem', pem: otherPki.ca } }) } });
     expect(await h.request({ ':path': '/good' }).then((r) => [r.status, r.body])).to.deep.equal([200, 'h2 sni=backend.internal']);
     expect((await h.request({ ':path': '/bad' })).status).to.equal(502);
+  });
+
+  it('opens a WebSocket to a TLS backend over verified TLS, and refuses one whose certificate the CA did not sign', async () => {
+    const leaf = pki.issue('backend', { dns: ['backend.internal'] });
+    const server = https.createServer(leaf);
+    const wss = new WebSocketServer({ server });
+    wss.on('connection', (ws, req) => ws.send(`wss sni=${String((req.socket as TLSSocket).servername)}`));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    cleanups.push(() => new Promise((r) => wss.close(() => r(undefined))));
+    const h = await serve((server.address() as AddressInfo).port, { good: { protocol: 'ws', tls: tlsOf() }, bad: { protocol: 'ws', tls: tlsOf({ ca: { kind: 'pem', pem: otherPki.ca } }) } });
+    const open = (path: string) => h.client.request({ ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': path, ':authority': 'app.test', 'sec-websocket-version': '13' }, { endStream: false });
+    const good = open('/good');
+    expect(await new Promise<number>((resolve) => good.once('response', (hd) => resolve(Number(hd[':status']))))).to.equal(200);
+    const frames = readFrames(good);
+    expect(await frames.next()).to.equal('wss sni=backend.internal');
+    good.write(maskedTextFrame('bye'));
+    good.close();
+    const bad = open('/bad');
+    expect(await new Promise<number>((resolve) => bad.once('response', (hd) => resolve(Number(hd[':status']))))).to.equal(502);
+    bad.close();
   });
 });
