@@ -56,7 +56,9 @@ export function applyBackendTlsPolicies(index: SnapshotIndex, opts: TranslateOpt
       if (winners.has(target)) e.conflicted.add(target);
       else winners.set(target, e);
     }
-  const gatewayOfListener = new Map(result.graph.listeners.filter((l) => l.source.kind === 'Gateway').map((l) => [l.id, `${l.source.namespace ?? ''}/${l.source.name}`]));
+  // by binding, not by the listener's own source: a ListenerSet's listeners serve on its Gateway's binding
+  const gatewayOfBinding = new Map(result.graph.bindings.filter((b) => b.source.kind === 'Gateway').map((b) => [b.id, `${b.source.namespace ?? ''}/${b.source.name}`]));
+  const gatewayOfListener = new Map(result.graph.listeners.flatMap((l) => (gatewayOfBinding.has(l.bindingId) ? [[l.id, gatewayOfBinding.get(l.bindingId) ?? '']] : [])));
   for (const v of result.graph.virtualHosts) {
     const gateway = gatewayOfListener.get(v.listenerId);
     if (gateway === undefined) continue;
