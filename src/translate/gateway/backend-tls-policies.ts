@@ -41,7 +41,7 @@ interface Entry {
  * (and with `sectionName`, one port by name); of two policies on the same target and section the
  * older one wins (then `namespace/name` order) and the other is `Accepted=False Conflicted`
  * (GEP-713); a section's policy wins over the whole Service's. A backend whose policy has no usable
- * CA answers 502 rather than speak plain text (the spec: "Connections using an invalid
+ * CA answers 500 (as an invalid backendRef) rather than speak plain text (the spec: "Connections using an invalid
  * CACertificateRef MUST fail"). The Gateway's `spec.tls.backend.clientCertificateRef` is named on
  * the TLS backends of its routes (backend-client-certificate.ts).
  */
@@ -74,7 +74,7 @@ export function applyBackendTlsPolicies(index: SnapshotIndex, opts: TranslateOpt
   return { graph: result.graph, statuses };
 }
 
-/** placePolicy gives a backend the TLS of the policy that wins for its port, or 502 when that policy has no usable CA. */
+/** placePolicy gives a backend the TLS of the policy that wins for its port, or 500 (as an invalid backendRef) when that policy has no usable CA. */
 function placePolicy(b: ServiceBackend, winners: Map<string, Entry>, entries: Entry[], gateway: string, clientCertificate: SecretRef | undefined): Backend {
   const section = winners.get(`${b.namespace}/${b.service}/${b.portName}`);
   const whole = winners.get(`${b.namespace}/${b.service}/`);
@@ -84,7 +84,7 @@ function placePolicy(b: ServiceBackend, winners: Map<string, Entry>, entries: En
     for (const t of [`${b.namespace}/${b.service}/${b.portName}`, `${b.namespace}/${b.service}/`])
       if (targetsOf(e).includes(t) && (t.endsWith('/') || b.portName !== '')) e.ancestors.set(gateway, (e.ancestors.get(gateway) ?? false) || e.conflicted.has(t));
   if (!winner) return b;
-  if (!winner.verdict.tls) return { kind: 'unavailable', weight: b.weight, statusCode: 502, reason: 'NoValidCACertificate' };
+  if (!winner.verdict.tls) return { kind: 'unavailable', weight: b.weight, statusCode: 500, reason: 'NoValidCACertificate' };
   const tls: BackendTls = { ...winner.verdict.tls, ...(clientCertificate ? { clientCertificate } : {}) };
   return { ...b, tls };
 }
