@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
+import { CodedError } from '../model/index.js';
 import type { BackendProtocol, BackendSubjectAltName, BackendTls, RouteGraph, ServiceBackend } from '../model/index.js';
 import type { CertificatePair, CertificateSource } from './certificates.js';
 import { Http1Client } from './upstream-http1.js';
@@ -16,12 +17,9 @@ export interface BackendTlsSettings {
 }
 
 /** SubjectAltNameError: the backend's certificate carries none of the names a BackendTLSPolicy's subjectAltNames list. */
-export class SubjectAltNameError extends Error {
-  readonly code = 'ERR_TLS_CERT_ALTNAME_INVALID';
-
+export class SubjectAltNameError extends CodedError<'TUNA_BACKEND_SAN_MISMATCH'> {
   constructor(wanted: readonly BackendSubjectAltName[]) {
-    super(`the certificate carries none of the subjectAltNames ${wanted.map((n) => `${n.type}:${n.value}`).join(', ')}`);
-    this.name = 'SubjectAltNameError';
+    super('TUNA_BACKEND_SAN_MISMATCH', `the certificate carries none of the subjectAltNames ${wanted.map((n) => `${n.type}:${n.value}`).join(', ')}`);
   }
 }
 
