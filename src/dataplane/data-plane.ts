@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import type { BackendProtocol, RouteGraph } from '../model/index.js';
+import type { RouteGraph, ServiceBackend } from '../model/index.js';
 import { emptyGraph } from '../model/index.js';
 import { SPLICED_HTTP1_PROTOCOL } from '../wire/index.js';
 import type { TunnelStreamContext, TunnelStreamHandler } from '../wire/index.js';
 import type { Random } from './balancer.js';
+import { BackendTlsClients, serviceBackendsOf } from './backend-tls.js';
 import { SecureContextCache, StaticCertificateSource } from './certificates.js';
 import type { CertificateSource } from './certificates.js';
 import { EndpointPicker } from './endpoints.js';
@@ -83,6 +84,7 @@ export class DataPlane implements TunnelStreamHandler {
   private readonly deps: ProxyDeps;
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
   private readonly contexts: SecureContextCache;
+  private readonly tlsClients: BackendTlsClients;
   private readonly onError: (err: unknown, context: TunnelStreamContext) => void;
   private readonly observer: ExchangeObserver | undefined;
   private readonly policies: PolicyCompiler;
@@ -104,10 +106,16 @@ export class DataPlane implements TunnelStreamHandler {
     const random = options.random ?? Math.random;
     const picker = new EndpointPicker();
     this.clients = { http: new Http1Client(options.http1), h2c: new Http2Client({ mode: 'h2c' }), h2: new Http2Client({ mode: 'h2' }) };
-    const clientFor = (p: BackendProtocol): UpstreamClient => (p === 'h2c' || p === 'h2' ? this.clients[p] : this.clients.http);
+    const certificates = options.certificates ?? new StaticCertificateSource();
+    // A backend with a BackendTLSPolicy gets the pooled clients of its own TLS settings (backend-tls.ts).
+    this.tlsClients = new BackendTlsClients(certificates, options.http1);
+    const clientFor = (b: ServiceBackend): UpstreamClient => {
+      if (b.tls) return this.tlsClients.clientFor(b.tls, b.protocol);
+      return b.protocol === 'h2c' || b.protocol === 'h2' ? this.clients[b.protocol] : this.clients.http;
+    };
     const mirror = new MirrorSender(options.endpoints, picker, clientFor, random);
-    this.deps = { endpoints: options.endpoints, picker, random, clientFor, mirror, onError: (err, context) => this.onError(err, context) };
-    this.contexts = new SecureContextCache(options.certificates ?? new StaticCertificateSource());
+    this.deps = { endpoints: options.endpoints, picker, random, clientFor, tls: this.tlsClients, mirror, onError: (err, context) => this.onError(err, context) };
+    this.contexts = new SecureContextCache(certificates);
     this.onError = options.onError ?? (() => undefined);
     this.observer = options.observer;
     this.policies = new PolicyCompiler(options.now ?? (() => performance.now()));
@@ -117,6 +125,7 @@ export class DataPlane implements TunnelStreamHandler {
   update(graph: RouteGraph): void {
     this.table = compileRouteTable(graph, (route, binding) => this.policies.compile(route, binding));
     this.policies.sweep();
+    this.tlsClients.sweep(serviceBackendsOf(graph));
   }
 
   /** graph returns the route graph in force. */
@@ -161,6 +170,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.clients.http.close();
     this.clients.h2c.close();
     this.clients.h2.close();
+    this.tlsClients.close();
   }
 
   /** upstreamClients exposes the pools (tests assert connection reuse; metrics count them). */

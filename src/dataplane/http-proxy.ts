@@ -2,7 +2,8 @@ import { PassThrough } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { relay } from '../wire/index.js';
 import type { TunnelStreamContext } from '../wire/index.js';
-import type { BackendProtocol, HttpRoute, ServiceBackend } from '../model/index.js';
+import type { HttpRoute, ServiceBackend } from '../model/index.js';
+import type { BackendTlsClients } from './backend-tls.js';
 import { chooseEndpoint } from './backend-choice.js';
 import type { Random } from './balancer.js';
 import type { Endpoint, EndpointPicker, EndpointResolver } from './endpoints.js';
@@ -19,7 +20,10 @@ export interface ProxyDeps {
   endpoints: EndpointResolver;
   picker: EndpointPicker;
   random: Random;
-  clientFor(protocol: BackendProtocol): UpstreamClient;
+  /** clientFor is the pooled client of a backend: by its protocol, and its TLS settings when it has a BackendTLSPolicy */
+  clientFor(backend: ServiceBackend): UpstreamClient;
+  /** tls gives the TLS settings of backends with a BackendTLSPolicy (upgrades open their own connections with them) */
+  tls: BackendTlsClients;
   mirror: MirrorSender;
   /** onError hears a failure of the proxy itself (the client is answered 502 `proxy error`) */
   onError(err: unknown, context: TunnelStreamContext): void;
@@ -309,5 +313,5 @@ function sendMirrors(deps: ProxyDeps, plan: ForwardPlan, body: Downstream['body'
 }
 
 function clientOf(deps: ProxyDeps, backend: ServiceBackend): UpstreamClient {
-  return deps.clientFor(backend.protocol === 'h2c' || backend.protocol === 'h2' ? backend.protocol : 'http');
+  return deps.clientFor(backend);
 }

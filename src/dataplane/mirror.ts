@@ -4,7 +4,7 @@ import type { Random } from './balancer.js';
 import type { EndpointPicker, EndpointResolver } from './endpoints.js';
 import type { MirrorFilter, ForwardPlan } from './request-plan.js';
 import type { UpstreamCall, UpstreamClient, UpstreamReceiver, UpstreamResponse } from './upstream.js';
-import type { BackendProtocol } from '../model/index.js';
+import type { ServiceBackend } from '../model/index.js';
 
 /** MirrorOptions bound what mirroring may cost. */
 export interface MirrorOptions {
@@ -27,7 +27,7 @@ export class MirrorSender {
   constructor(
     private readonly endpoints: EndpointResolver,
     private readonly picker: EndpointPicker,
-    private readonly clientFor: (protocol: BackendProtocol) => UpstreamClient,
+    private readonly clientFor: (backend: ServiceBackend) => UpstreamClient,
     private readonly random: Random,
     options: Partial<MirrorOptions> = {},
   ) {
@@ -42,11 +42,10 @@ export class MirrorSender {
     if (!endpoint) return;
     this.inFlight++;
     const sink = body ? this.tee(body) : undefined;
-    const protocol = backend.protocol === 'h2c' || backend.protocol === 'h2' ? backend.protocol : 'http';
     const request = { method: plan.method, path: plan.target, authority: plan.authority, headers: { ...plan.headers }, body: sink };
     const mirrored = new MirroredRequest(() => this.inFlight--);
     try {
-      mirrored.start(this.clientFor(protocol).send(endpoint, request, mirrored), this.options.timeoutMs);
+      mirrored.start(this.clientFor(backend).send(endpoint, request, mirrored), this.options.timeoutMs);
     } catch {
       mirrored.finish();
     }

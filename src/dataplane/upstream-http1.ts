@@ -1,4 +1,6 @@
 import http from 'node:http';
+import https from 'node:https';
+import type tls from 'node:tls';
 import type { Endpoint } from './endpoints.js';
 import { BackendConnectError } from './errors.js';
 import type { HeaderMap } from './headers.js';
@@ -11,6 +13,8 @@ export interface Http1ClientOptions {
   maxSocketsPerEndpoint: number;
   /** idle sockets kept per endpoint (as many as may be busy: fewer would churn connections under load) */
   maxFreeSocketsPerEndpoint: number;
+  /** set: HTTPS with these TLS options (a backend with a BackendTLSPolicy; backend-tls.ts) */
+  tls?: tls.ConnectionOptions;
 }
 
 /**
@@ -19,15 +23,19 @@ export interface Http1ClientOptions {
  */
 export class Http1Client implements UpstreamClient {
   private readonly agent: http.Agent;
+  private readonly request: typeof http.request;
 
   constructor(options: Partial<Http1ClientOptions> = {}) {
-    this.agent = new http.Agent({
+    const pool: http.AgentOptions = {
       keepAlive: true,
       maxSockets: options.maxSocketsPerEndpoint ?? 256,
       maxFreeSockets: options.maxFreeSocketsPerEndpoint ?? 256,
       scheduling: 'lifo',
       timeout: 60_000,
-    });
+    };
+    // An https.Agent applies its own options to every socket it opens: the TLS options live there.
+    this.agent = options.tls ? new https.Agent({ ...pool, ...options.tls }) : new http.Agent(pool);
+    this.request = options.tls ? https.request : http.request;
   }
 
   /**
@@ -42,7 +50,7 @@ export class Http1Client implements UpstreamClient {
     headers.host = request.authority;
     let req: http.ClientRequest;
     try {
-      req = http.request({
+      req = this.request({
         agent: this.agent,
         host: endpoint.address,
         port: endpoint.port,
@@ -74,6 +82,12 @@ export class Http1Client implements UpstreamClient {
   /** close destroys every pooled socket. */
   close(): void {
     this.agent.destroy();
+  }
+
+  /** release closes the idle sockets and keeps no socket after its request: busy ones finish their request first. */
+  release(): void {
+    (this.agent as unknown as { keepAlive: boolean }).keepAlive = false;
+    for (const list of Object.values(this.agent.freeSockets)) for (const socket of list ?? []) socket.destroy();
   }
 }
 

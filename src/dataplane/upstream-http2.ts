@@ -1,5 +1,6 @@
 import http2 from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, IncomingHttpStatusHeader } from 'node:http2';
+import type tls from 'node:tls';
 import type { Endpoint } from './endpoints.js';
 import { BackendConnectError } from './errors.js';
 import type { HeaderMap } from './headers.js';
@@ -13,14 +14,17 @@ export interface Http2ClientOptions {
   /** a session idle this long is closed */
   idleTimeoutMs: number;
   connectTimeoutMs: number;
+  /** for 'h2': the backend is verified with these TLS options (a BackendTLSPolicy; backend-tls.ts) */
+  tls?: tls.ConnectionOptions;
 }
 
 /**
  * Http2Client multiplexes requests to a backend over one HTTP/2 session per endpoint. A session
  * that fails, closes or receives GOAWAY leaves the pool at once; the next request dials anew.
- * For `h2`, the backend's certificate is not verified: in-cluster backends present certificates
- * from private CAs the agent cannot know, and the hop stays inside the cluster network (as
- * Contour and Envoy Gateway do without an explicit BackendTLSPolicy).
+ * For `h2` without `tls` options, the backend's certificate is not verified: in-cluster backends
+ * present certificates from private CAs the agent cannot know, and the hop stays inside the
+ * cluster network (as Contour and Envoy Gateway do without an explicit BackendTLSPolicy). With a
+ * BackendTLSPolicy the options carry its CA, SNI and identity check.
  */
 export class Http2Client implements UpstreamClient {
   private readonly sessions = new Map<string, Promise<ClientHttp2Session>>();
@@ -58,7 +62,7 @@ export class Http2Client implements UpstreamClient {
       if (holder.promise !== undefined && this.sessions.get(key) === holder.promise) this.sessions.delete(key);
     };
     holder.promise = new Promise((resolve, reject) => {
-      const session = http2.connect(`${scheme}://${host}:${endpoint.port}`, this.options.mode === 'h2' ? { rejectUnauthorized: false } : {});
+      const session = http2.connect(`${scheme}://${host}:${endpoint.port}`, this.options.mode === 'h2' ? (this.options.tls ?? { rejectUnauthorized: false }) : {});
       const timer = setTimeout(() => session.destroy(new Error('connect timeout')), this.options.connectTimeoutMs);
       session.once('connect', () => {
         clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
+import { upgradeRequest } from './backend-tls.js';
 import http2 from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -37,7 +37,7 @@ export function proxyWebSocket(deps: ProxyDeps, route: HttpRoute, ds: Downstream
     'sec-websocket-version': String(plan.headers['sec-websocket-version'] ?? '13'),
   };
   // A fresh socket, not the keep-alive pool: after 101 the socket belongs to the WebSocket.
-  const req = http.request({ host: endpoint.address, port: endpoint.port, method: 'GET', path: plan.target, headers, agent: false, setHost: false });
+  const req = upgradeRequest({ host: endpoint.address, port: endpoint.port, method: 'GET', path: plan.target, headers, setHost: false }, choice.backend, deps.tls);
   ds.onClose(() => req.destroy());
   req.once('upgrade', (res, socket: Socket, head: Buffer) => {
     const expected = createHash('sha1').update(wsKey + websocketGuid).digest('base64');

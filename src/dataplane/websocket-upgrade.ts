@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { upgradeRequest } from './backend-tls.js';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -26,7 +27,7 @@ export function proxyHttp1Upgrade(deps: ProxyDeps, route: HttpRoute, plan: Forwa
     connection: 'Upgrade',
     upgrade: String(req.headers.upgrade ?? 'websocket'),
   };
-  const upstream = http.request({ host: choice.endpoint.address, port: choice.endpoint.port, method: req.method, path: plan.target, headers, agent: false, setHost: false });
+  const upstream = upgradeRequest({ host: choice.endpoint.address, port: choice.endpoint.port, method: req.method, path: plan.target, headers, setHost: false }, choice.backend, deps.tls);
   client.once('close', () => upstream.destroy());
   upstream.once('upgrade', (res, socket: Socket, upstreamHead: Buffer) => {
     socket.on('error', () => client.destroy());

@@ -196,6 +196,31 @@ export interface ServiceBackend {
   weight: number;
   /** filters applied only to requests sent to this backend (HTTP routes only); absent means none */
   filters?: BackendFilter[];
+  /** TLS to the backend (Gateway API BackendTLSPolicy, GEP-1897); absent means plain text */
+  tls?: BackendTls;
+}
+
+/** BackendTlsCa is what the backend's certificate must chain to: PEM CA certificates, or the system's well-known CAs. */
+export type BackendTlsCa = { kind: 'pem'; pem: string } | { kind: 'system' };
+
+/** BackendSubjectAltName is one name the backend's certificate may carry (BackendTLSPolicy subjectAltNames). */
+export interface BackendSubjectAltName {
+  type: 'Hostname' | 'URI';
+  value: string;
+}
+
+/**
+ * BackendTls is how the data plane speaks TLS to a backend: `serverName` is sent as SNI and, when
+ * `subjectAltNames` is absent, is the name the certificate must be valid for; with
+ * `subjectAltNames`, the certificate must carry one of them instead (GEP-1897). The client
+ * certificate (Gateway `spec.tls.backend.clientCertificateRef`) is named, never held: its key
+ * stays in the data plane's CertificateSource.
+ */
+export interface BackendTls {
+  serverName: string;
+  ca: BackendTlsCa;
+  subjectAltNames?: BackendSubjectAltName[];
+  clientCertificate?: SecretRef;
 }
 
 /**

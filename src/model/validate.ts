@@ -1,5 +1,5 @@
 import { validatePolicies } from './policies.js';
-import type { Backend, HttpRoute, RouteGraph, SourceRef } from './types.js';
+import type { Backend, BackendTls, HttpRoute, RouteGraph, SourceRef } from './types.js';
 
 /**
  * validate checks the graph's own invariants: unique ids, links that resolve, ports and weights in
@@ -89,7 +89,17 @@ function validateBackends(id: string, backends: Backend[]): string[] {
     if (!Number.isInteger(b.weight) || b.weight < 0 || b.weight > 1_000_000) errors.push(`${id}: invalid weight ${b.weight}`);
     if (b.kind === 'service' && !isPort(b.port)) errors.push(`${id}: invalid backend port ${b.port}`);
     if (b.kind === 'service' && b.filters?.length === 0) errors.push(`${id}: empty backend filter list (omit it)`);
+    if (b.kind === 'service' && b.tls) errors.push(...validateBackendTls(id, b.tls));
   }
+  return errors;
+}
+
+function validateBackendTls(id: string, t: BackendTls): string[] {
+  const errors: string[] = [];
+  if (!isValidHostPattern(t.serverName) || t.serverName.startsWith('*.')) errors.push(`${id}: invalid backend TLS server name ${t.serverName}`);
+  if (t.ca.kind === 'pem' && !t.ca.pem.includes('-----BEGIN CERTIFICATE-----')) errors.push(`${id}: backend TLS CA is not PEM`);
+  if (t.subjectAltNames?.length === 0) errors.push(`${id}: empty backend subjectAltNames (omit it)`);
+  for (const n of t.subjectAltNames ?? []) if (n.value === '') errors.push(`${id}: empty backend subjectAltName`);
   return errors;
 }
 

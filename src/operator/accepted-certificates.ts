@@ -3,7 +3,7 @@ import type { RouteGraph, SecretRef } from '../model/index.js';
 
 /**
  * AcceptedCertificates is the operator's CertificateSource: after each sync it holds the pairs of
- * exactly the Secrets the graph's `terminate-in-cluster` listeners name, i.e. those the translators
+ * exactly the Secrets the graph's `terminate-in-cluster` listeners and TLS backends (client certificates) name, i.e. those the translators
  * accepted (existence, type, ReferenceGrant, a PEM pair that matches). A Secret that was read but
  * not accepted never reaches the data plane. A pair whose text did not change is kept as the same
  * object, so the data plane's SecureContextCache does not rebuild its context on every sync.
@@ -14,16 +14,20 @@ export class AcceptedCertificates implements CertificateSource {
   /** update swaps in the pairs the graph's terminating listeners name, from `read` (by `namespace/name`). */
   update(graph: RouteGraph, read: ReadonlyMap<string, CertificatePair>): void {
     const next = new Map<string, CertificatePair>();
-    for (const l of graph.listeners) {
-      if (l.tls?.mode !== 'terminate-in-cluster') continue;
-      for (const ref of l.tls.certificates) {
-        const key = keyOf(ref);
-        const pair = read.get(key);
-        if (pair === undefined || next.has(key)) continue;
-        const before = this.#pairs.get(key);
-        next.set(key, before !== undefined && samePair(before, pair) ? before : pair);
+    const take = (ref: SecretRef): void => {
+      const key = keyOf(ref);
+      const pair = read.get(key);
+      if (pair === undefined || next.has(key)) return;
+      const before = this.#pairs.get(key);
+      next.set(key, before !== undefined && samePair(before, pair) ? before : pair);
+    };
+    for (const l of graph.listeners) if (l.tls?.mode === 'terminate-in-cluster') for (const ref of l.tls.certificates) take(ref);
+    // the client certificates Gateways present to TLS backends (spec.tls.backend.clientCertificateRef)
+    for (const v of graph.virtualHosts)
+      for (const r of v.routes) {
+        for (const b of r.backends) if (b.kind === 'service' && b.tls?.clientCertificate) take(b.tls.clientCertificate);
+        for (const f of r.filters) if (f.type === 'RequestMirror' && f.backend.tls?.clientCertificate) take(f.backend.tls.clientCertificate);
       }
-    }
     this.#pairs = next;
   }
 

@@ -3,6 +3,7 @@ import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, Obje
 import { KINDS } from '../translate/index.js';
 import type { KindEntry } from '../translate/index.js';
 import { SpecChanges } from './spec-changes.js';
+import { isConfigMapKind, isNamedByPolicy, keepOnlyCaBundle } from './ca-bundle-configmaps.js';
 
 /**
  * WatchedKind is one resource the operator lists and watches: a watched row of the table of kinds
@@ -165,6 +166,12 @@ export class KubeObjects {
     await Promise.all(this.#kinds.map((kind) => this.#startKind(kind)));
   }
 
+  /** listOf returns the cached objects of one watched kind by name (none while it is absent). */
+  #listOf(kindName: string): readonly KubernetesObject[] {
+    for (const [kind, state] of this.#state) if (kind.kind === kindName && !('absent' in state)) return state.informer.list();
+    return [];
+  }
+
   /** objects returns every cached object, stamped with the apiVersion it is watched at and its kind. */
   objects(): KubernetesObject[] {
     const out: KubernetesObject[] = [];
@@ -273,6 +280,10 @@ export class KubeObjects {
         // the cached object (the informer hands its own) drops them, as controller-runtime's
         // TransformStripManagedFields does (they were much of the memory per host)
         if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
+        if (isConfigMapKind(kind)) {
+          keepOnlyCaBundle(obj);
+          if (!isNamedByPolicy(obj, this.#listOf('BackendTLSPolicy'))) return;
+        }
         if (this.#specChanges.isChange(kind, verb, obj)) this.#changed();
       });
     informer.on('error', (err: unknown) => {

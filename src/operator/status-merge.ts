@@ -52,13 +52,16 @@ export function mergeStatus(current: Json | undefined, desired: Json, options: M
     const theirs = before.filter((q) => q.controllerName !== options.controllerName);
     out.parents = [...theirs, ...ours];
   }
-  // A RoutePolicy's `ancestors[]` (GEP-713 PolicyAncestorStatus): stamped like route parents, matched by ancestorRef.
+  // A policy's `ancestors[]` (GEP-713 PolicyAncestorStatus: RoutePolicy, BackendTLSPolicy): stamped like route
+  // parents, matched by ancestorRef; other controllers' entries are kept ahead of tuna's, as for route parents.
   if (Array.isArray(out.ancestors)) {
     const before = listOf(current?.ancestors);
-    out.ancestors = (out.ancestors as Json[]).map((a) => {
+    const ours = (out.ancestors as Json[]).map((a) => {
       const prior = before.find((q) => q.controllerName === a.controllerName && sameJson(q.ancestorRef, a.ancestorRef));
       return Array.isArray(a.conditions) ? { ...a, conditions: stamp(a.conditions as TimedCondition[], prior?.conditions, options.now) } : a;
     });
+    const theirs = before.filter((q) => q.controllerName !== options.controllerName);
+    out.ancestors = [...theirs, ...ours];
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /** Translators: pure functions from a Snapshot to one route graph and the statuses to write. */
 import { translateCrds } from './crd/index.js';
-import { translateGatewayApi } from './gateway/index.js';
+import { applyBackendTlsPolicies, translateGatewayApi } from './gateway/index.js';
 import { translateIngresses } from './ingress/index.js';
 import { mergeFragments } from './merge.js';
 import { translateLoadBalancerServices } from './service/index.js';
@@ -34,7 +34,7 @@ export function translateSnapshot(snapshot: Snapshot, options: Partial<Translate
     outputs.flatMap((o) => o.fragments),
     outputs.flatMap((o) => o.statuses),
   );
-  return applyRoutePolicies(index, opts, merged);
+  return applyBackendTlsPolicies(index, opts, applyRoutePolicies(index, opts, merged));
 }
 export { referencedSecrets } from './referenced-secrets.js';
 export { checkTlsPair } from './common/tls-pair.js';

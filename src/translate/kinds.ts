@@ -6,6 +6,7 @@
  */
 import type { V1ConfigMap, V1EndpointSlice, V1Ingress, V1IngressClass, V1Namespace, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
+import type { IBackendTLSPolicy } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/BackendTLSPolicy';
 import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
 import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute';
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
@@ -19,7 +20,7 @@ import { TUNA_GROUP, domainCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } 
 import type { Domain, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
 import { parseHtpasswd } from '../model/index.js';
-import { gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
+import { backendTlsPolicyCodec, gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -195,6 +196,15 @@ export const KINDS = [
     kind: 'ReferenceGrant', group: GATEWAY_GROUP, versions: ['v1beta1', 'v1'], plural: 'referencegrants', key: 'referenceGrants', optional: true, watched: true, readBy: ['gateway'],
     codec: referenceGrantCodec,
     features: ['ReferenceGrant'],
+  }),
+  entry<IBackendTLSPolicy>()({
+    // v1 in Gateway API v1.4 and later (v1.6's standard channel), v1alpha3 in older bundles; the fields tuna reads are the same
+    kind: 'BackendTLSPolicy', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha3'], plural: 'backendtlspolicies', key: 'backendTlsPolicies', optional: true, watched: true, readBy: ['gateway'],
+    codec: backendTlsPolicyCodec,
+    // The data plane verifies TLS backends with the policy's CA, hostname (SNI) and subjectAltNames
+    // (test/e2e/dataplane-backend-tls.test.ts), and presents the Gateway's spec.tls.backend client
+    // certificate: a Gateway field whose only use is TLS to backends, so its feature rides here.
+    features: ['BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GatewayBackendClientCertificate'],
   }),
   entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec }),
   entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec }),

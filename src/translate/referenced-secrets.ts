@@ -4,6 +4,7 @@ import { compareStrings } from '../model/index.js';
 import { namespaceOf } from './common/meta.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { asKube } from './gateway/kube-object.js';
+import { clientCertificateRefOf } from './gateway/backend-client-certificate.js';
 import { ingressClassMatcher } from './ingress/ingress-class.js';
 import { authSecretRef } from './ingress/nginx-annotations.js';
 import { GATEWAY_GROUP } from './kinds.js';
@@ -16,7 +17,7 @@ import { defaultTranslateOptions } from './types.js';
  * operator can fetch exactly those by name (it may not list Secrets; docs/operator.md): the core
  * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
  * of tuna's GatewayClasses and of the ListenerSets naming them, where the reference is in the
- * listener owner's namespace or a ReferenceGrant from the owner's kind permits it, the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
+ * listener owner's namespace or a ReferenceGrant from the owner's kind permits it, the `spec.tls.backend.clientCertificateRef` of tuna's Gateways (the same rule), the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
  * and the basic- and key-auth `secretRef`s of RoutePolicies (their own namespace). Sorted and
  * without repeats. The translator still checks each one (existence, type, PEM).
  */
@@ -45,6 +46,11 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
     const gwNamespace = namespaceOf(asKube(gw));
     ourGateways.add(`${gwNamespace}/${gw.metadata?.name ?? ''}`);
     addCertificates('Gateway', gwNamespace, gw.spec?.listeners ?? []);
+    // the client certificate the Gateway presents to its TLS backends (spec.tls.backend.clientCertificateRef)
+    const client = clientCertificateRefOf(gw);
+    const clientNamespace = client?.namespace ?? gwNamespace;
+    if (client && (client.group ?? '') === '' && (client.kind ?? 'Secret') === 'Secret' && grants.isPermitted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }, { group: '', kind: 'Secret', namespace: clientNamespace, name: client.name }))
+      add(clientNamespace, client.name);
   }
   // ListenerSets of those Gateways (GEP-1713): their own namespace, their own ReferenceGrants.
   for (const set of snapshot.listenerSets) {

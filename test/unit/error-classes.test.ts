@@ -31,6 +31,7 @@ const ARGUMENTS: Record<string, unknown[]> = {
   KeysNotPersistedError: [['default/web: forbidden']],
   InvalidGraphError: [['duplicate id binding/host/a.example.com']],
   SecretReadError: [{ namespace: 'default', name: 'tls' }, new Error('forbidden')],
+  SubjectAltNameError: [[{ type: 'Hostname', value: 'backend.example.com' }]],
 };
 
 type ErrorClass = new (...args: unknown[]) => Error;

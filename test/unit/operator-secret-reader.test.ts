@@ -196,6 +196,34 @@ describe('operator: Secrets of HTTPS listeners', () => {
     }
   });
 
+  it('reads the client certificate a Gateway presents to its TLS backends and hands it to the data plane', async () => {
+    const fake = new FakeSecrets();
+    fake.put('infra', 'client', pair, '1');
+    const objects = new ListedObjects();
+    const gatewayObjects = objectsWith({ name: 'http', port: 80, protocol: 'HTTP' }) as unknown as { spec: Record<string, unknown> }[];
+    gatewayObjects[1]!.spec.tls = { backend: { clientCertificateRef: { name: 'client' } } };
+    objects.items = [
+      ...(gatewayObjects as unknown as KubernetesObject[]),
+      { apiVersion: GW, kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'infra', uid: 'r', generation: 1 }, spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'svc', port: 443 }] }] } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', namespace: 'infra', uid: 's' }, spec: { ports: [{ name: 'https', port: 443 }] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'infra', uid: 'cm' }, data: { 'ca.crt': other.cert } },
+      { apiVersion: GW, kind: 'BackendTLSPolicy', metadata: { name: 'p', namespace: 'infra', uid: 'p', generation: 1 }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'svc' }], validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }], hostname: 'svc.internal' } } },
+    ] as unknown as KubernetesObject[];
+    const { operator, certificates } = operatorOver(objects, fake);
+    try {
+      const result = await operator.start();
+      expect(fake.gets).to.deep.equal(['infra/client']);
+      expect(certificates.names()).to.deep.equal(['infra/client']);
+      const backend = result.state.graph.virtualHosts.flatMap((v) => v.routes).flatMap((r) => r.backends)[0];
+      expect(backend?.kind === 'service' ? backend.tls?.clientCertificate : undefined).to.deep.equal({ namespace: 'infra', name: 'client' });
+      const gw = result.state.statuses.find((st) => st.ref.kind === 'Gateway')?.status as { conditions: { type: string; status: string }[] };
+      expect(gw.conditions.find((c) => c.type === 'ResolvedRefs')).to.include({ status: 'True' });
+      expect(JSON.stringify(result.state.graph)).to.not.include('PRIVATE KEY');
+    } finally {
+      await operator.stop();
+    }
+  });
+
   it('serves a rotated certificate after the refresh finds it, and drops a Secret no listener names any more', async () => {
     const fake = new FakeSecrets();
     fake.put('infra', 'good', pair, '1');

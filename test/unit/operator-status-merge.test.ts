@@ -33,6 +33,18 @@ describe('operator: status merge', () => {
     ]);
   });
 
+  it('keeps the BackendTLSPolicy ancestors[] of other controllers ahead of tuna\'s, untouched', () => {
+    const theirs = { ancestorRef: { kind: 'Gateway', name: 'gw' }, controllerName: 'example.com/other', conditions: [{ ...accepted('False', 'Conflicted'), lastTransitionTime: T0 }] };
+    const stale = { ancestorRef: { kind: 'Gateway', name: 'gone' }, controllerName: ours, conditions: [{ ...accepted('True'), lastTransitionTime: T0 }] };
+    const desired = { ancestors: [{ ancestorRef: { kind: 'Gateway', name: 'gw' }, controllerName: ours, conditions: [accepted('True')] }] };
+    const merged = mergeStatus({ ancestors: [theirs, stale] }, desired, { controllerName: ours, now: NOW }) as { ancestors: { controllerName: string; ancestorRef: { name: string } }[] };
+    expect(merged.ancestors.map((a) => [a.controllerName, a.ancestorRef.name])).to.deep.equal([
+      ['example.com/other', 'gw'],
+      [ours, 'gw'],
+    ]);
+    expect(merged.ancestors[0]).to.deep.equal(theirs);
+  });
+
   it('matches listener conditions by listener name', () => {
     const current = { listeners: [{ name: 'web', attachedRoutes: 1, conditions: [{ ...accepted('True'), lastTransitionTime: T0 }] }] };
     const desired = { listeners: [{ name: 'api', attachedRoutes: 0, conditions: [accepted('True')] }, { name: 'web', attachedRoutes: 2, conditions: [accepted('True')] }] };

@@ -72,6 +72,18 @@ describe('referencedSecrets', () => {
     ]);
   });
 
+  it('names the backend client certificate of a tuna Gateway (spec.tls.backend.clientCertificateRef), across namespaces only with a ReferenceGrant', () => {
+    const withClient = (name: string, className: string, ref: Record<string, unknown>) => ({ ...gateway(name, className, [{ name: 'http', port: 80, protocol: 'HTTP' }]), spec: { gatewayClassName: className, listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }], tls: { backend: { clientCertificateRef: ref } } } });
+    const objects = [
+      gatewayClass('tuna', 'tuna.dev/gateway-controller'),
+      gatewayClass('other', 'example.com/other'),
+      withClient('gw', 'tuna', { group: '', kind: 'Secret', name: 'client' }),
+      withClient('far', 'tuna', { name: 'client', namespace: 'elsewhere' }),
+      withClient('theirs', 'other', { name: 'their-client' }),
+    ];
+    expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([{ namespace: 'infra', name: 'client' }]);
+  });
+
   it('names a Secret of another namespace only where a ReferenceGrant there permits the Gateway', () => {
     const grant = (namespace: string, to: Record<string, unknown>) => ({
       apiVersion: 'gateway.networking.k8s.io/v1beta1',

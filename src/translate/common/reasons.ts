@@ -49,6 +49,13 @@ export const GATEWAY_REASONS = [
   'BackendNotFound',
   'InvalidKind',
   'IncompatibleFilters',
+  // BackendTLSPolicy (GEP-1897) and policies (GEP-713)
+  'Conflicted',
+  'InvalidCACertificateRef',
+  'NoValidCACertificate',
+  'TargetNotFound',
+  // Gateway spec.tls.backend
+  'InvalidClientCertificateRef',
   // tuna's own, where the spec leaves the reason to the implementation
   'ExternalNameService',
   'PartiallyInvalid',

@@ -127,6 +127,24 @@ const referenceGrantSpec = looseObject('ReferenceGrantSpec', {
   to: list(looseObject('ReferenceGrantTo', { group: str, kind: required(str), name: str })),
 });
 
+const backendTlsPolicySpec = looseObject('BackendTLSPolicySpec', {
+  targetRefs: list(looseObject('LocalPolicyTargetReferenceWithSectionName', { group: required(str), kind: required(str), name: required(str), sectionName: str })),
+  validation: required(
+    looseObject('BackendTLSPolicyValidation', {
+      caCertificateRefs: list(looseObject('LocalObjectReference', { group: str, kind: required(str), name: required(str) })),
+      wellKnownCACertificates: str,
+      hostname: required(str),
+      subjectAltNames: list(looseObject('SubjectAltName', { type: required(str), hostname: str, uri: str })),
+    }),
+  ),
+});
+
+const gatewayBackendTls = looseObject('GatewaySpec', {
+  tls: looseObject('GatewayTLSConfig', {
+    backend: looseObject('GatewayBackendTLS', { clientCertificateRef: looseObject('SecretObjectReference', { group: str, kind: str, name: required(str), namespace: str }) }),
+  }),
+});
+
 /** objectWithSpec is the codec of a Gateway API object whose `spec` (when present) decodes with `spec`. */
 function objectWithSpec(kind: string, spec: t.Mixed): t.Mixed {
   return looseObject(kind, { spec });
@@ -155,6 +173,12 @@ export const gatewayClassCodec = objectWithSpec('GatewayClass', gatewayClassSpec
 
 /** referenceGrantCodec is the ReferenceGrant tuna reads (v1 and v1beta1 alike). */
 export const referenceGrantCodec = objectWithSpec('ReferenceGrant', referenceGrantSpec);
+
+/** backendTlsPolicyCodec is the BackendTLSPolicy tuna reads (v1 and v1alpha3 alike). */
+export const backendTlsPolicyCodec = objectWithSpec('BackendTLSPolicy', backendTlsPolicySpec);
+
+/** gatewayBackendTlsCodec is the part of a Gateway naming the client certificate it presents to TLS backends. */
+export const gatewayBackendTlsCodec = objectWithSpec('Gateway', gatewayBackendTls);
 
 /**
  * malformedField returns the first field of `obj` that does not fit `codec`, as

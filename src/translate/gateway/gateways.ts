@@ -62,8 +62,7 @@ function rejectionOf(obj: IGateway, verdict: ClassVerdict): Problem | undefined 
   if (badAddress !== undefined) return { reason: 'UnsupportedAddress', message: badAddress };
   const params = spec.infrastructure?.parametersRef;
   if (params) return { reason: 'InvalidParameters', message: `infrastructure.parametersRef ${params.kind} ${params.name} is not supported` };
-  if (spec.tls?.backend !== undefined)
-    return { reason: 'Invalid', message: 'spec.tls.backend (backend client certificates) is not supported by tuna' };
+  // spec.tls.backend (the client certificate for TLS backends) is read by backend-client-certificate.ts
   return undefined;
 }
 

@@ -28,6 +28,8 @@ import { STREAM_ROUTE_KINDS } from '../kinds.js';
 import type { RouteVerdict } from './route-status.js';
 import { grpcRouteCodec, httpRouteCodec, malformedField, routeParentsCodec } from './codecs.js';
 
+export { applyBackendTlsPolicies } from './backend-tls-policies.js';
+export { clientCertificateRefOf } from './backend-client-certificate.js';
 export { SUPPORTED_FEATURES, SUPPORTED_BUNDLE_VERSIONS, supportedVersionCondition } from './features.js';
 
 /**
