@@ -36,8 +36,9 @@ export function validate(graph: RouteGraph): string[] {
     if (cv && !cv.caPem.includes('-----BEGIN CERTIFICATE-----')) errors.push(`${l.id}: client validation without a PEM CA certificate`);
     if (cv && cv.mode !== 'AllowValidOnly' && cv.mode !== 'AllowInsecureFallback') errors.push(`${l.id}: invalid client validation mode ${String(cv.mode)}`);
     // Listeners of one binding may share a port only if they speak compatible protocols.
-    const key = `${l.bindingId}:${l.port}`;
-    const family = l.protocol === 'tcp' ? 'tcp' : l.protocol === 'http' ? 'http' : 'tls';
+    // A UDP port is its own socket: it shares a number with a TCP one without meeting it (DNS 53/udp, 53/tcp).
+    const key = `${l.bindingId}:${l.port}${l.protocol === 'udp' ? '/udp' : ''}`;
+    const family = l.protocol === 'tcp' || l.protocol === 'udp' ? l.protocol : l.protocol === 'http' ? 'http' : 'tls';
     const prior = listenerPorts.get(key);
     if (prior !== undefined && prior !== family) errors.push(`${l.id}: port ${l.port} already used by a ${prior} listener`);
     listenerPorts.set(key, family);

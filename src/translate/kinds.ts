@@ -14,6 +14,7 @@ import type { IListenerSet } from '@kubernetes-models/gateway-api/gateway.networ
 import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
 import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute';
 import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/TCPRoute';
+import type { IUDPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/UDPRoute';
 import { createHash } from 'node:crypto';
 import type * as t from 'io-ts';
 import { TUNA_GROUP, domainCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
@@ -190,6 +191,15 @@ export const KINDS = [
     // its addressPortRange (the conformance tests use 9300-9321; docs/conformance.md).
     features: ['TCPRoute'],
   }),
+  entry<IUDPRoute>()({
+    // Gateway API v1.6 serves UDPRoute at v1 (standard channel) and v1alpha2 (experimental) alike. Its
+    // rules are TCPRoute's (weighted backendRefs, no matches); the data plane forwards each UDP flow the
+    // edge opens (docs/protocol.md §4.6) to one backend, chosen by weight when the flow starts.
+    kind: 'UDPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'udproutes', key: 'udpRoutes', optional: true, watched: true, readBy: ['gateway'],
+    codec: streamRouteCodec,
+    route: { listenerProtocols: ['UDP'], serving: 'stream' },
+    features: [],
+  }),
   entry<IReferenceGrant>()({
     // v1beta1 first, as tuna always watched it (it is the stored version of v1.6's CRD); v1 where a
     // bundle serves v1 only
@@ -237,7 +247,7 @@ export type RouteKindRow = Extract<KindRow, { route: GatewayRouteRole }>;
 /** RouteKind is a route kind tuna attaches to Gateway listeners. */
 export type RouteKind = RouteKindRow['kind'];
 
-/** StreamRouteKindRow is a row of a route kind served as raw streams (TLSRoute, TCPRoute). */
+/** StreamRouteKindRow is a row of a route kind served as raw streams or flows (TLSRoute, TCPRoute, UDPRoute). */
 export type StreamRouteKindRow = Extract<RouteKindRow, { route: { serving: 'stream' } }>;
 
 /** ROUTE_KINDS are the rows of the route kinds, in table order. */

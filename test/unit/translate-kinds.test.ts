@@ -47,14 +47,16 @@ describe('the table of kinds', () => {
   it('files an object of any listed version of a kind under its row', () => {
     for (const k of KINDS)
       for (const version of k.versions) expect(snapshotKey({ apiVersion: k.group === '' ? version : `${k.group}/${version}`, kind: k.kind })).to.equal(k.key);
-    expect(snapshotKey({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'UDPRoute' })).to.equal(undefined);
+    expect(snapshotKey({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'SCTPRoute' })).to.equal(undefined);
   });
 
   it('claims exactly the features of its rows, sorted', () => {
     const fromRows = KINDS.flatMap((k) => ('features' in k ? [...k.features] : []));
     expect([...SUPPORTED_FEATURES]).to.deep.equal([...new Set(fromRows)].sort());
-    // Each route kind is claimed: TCPRoute too, now that a Gateway's address serves its listeners' ports.
-    for (const route of ROUTE_KINDS) expect(SUPPORTED_FEATURES).to.include(route.kind);
+    // Each route kind is claimed: TCPRoute too, now that a Gateway's address serves its listeners'
+    // ports; UDPRoute not until its conformance tests pass (docs/conformance.md).
+    const unclaimed = ['UDPRoute'];
+    for (const route of ROUTE_KINDS) expect(SUPPORTED_FEATURES.includes(route.kind), route.kind).to.equal(!unclaimed.includes(route.kind));
   });
 
   it('lets each listener protocol serve the route kinds whose rows name it, in table order', () => {
@@ -62,7 +64,8 @@ describe('the table of kinds', () => {
     expect(kindsForProtocol('HTTPS')).to.deep.equal(['HTTPRoute', 'GRPCRoute']);
     expect(kindsForProtocol('TLS')).to.deep.equal(['TLSRoute']);
     expect(kindsForProtocol('TCP')).to.deep.equal(['TCPRoute']);
-    expect(kindsForProtocol('UDP')).to.deep.equal([]);
+    expect(kindsForProtocol('UDP')).to.deep.equal(['UDPRoute']);
+    expect(kindsForProtocol('SCTP')).to.deep.equal([]);
   });
 });
 
@@ -74,8 +77,8 @@ function atVersion(objects: unknown[], kinds: readonly string[], version: string
   });
 }
 
-describe('TLSRoute and TCPRoute at every version the table names', () => {
-  const scenarios = readdirSync(golden).filter((f) => f.endsWith('.in.yaml') && /kind: (TLSRoute|TCPRoute)/.test(readFileSync(join(golden, f), 'utf8')));
+describe('TLSRoute, TCPRoute and UDPRoute at every version the table names', () => {
+  const scenarios = readdirSync(golden).filter((f) => f.endsWith('.in.yaml') && /kind: (TLSRoute|TCPRoute|UDPRoute)/.test(readFileSync(join(golden, f), 'utf8')));
 
   it('has golden scenarios with stream routes to try', () => {
     expect(scenarios.length).to.be.greaterThan(3);
@@ -84,7 +87,7 @@ describe('TLSRoute and TCPRoute at every version the table names', () => {
   for (const file of scenarios) {
     it(`translates ${file.replace('.in.yaml', '')} alike at v1 and v1alpha2`, () => {
       const objects = parseAllDocuments(readFileSync(join(golden, file), 'utf8')).map((d) => d.toJS() as unknown).filter((o) => o !== null);
-      const kinds = ['TLSRoute', 'TCPRoute'];
+      const kinds = ['TLSRoute', 'TCPRoute', 'UDPRoute'];
       const translate = (version: string) => translateSnapshot(snapshotFromObjects(atVersion(objects, kinds, version)).snapshot);
       const v1 = translate('v1');
       expect(v1.graph.streamRoutes.length + v1.statuses.length).to.be.greaterThan(0);

@@ -49,23 +49,31 @@ export function resolveServiceBackend(
   if (svc.spec?.type === 'ExternalName')
     return { ok: false, reason: 'ExternalNameService', message: `Service ${namespace}/${name} is of type ExternalName, which tuna does not publish` };
   const ports = svc.spec?.ports ?? [];
-  // A Service may list one port number twice, for TCP and UDP (DNS: 53/UDP and 53/TCP): prefer TCP.
-  const isTcp = (p: V1ServicePort): boolean => (p.protocol ?? 'TCP') === 'TCP';
+  // A Service may list one port number twice, for TCP and UDP (DNS: 53/UDP and 53/TCP): prefer the
+  // transport the backend is spoken to over (UDP for a `udp` backend, else TCP).
+  const transport = protocol === 'udp' ? 'UDP' : 'TCP';
+  const isWanted = (p: V1ServicePort): boolean => (p.protocol ?? 'TCP') === transport;
   const byNumber = ports.filter((p) => p.port === port);
   const found =
     typeof port === 'string'
       ? ports.find((p) => p.name === port)
       : port === undefined && ports.length === 1
         ? ports[0]
-        : (byNumber.find(isTcp) ?? byNumber[0]);
+        : (byNumber.find(isWanted) ?? byNumber[0]);
   if (!found)
     return {
       ok: false,
       reason: 'ServicePortNotFound',
       message: `Service ${namespace}/${name} has no port ${port === undefined ? '(none given)' : String(port)}`,
     };
-  if (found.protocol !== undefined && found.protocol !== 'TCP')
-    return { ok: false, reason: 'UnsupportedProtocol', message: `Service ${namespace}/${name} port ${found.port} is ${found.protocol}; tuna proxies TCP only` };
+  if ((found.protocol ?? 'TCP') !== transport)
+    return {
+      ok: false,
+      reason: 'UnsupportedProtocol',
+      message: transport === 'UDP'
+        ? `Service ${namespace}/${name} port ${found.port} is ${found.protocol ?? 'TCP'}; a UDP route needs a UDP port`
+        : `Service ${namespace}/${name} port ${found.port} is ${found.protocol}; tuna proxies TCP only`,
+    };
   return {
     ok: true,
     backend: {

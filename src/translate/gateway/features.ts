@@ -6,7 +6,7 @@ import type { Condition } from '../../model/index.js';
  * SUPPORTED_FEATURES is the honest list of Gateway API v1.6 conformance feature names tuna's
  * GatewayClass reports in `status.supportedFeatures` (sorted, as GatewayClassStatus requires): the
  * features of every kind in the table of kinds (kinds.ts says why each is claimed or left out).
- * Left out whole: infrastructure propagation, UDPRoute and mesh, none of which tuna serves.
+ * Left out whole: infrastructure propagation and mesh, neither of which tuna serves.
  */
 export const SUPPORTED_FEATURES: readonly string[] = [...new Set(KINDS.flatMap((k) => ('features' in k ? k.features : [])))].sort();
 

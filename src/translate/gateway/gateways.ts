@@ -187,14 +187,15 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
 }
 
 /**
- * servedStreamRoutes are the stream routes the data plane gets. A TCP listener has no hostname to
- * tell its routes apart, so of several TCPRoutes attached to it only the oldest (creation time,
- * then namespace/name) is bound and receives traffic; every one stays Accepted and counted in
- * attachedRoutes (Gateway API conflict resolution, "the oldest Route wins"; conformance
- * TCPRouteMultipleRoutesAttachment).
+ * servedStreamRoutes are the stream routes the data plane gets. A TCP or UDP listener has no
+ * hostname to tell its routes apart, so of several TCPRoutes (UDPRoutes) attached to it only the
+ * oldest (creation time, then namespace/name) is bound and receives traffic; every one stays
+ * Accepted and counted in attachedRoutes (Gateway API conflict resolution, "the oldest Route wins";
+ * conformance TCPRouteMultipleRoutesAttachment, UDPRouteMultipleRoutesAttachment).
  */
 function servedStreamRoutes(gw: GatewayContext): StreamRoute[] {
-  const tcp = new Set(gw.listeners.filter((l) => l.graph?.protocol === 'tcp').map((l) => l.graph!.id));
+  const isUnnamed = (p: string | undefined): boolean => p === 'tcp' || p === 'udp';
+  const tcp = new Set(gw.listeners.filter((l) => isUnnamed(l.graph?.protocol)).map((l) => l.graph!.id));
   const oldest = new Map<string, StreamRoute>();
   const age = (r: StreamRoute): string => gw.streamRouteAges.get(r.id) ?? '';
   for (const r of gw.streamRoutes) {

@@ -16,8 +16,8 @@ export interface RouteGroupKind {
 
 /**
  * kindsForProtocol lists the route kinds a listener of a protocol can serve, in the order tuna reports
- * them (table order). A TLS listener serves TLSRoutes in both modes (TLSRouteModeTerminate); UDP
- * serves nothing.
+ * them (table order). A TLS listener serves TLSRoutes in both modes (TLSRouteModeTerminate), a UDP
+ * listener UDPRoutes.
  */
 export function kindsForProtocol(protocol: string): RouteKind[] {
   return ROUTE_KINDS.filter((k) => {

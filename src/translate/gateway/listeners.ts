@@ -44,7 +44,8 @@ export function checkListener(ctx: TranslationContext, gw: GatewayContext, owner
     name: spec.name,
     port: spec.port,
     protocol,
-    ...(spec.hostname && protocol !== 'TCP' ? { hostname: spec.hostname } : {}),
+    // Gateway API Listener.hostname: "ignored for protocols that don't require hostname based matching" (TCP, UDP)
+    ...(spec.hostname && protocol !== 'TCP' && protocol !== 'UDP' ? { hostname: spec.hostname } : {}),
     kinds: [],
     attached: new Set(),
     admitsNamespace: namespaceFilter(ctx, owner.namespace, spec),
@@ -144,18 +145,21 @@ function namespaceFilter(ctx: TranslationContext, ownNamespace: string, spec: IL
  * markConflicts applies the distinctness rules: listeners of different protocol families
  * (HTTP; TLS termination — HTTPS and TLS Terminate; TLS passthrough; TCP) on one port are all
  * ProtocolConflict (TLSRouteModeMixed lifts the split between the two TLS families); listeners of
- * one family on one port with the same hostname (TCP: any two) are all HostnameConflict, also when
- * only their TLS modes differ ("the `tls` field is not used for determining if a listener is
- * distinct": the data plane picks a TLS stream's listener by SNI alone).
+ * one family on one port with the same hostname (TCP, UDP: any two) are all HostnameConflict, also
+ * when only their TLS modes differ ("the `tls` field is not used for determining if a listener is
+ * distinct": the data plane picks a TLS stream's listener by SNI alone). UDP listeners share a port
+ * number only with each other (transportOf).
  */
 function markConflicts(listeners: ListenerContext[]): void {
-  const byPort = new Map<number, ListenerContext[]>();
+  const byPort = new Map<string, ListenerContext[]>();
   for (const l of listeners) {
     // A listener refused for its own spec takes no port, so it cannot conflict with another one.
     if (l.notAccepted) continue;
-    byPort.set(l.port, [...(byPort.get(l.port) ?? []), l]);
+    const key = `${transportOf(l)}/${l.port}`;
+    byPort.set(key, [...(byPort.get(key) ?? []), l]);
   }
-  for (const [port, group] of byPort) {
+  for (const group of byPort.values()) {
+    const port = group[0]!.port;
     const families = new Set(group.map(familyOf));
     if (families.size > 1) {
       const message = `port ${port} is used by listeners of incompatible protocols (${group.map((l) => `${l.name}: ${protocolLabel(l)}`).join(', ')})`;
@@ -183,7 +187,7 @@ function markConflicts(listeners: ListenerContext[]): void {
 export function markLaterConflict(earlier: readonly ListenerContext[], l: ListenerContext): void {
   if (l.notAccepted) return;
   for (const other of earlier) {
-    if (other.notAccepted || other.port !== l.port) continue;
+    if (other.notAccepted || other.port !== l.port || transportOf(other) !== transportOf(l)) continue;
     const first = `listener ${other.name} of ${other.owner.kind} ${other.owner.namespace}/${other.owner.ref.name}`;
     if (familyOf(other) !== familyOf(l)) {
       l.conflict = { reason: 'ProtocolConflict', message: `port ${l.port} is already used by ${first} (${protocolLabel(other)}), which takes precedence` };
@@ -194,6 +198,15 @@ export function markLaterConflict(earlier: readonly ListenerContext[], l: Listen
       return;
     }
   }
+}
+
+/**
+ * transportOf is the transport a listener's port is opened on. A UDP port and a TCP port of one
+ * number are two sockets (RFC 768 and RFC 9293 ports are separate spaces; DNS serves 53 on both), so
+ * a UDP listener meets only UDP listeners on its port.
+ */
+function transportOf(l: ListenerContext): 'tcp' | 'udp' {
+  return l.protocol === 'UDP' ? 'udp' : 'tcp';
 }
 
 /** protocolLabel names a listener's protocol, with the TLS mode where it has one. */
@@ -245,6 +258,9 @@ export function resolveCertificates(ctx: TranslationContext, owner: ListenerOwne
   return out;
 }
 
+/** GRAPH_PROTOCOLS maps a served Gateway listener protocol to the graph's (kindsForProtocol admits only these). */
+const GRAPH_PROTOCOLS: Record<string, ListenerProtocol> = { HTTP: 'http', HTTPS: 'https', TLS: 'tls', TCP: 'tcp', UDP: 'udp' };
+
 /**
  * graphListener is a served listener's graph Listener on its Gateway's binding. A ListenerSet's
  * listener names need not differ from the Gateway's or another set's (ListenerEntry.name), so its
@@ -252,7 +268,7 @@ export function resolveCertificates(ctx: TranslationContext, owner: ListenerOwne
  * `/`, so it cannot meet a Gateway listener's `<binding>/listener/<listener>`).
  */
 export function graphListener(gw: GatewayContext, l: ListenerContext): Listener {
-  const protocol: ListenerProtocol = l.protocol === 'HTTP' ? 'http' : l.protocol === 'HTTPS' ? 'https' : l.protocol === 'TLS' ? 'tls' : 'tcp';
+  const protocol = GRAPH_PROTOCOLS[l.protocol] ?? 'tcp';
   const set = l.owner.kind === 'ListenerSet' ? `listenerset/${l.owner.namespace}/${l.owner.ref.name}/` : '';
   return {
     id: `${gw.bindingId}/listener/${set}${l.name}`,

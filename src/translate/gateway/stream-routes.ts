@@ -16,7 +16,7 @@ import type { RouteVerdict } from './route-status.js';
 import type { StreamRouteKindRow } from '../kinds.js';
 
 
-/** StreamRouteObject is the shape TLSRoute (v1, v1alpha2) and TCPRoute share. */
+/** StreamRouteObject is the shape TLSRoute (v1, v1alpha2), TCPRoute and UDPRoute share. */
 export interface StreamRouteObject extends GatewayApiObject {
   spec?: {
     parentRefs?: IParentReference[];
@@ -27,9 +27,10 @@ export interface StreamRouteObject extends GatewayApiObject {
 
 /**
  * translateStreamRoute attaches a TLSRoute (to TLS listeners, either mode; SNI hostnames
- * intersected with the listener's) or a TCPRoute (to TCP listeners) and emits one StreamRoute per
- * listener, with the weighted backends of its rules spoken to as raw TCP. `row` is the kind's row of
- * the table of kinds: its codec says which fields must be well-formed.
+ * intersected with the listener's), a TCPRoute (to TCP listeners) or a UDPRoute (to UDP listeners)
+ * and emits one StreamRoute per listener, with the weighted backends of its rules spoken to as raw
+ * TCP, or as UDP datagrams for a UDPRoute (a backendRef must name a UDP Service port). `row` is the
+ * kind's row of the table of kinds: its codec says which fields must be well-formed.
  */
 export function translateStreamRoute(ctx: TranslationContext, row: StreamRouteKindRow, route: StreamRouteObject): void {
   const kind = row.kind;
@@ -44,7 +45,7 @@ export function translateStreamRoute(ctx: TranslationContext, row: StreamRouteKi
   const backends: Backend[] = [];
   for (const rule of malformed ? [] : (route.spec?.rules ?? [])) {
     for (const b of rule.backendRefs ?? []) {
-      const r = resolveBackend(ctx, { kind, namespace }, b, 'tcp');
+      const r = resolveBackend(ctx, { kind, namespace }, b, kind === 'UDPRoute' ? 'udp' : 'tcp');
       backends.push(r.backend);
       if (r.problem) unresolved.push(r.problem);
     }
