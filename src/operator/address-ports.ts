@@ -131,7 +131,8 @@ export function listenerProblems(reservation: Reservation, asked: readonly PortS
       continue;
     }
     if (listeners === undefined) continue;
-    const seen = listeners.find((l) => l.port === p.port);
+    // the edge reports a UDP socket with protocol `udp`, a TCP listener with the port's protocol
+    const seen = listeners.find((l) => l.port === p.port && (l.protocol === 'udp') === (p.protocol === 'udp'));
     if (seen === undefined) problems.push({ port: p.port, state: 'opening', message: `port ${p.port} is not served yet: the edge has not reported it listening on ${reservation.value}` });
     else if (seen.state === 'failed') problems.push({ port: p.port, state: 'failed', message: failedMessage(seen) });
   }

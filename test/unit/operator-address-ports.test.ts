@@ -40,6 +40,21 @@ const listening = (ports: readonly PortSpec[] | undefined, address: string): Lis
 const portsPut = (control: FakeEdgeControl): string[] => control.log.filter((l) => l.startsWith('setReservationPorts'));
 
 describe('operator: the ports of a Gateway address', () => {
+  it('maps a UDP listener to a udp port, beside a TCP port of the same number', () => {
+    expect(portProtocolOf({ protocol: 'udp' })).to.equal('udp');
+    const { graph } = stateOf([{ name: 'dns', protocol: 'UDP', port: 53 }, tcp('dns-tcp', 53), { name: 'dns2', protocol: 'UDP', port: 5300 }]);
+    expect(planAddressPorts(graph.listeners, RANGE)).to.deep.equal({
+      asked: [
+        { port: 53, protocol: 'tcp' },
+        { port: 53, protocol: 'udp' },
+        { port: 5300, protocol: 'udp' },
+      ],
+      unavailable: [],
+    });
+    // outside the range it is PortUnavailable like any other port
+    expect(planAddressPorts(graph.listeners, { range: { first: 1000, last: 9999 }, fixed: [] }).unavailable.map((p) => p.port)).to.deep.equal([53, 53]);
+  });
+
   it('maps HTTP to http, HTTPS and TLS (terminated or passed through) to tls, TCP to tcp, UDP to udp', () => {
     const at = (protocol: Listener['protocol']) => portProtocolOf({ protocol });
     expect([at('http'), at('https'), at('tls'), at('tcp'), at('udp')]).to.deep.equal(['http', 'tls', 'tls', 'tcp', 'udp']);
