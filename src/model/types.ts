@@ -32,6 +32,8 @@ export interface Binding {
   hostnames: string[];
   /** tcp-port: the edge port asked for; 0 means any port from the edge's pool */
   port?: number;
+  /** tcp-port: `udp` when the port carries UDP datagrams (its key is a `udp` key); absent means TCP */
+  transport?: 'udp';
   /** address: the IPs the source asks for (a Gateway's `spec.addresses`); absent: any from the edge's pool */
   addresses?: string[];
   /** policies every HTTP route of this binding gets unless the route has its own of that kind (policies.ts) */

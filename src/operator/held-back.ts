@@ -102,7 +102,7 @@ export function correctHeldBack(
         if (i !== undefined) holdBackListenerSet(own(i), p);
       }
     }
-    if (b.kind === 'tcp-port' && owner && b.port !== undefined) dropPort(owner, b.port, servedPairs(served, graph, refKey(b.source)));
+    if (b.kind === 'tcp-port' && owner && b.port !== undefined) dropPort(owner, b.port, servedPairs(served, graph, refKey(b.source)), statusProtocolOf(b));
     if (b.kind === 'host') {
       const ports = new Set(graph.listeners.filter((l) => l.bindingId === b.id).map((l) => l.port));
       const names = new Set(b.hostnames);
@@ -150,7 +150,7 @@ interface StatusSlot {
  * the asked port when the edge names no host. A Tunnel gets `port` and `address`.
  */
 function serveTcpPorts(served: readonly Binding[], graph: RouteGraph, slotOf: (key: string) => StatusSlot | undefined, ports: ReadonlyMap<string, TcpPortAddress>): void {
-  const adds: { s: ObjectStatus; entry: LbEntry; port: number }[] = [];
+  const adds: { s: ObjectStatus; entry: LbEntry; port: number; protocol: 'TCP' | 'UDP' }[] = [];
   for (const b of served) {
     const at = ports.get(b.id);
     if (b.kind !== 'tcp-port' || at === undefined) continue;
@@ -164,26 +164,34 @@ function serveTcpPorts(served: readonly Binding[], graph: RouteGraph, slotOf: (k
       continue;
     }
     const asked = b.port ?? 0;
+    const protocol = statusProtocolOf(b);
     const keep = servedPairs(served, graph, refKey(b.source));
     const lb = s.status.loadBalancer as { ingress?: LbEntry[] } | undefined;
     // the entry that lists the asked port (an HTTP port of that number on its hostname stays listed)
-    const from = lb?.ingress?.find((e) => e.ports?.some((q) => q.port === asked) === true);
+    const from = lb?.ingress?.find((e) => e.ports?.some((q) => q.port === asked && (q.protocol ?? 'TCP') === protocol) === true);
     if (from === undefined) continue;
-    dropPort(s, asked, keep);
+    dropPort(s, asked, keep, protocol);
     const entry: LbEntry = at.ip !== undefined ? { ip: at.ip } : { hostname: at.hostname ?? from.hostname ?? '' };
-    adds.push({ s, entry, port: at.port });
+    adds.push({ s, entry, port: at.port, protocol });
   }
-  for (const { s, entry, port } of adds) addPort(s, entry, port);
+  for (const { s, entry, port, protocol } of adds) addPort(s, entry, port, protocol);
 }
 
-/** addPort lists a TCP port in the Service's entry of that ip or hostname (made when absent); entries and ports stay sorted. */
-function addPort(s: ObjectStatus, where: LbEntry, port: number): void {
+/** statusProtocolOf is the `status.loadBalancer` protocol of a tcp-port binding's port. */
+function statusProtocolOf(b: Binding): 'TCP' | 'UDP' {
+  return b.transport === 'udp' ? 'UDP' : 'TCP';
+}
+
+/** addPort lists a TCP or UDP port in the Service's entry of that ip or hostname (made when absent); entries and ports stay sorted. */
+function addPort(s: ObjectStatus, where: LbEntry, port: number, protocol: 'TCP' | 'UDP'): void {
   if (s.status === undefined) return;
   const lb = (s.status.loadBalancer ?? {}) as { ingress?: LbEntry[] };
   const ingress = [...(lb.ingress ?? [])];
   const at = ingress.findIndex((e) => e.ip === where.ip && e.hostname === where.hostname);
   const entry = at >= 0 ? ingress[at]! : { ...where, ports: [] };
-  const next = { ...entry, ports: [...(entry.ports ?? []).filter((q) => q.port !== port), { port, protocol: 'TCP' }].sort((a, b) => a.port - b.port) };
+  const isThat = (q: { port: number; protocol?: string }): boolean => q.port === port && (q.protocol ?? 'TCP') === protocol;
+  const byPort = (a: { port: number; protocol?: string }, b: { port: number; protocol?: string }): number => a.port - b.port || ((a.protocol ?? '') < (b.protocol ?? '') ? -1 : 1);
+  const next = { ...entry, ports: [...(entry.ports ?? []).filter((q) => !isThat(q)), { port, protocol }].sort(byPort) };
   if (at >= 0) ingress[at] = next;
   else ingress.push(next);
   const name = (e: LbEntry): string => e.hostname ?? e.ip ?? '';
@@ -294,9 +302,10 @@ function servedPairs(served: readonly Binding[], graph: RouteGraph, ownerKey: st
   return pairs;
 }
 
-/** dropPort removes one public port from a Service's `status.loadBalancer` entries. */
-function dropPort(s: ObjectStatus, port: number, keep: Set<string>): void {
-  editEntries(s, (e) => (e.ports === undefined || keep.has(`${e.hostname ?? ''}:${port}`) ? e : { ...e, ports: e.ports.filter((q) => q.port !== port) }));
+/** dropPort removes one public port of a protocol from a Service's `status.loadBalancer` entries (`keep`: served HTTP ports, TCP only). */
+function dropPort(s: ObjectStatus, port: number, keep: Set<string>, protocol: 'TCP' | 'UDP' = 'TCP'): void {
+  const isThat = (q: { port: number; protocol?: string }): boolean => q.port === port && (q.protocol ?? 'TCP') === protocol;
+  editEntries(s, (e) => (e.ports === undefined || (protocol === 'TCP' && keep.has(`${e.hostname ?? ''}:${port}`)) ? e : { ...e, ports: e.ports.filter((q) => !isThat(q)) }));
 }
 
 /**

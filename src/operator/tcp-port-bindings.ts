@@ -81,7 +81,8 @@ export async function holdTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Bind
     report.reserved++;
   }
   wantedReservations.add(reservation.id);
-  await deps.holdKey(b.id, reservation, labels, 'tcp');
+  // a UDP port's key is `udp`: the edge opens the port's UDP socket once a live key is (docs/protocol.md §4.6)
+  await deps.holdKey(b.id, reservation, labels, b.transport === 'udp' ? 'udp' : 'tcp');
   report.ports?.set(b.id, tcpPortAddress(deps.tcpHost, reservation));
 }
 

@@ -3,11 +3,12 @@ import type { BackendProtocol } from '../../model/index.js';
 import type { TunaReason } from '../common/reasons.js';
 
 /**
- * PortPlan is how one port of a tuna LoadBalancer Service is published: as a TCP port on the edge,
- * as an HTTP hostname, or not at all (with the message saying why).
+ * PortPlan is how one port of a tuna LoadBalancer Service is published: as a TCP or UDP port on the
+ * edge, as an HTTP hostname, or not at all (with the message saying why).
  */
 export type PortPlan =
   | { kind: 'tcp'; port: V1ServicePort; label: string }
+  | { kind: 'udp'; port: V1ServicePort; label: string }
   | { kind: 'http'; port: V1ServicePort; label: string; protocol: BackendProtocol }
   | { kind: 'unsupported'; port: V1ServicePort; label: string; reason: TunaReason; message: string };
 
@@ -29,8 +30,8 @@ export function portLabel(port: V1ServicePort, index: number): string {
 }
 
 /**
- * planPort decides how a Service port is published. Tunnels carry TCP streams only, so UDP (not
- * yet) and SCTP ports are refused; the Service's other ports are still published.
+ * planPort decides how a Service port is published. Tunnels carry TCP streams and UDP flows
+ * (docs/protocol.md §4.6), so SCTP ports are refused; the Service's other ports are still published.
  */
 export function planPort(port: V1ServicePort, index: number): PortPlan {
   const label = portLabel(port, index);
@@ -38,10 +39,9 @@ export function planPort(port: V1ServicePort, index: number): PortPlan {
   // Manifest files skip the API server's validation (1-65535).
   if (!Number.isInteger(port.port) || port.port < 1 || port.port > 65535)
     return { kind: 'unsupported', port, label, reason: 'InvalidPort', message: `${label}: ${String(port.port)} is not a port number (1-65535)` };
-  if (proto === 'UDP')
-    return { kind: 'unsupported', port, label, reason: 'UnsupportedProtocol', message: `${label}: tuna tunnels carry TCP only and does not publish UDP ports yet` };
+  if (proto === 'UDP') return { kind: 'udp', port, label };
   if (proto !== 'TCP')
-    return { kind: 'unsupported', port, label, reason: 'UnsupportedProtocol', message: `${label}: tuna tunnels carry TCP only; ${proto} is not supported` };
+    return { kind: 'unsupported', port, label, reason: 'UnsupportedProtocol', message: `${label}: tuna tunnels carry TCP and UDP only; ${proto} is not supported` };
   const http = port.appProtocol !== undefined ? httpAppProtocols[port.appProtocol] : undefined;
   return http !== undefined ? { kind: 'http', port, label, protocol: http } : { kind: 'tcp', port, label };
 }

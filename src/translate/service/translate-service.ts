@@ -25,7 +25,8 @@ interface ServiceWork {
   claims: HostClaim[];
   problems: Problem[];
   /** published hostname → public ports, for `status.loadBalancer` */
-  addresses: Map<string, Set<number>>;
+  /** hostname -> `<port>/<protocol>` -> the status port */
+  addresses: Map<string, Map<string, { port: number; protocol: 'TCP' | 'UDP' }>>;
   published: string[];
 }
 
@@ -65,10 +66,10 @@ export function translateService(svc: V1Service, options: TranslateOptions, book
       continue;
     }
     if (isRepeatedPort(plan, seen)) {
-      work.problems.push({ condition: 'Accepted', reason: 'DuplicatePort', message: `${plan.label}: repeats the name or number of an earlier TCP port; it is not published` });
+      work.problems.push({ condition: 'Accepted', reason: 'DuplicatePort', message: `${plan.label}: repeats the name or number of an earlier ${plan.kind === 'udp' ? 'UDP' : 'TCP'} port; it is not published` });
       continue;
     }
-    if (plan.kind === 'tcp') publishTcp(work, plan, own.ok ? own.host : options.baseDomain.toLowerCase());
+    if (plan.kind === 'tcp' || plan.kind === 'udp') publishPort(work, plan, own.ok ? own.host : options.baseDomain.toLowerCase());
     else publishHttp(work, plan, options, httpSeen++ === 0);
   }
   writeStatus(work, book);
@@ -76,12 +77,12 @@ export function translateService(svc: V1Service, options: TranslateOptions, book
 }
 
 /**
- * isRepeatedPort records a TCP port's name and number and says whether an earlier TCP port had
- * either. A valid Service never repeats them, but manifest files skip the API server's validation
- * and a repeated port would give two graph nodes one id.
+ * isRepeatedPort records a port's name and number (the number per transport: 53/TCP and 53/UDP are
+ * two ports) and says whether an earlier port had either. A valid Service never repeats them, but
+ * manifest files skip the API server's validation and a repeated port would give two graph nodes one id.
  */
 function isRepeatedPort(plan: PortPlan, seen: Set<string>): boolean {
-  const keys = [`name ${portKey(plan)}`, `port ${plan.port.port}`];
+  const keys = [`name ${portKey(plan)}`, `port ${plan.port.port}/${plan.kind === 'udp' ? 'UDP' : 'TCP'}`];
   if (keys.some((k) => seen.has(k))) return true;
   for (const k of keys) seen.add(k);
   return false;
@@ -102,21 +103,24 @@ function backendOf(work: ServiceWork, plan: PortPlan, protocol: BackendProtocol)
 }
 
 /**
- * publishTcp asks the edge for the Service's own port number; the edge may assign another one
- * from its pool, which only the reconciler can learn and report.
+ * publishPort asks the edge for the Service's own port number; the edge may assign another one
+ * from its pool, which only the reconciler can learn and report. A UDP port is a tcp-port binding
+ * of its own (`.../udp/<port>`) whose key is a `udp` key: the edge opens the port's UDP socket for
+ * it (docs/protocol.md §4.6), and the listener and backend speak UDP.
  */
-function publishTcp(work: ServiceWork, plan: PortPlan, statusHost: string): void {
-  const backend = backendOf(work, plan, 'tcp');
+function publishPort(work: ServiceWork, plan: PortPlan & { kind: 'tcp' | 'udp' }, statusHost: string): void {
+  const transport = plan.kind;
+  const backend = backendOf(work, plan, transport);
   const port = plan.port.port;
   const section = `port/${portKey(plan)}`;
-  const bindingId = `binding/tcp-port/${work.namespace}/${work.name}/${port}`;
-  const listenerId = `${bindingId}/listener/tcp`;
+  const bindingId = `binding/tcp-port/${work.namespace}/${work.name}/${transport === 'udp' ? 'udp/' : ''}${port}`;
+  const listenerId = `${bindingId}/listener/${transport}`;
   const source = sourceOf(work.ref, section);
-  work.graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port, source });
-  work.graph.listeners.push({ id: listenerId, bindingId, name: 'tcp', port, protocol: 'tcp', source });
+  work.graph.bindings.push({ id: bindingId, kind: 'tcp-port', hostnames: [], port, ...(transport === 'udp' ? { transport } : {}), source });
+  work.graph.listeners.push({ id: listenerId, bindingId, name: transport, port, protocol: transport, source });
   work.graph.streamRoutes.push({ id: `service/${work.namespace}/${work.name}/${section}`, listenerId, source, hostnames: [], backends: [backend] });
-  addAddress(work, statusHost, port);
-  work.published.push(`tcp port ${port}`);
+  addAddress(work, statusHost, port, transport === 'udp' ? 'UDP' : 'TCP');
+  work.published.push(`${transport} port ${port}`);
 }
 
 /**
@@ -165,21 +169,22 @@ function publishHttp(work: ServiceWork, plan: PortPlan & { kind: 'http' }, optio
   work.published.push(`http(s)://${hostname} (port ${portKey(plan)}, ${plan.protocol})`);
 }
 
-function addAddress(work: ServiceWork, hostname: string, port: number): void {
+function addAddress(work: ServiceWork, hostname: string, port: number, protocol: 'TCP' | 'UDP' = 'TCP'): void {
   let ports = work.addresses.get(hostname);
-  if (!ports) work.addresses.set(hostname, (ports = new Set()));
-  ports.add(port);
+  if (!ports) work.addresses.set(hostname, (ports = new Map()));
+  ports.set(`${port}/${protocol}`, { port, protocol });
 }
 
 /**
  * writeStatus fills `status.loadBalancer.ingress`: one entry per hostname with the public ports
- * published on it (TCP ports under the Service's own hostname, HTTP hostnames with ports 80 and 443).
+ * published on it (TCP and UDP ports under the Service's own hostname, HTTP hostnames with ports 80
+ * and 443).
  */
 function writeStatus(work: ServiceWork, book: StatusBook): void {
   const status = book.entry(work.svc, work.ref);
   const ingress = [...work.addresses]
     .sort(([a], [b]) => compareStrings(a, b))
-    .map(([hostname, ports]) => ({ hostname, ports: [...ports].sort((a, b) => a - b).map((port) => ({ port, protocol: 'TCP' })) }));
+    .map(([hostname, ports]) => ({ hostname, ports: [...ports.values()].sort((a, b) => a.port - b.port || compareStrings(a.protocol, b.protocol)) }));
   status.status = { loadBalancer: ingress.length > 0 ? { ingress } : {} };
   writeReport(status, work.problems, {
     types: ['Accepted'],
