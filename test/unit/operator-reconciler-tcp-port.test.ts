@@ -77,6 +77,16 @@ describe('operator: tcp-port bindings in the edge reconciler', () => {
     expect(again.ports?.get(db.id)).to.deep.equal({ ip: '127.0.0.1', port: 21000 });
   });
 
+  it('mints a udp key for a UDP port binding (transport udp), which opens the edge port for UDP', async () => {
+    const control = new TcpEdgeControl();
+    const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', portPool: control.pool!, tcpHost: '127.0.0.1' });
+    const dns: Binding = { ...tcpBinding(21001, 'dns'), id: 'binding/tcp-port/shop/dns/udp/21001', transport: 'udp' };
+    const report = await reconciler.reconcile(graphOf(dns));
+    expect(report.pending).to.deep.equal([]);
+    expect(report.ports?.get(dns.id)).to.deep.equal({ ip: '127.0.0.1', port: 21001 });
+    expect([...control.keys.values()].map((k) => k.protocol)).to.deep.equal(['udp']);
+  });
+
   it('asks for the port the binding names when it lies in the pool, and never for one another binding of the cluster holds', async () => {
     const control = new TcpEdgeControl();
     const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', portPool: control.pool! });
@@ -219,6 +229,21 @@ describe('operator: statuses of served tcp-port bindings', () => {
     // one binding's assigned port (5432) is the other's asked one: it is not dropped
     expect(out?.status?.loadBalancer).to.deep.equal({ ingress: [{ ip: '127.0.0.1', ports: [{ port: 5432, protocol: 'TCP' }, { port: 21001, protocol: 'TCP' }] }] });
     expect(out?.status?.conditions).to.deep.equal([{ type: 'Published', status: 'True', reason: 'Published', message: 'tcp port 5432' }]);
+  });
+
+  it('lists a served UDP port with protocol UDP beside the TCP port of the same number, and drops only the UDP one when it is held back', () => {
+    const tcp = tcpBinding(53, 'db');
+    const udp: Binding = { ...tcpBinding(53, 'db'), id: 'binding/tcp-port/shop/db/udp/53', transport: 'udp' };
+    const asked = [{ hostname: 'db-shop.tuna.example', ports: [{ port: 53, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }] }];
+    const ports = new Map([
+      [tcp.id, { ip: '127.0.0.1', port: 21000 }],
+      [udp.id, { ip: '127.0.0.1', port: 21001 }],
+    ]);
+    const [served] = correctHeldBack([serviceStatus(asked)], graphOf(tcp, udp), [], new Map(), ports);
+    expect(served?.status?.loadBalancer).to.deep.equal({ ingress: [{ ip: '127.0.0.1', ports: [{ port: 21000, protocol: 'TCP' }, { port: 21001, protocol: 'UDP' }] }] });
+    const held = [{ bindingId: udp.id, reason: 'PortNotAssigned' as const, message: 'UDP port 53 is not served' }];
+    const [out] = correctHeldBack([serviceStatus(asked)], graphOf(tcp, udp), held, new Map(), new Map([[tcp.id, { ip: '127.0.0.1', port: 21000 }]]));
+    expect(out?.status?.loadBalancer).to.deep.equal({ ingress: [{ ip: '127.0.0.1', ports: [{ port: 21000, protocol: 'TCP' }] }] });
   });
 
   it('keeps the hostname when the edge names no host, and an HTTP port of the same number on it', () => {
