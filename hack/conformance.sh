@@ -16,6 +16,11 @@
 #   6. tears down what it started and prints the result per profile; with -publish, copies the report
 #      to docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml.
 #
+# Profiles: GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS and GATEWAY-TCP by default; GATEWAY-UDP (the
+# UDPRoute tests: DNS to the coredns stand-in and echo-basic's UDP echo, through UDP ports of each
+# Gateway's address) with -profiles GATEWAY-UDP, and TUNA_CONFORMANCE_FEATURES=<advertised>,UDPRoute
+# until UDPRoute is advertised.
+#
 # Exit status: the suite's (0 = every test it ran passed). Progress goes to stderr; the per-profile
 # summary to stdout.
 set -euo pipefail
@@ -30,7 +35,7 @@ while (( $# > 0 )); do
     -profiles|--profiles) profiles="$2"; shift 2 ;;
     -publish|--publish) publish=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
