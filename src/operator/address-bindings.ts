@@ -2,7 +2,7 @@ import { ControlAnswerError, ControlPortUnavailableError } from '../control-api/
 import type { PortSpec, Reservation, ReservationRequest } from '../control-api/index.js';
 import type { Binding, Listener } from '../model/index.js';
 import { inAddressPool } from './address-pool.js';
-import { listenerProblems, planAddressPorts, samePorts, servedPorts } from './address-ports.js';
+import { listenerProblems, planAddressPorts, samePorts, servedPorts, udpOf } from './address-ports.js';
 import type { AddressPortLimits, PortProblem } from './address-ports.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
 
@@ -23,6 +23,8 @@ export interface AddressPending {
   message: string;
   /** set for one port of a served address: only the listeners on it are held back */
   port?: number;
+  /** with `port`: `udp` holds back only the UDP listeners of that number, absent only the others */
+  transport?: 'udp';
 }
 
 /** AddressDeps are what holding an address binding needs from the reconciler. */
@@ -191,12 +193,12 @@ export class AddressBindings {
     for (const p of asked) {
       if (has(served, p)) continue;
       const why = refused === undefined ? 'the edge does not serve it on this address' : `the edge refused it: ${refused.message}`;
-      problems.push({ port: p.port, state: 'unavailable', message: `port ${p.port} is not available: ${why}` });
+      problems.push({ port: p.port, ...udpOf(p), state: 'unavailable', message: `port ${p.port} is not available: ${why}` });
     }
     const isFresh = (p: PortSpec): boolean => !has(before, p);
     problems.push(...listenerProblems(reservation, asked.filter((p) => has(served, p)), isFresh));
     const reasons = { unavailable: 'PortUnavailable', failed: 'ListenerFailed', opening: 'ListenerPending' } as const;
-    for (const p of problems.sort((x, y) => x.port - y.port)) report.pending.push({ bindingId: b.id, reason: reasons[p.state], message: p.message, port: p.port });
+    for (const p of problems.sort((x, y) => x.port - y.port)) report.pending.push({ bindingId: b.id, reason: reasons[p.state], message: p.message, port: p.port, ...(p.transport ? { transport: p.transport } : {}) });
     const waiting = problems.filter((p) => p.state !== 'unavailable');
     if (waiting.length === 0) return;
     const opening = waiting.some((p) => p.state === 'opening');

@@ -22,6 +22,8 @@ export interface AddressPortLimits {
 /** PortProblem is one port of an address binding that is not served, and why (a sentence for the user). */
 export interface PortProblem {
   port: number;
+  /** `udp`: the port's UDP socket (a UDP listener's); absent: its TCP listener */
+  transport?: 'udp';
   /** unavailable: the edge cannot be asked for it or refused it; failed: it could not listen; opening: not reported listening yet */
   state: 'unavailable' | 'failed' | 'opening';
   message: string;
@@ -47,6 +49,11 @@ export function portProtocolOf(l: Pick<Listener, 'protocol'>): PortProtocol {
 /** isSameTransport tells whether two protocols need the same kind of socket (UDP beside one TCP protocol shares a port number). */
 function isSameTransport(a: PortProtocol, b: PortProtocol): boolean {
   return (a === 'udp') === (b === 'udp');
+}
+
+/** udpOf marks a problem of a UDP port (`transport: udp`), so that it holds back only the UDP listeners on that number. */
+export function udpOf(p: PortSpec): { transport?: 'udp' } {
+  return p.protocol === 'udp' ? { transport: 'udp' } : {};
 }
 
 /** comparePorts orders ports as the edge lists them: by port, then protocol. */
@@ -90,17 +97,17 @@ export function planAddressPorts(listeners: readonly Listener[], limits: Address
   for (const p of [...wanted.values()].sort(comparePorts)) {
     const other = asked.find((q) => q.port === p.port && isSameTransport(q.protocol, p.protocol));
     if (other !== undefined) {
-      unavailable.push({ port: p.port, state: 'unavailable', message: `port ${p.port} is not available for ${p.protocol}: the address serves it as ${other.protocol}` });
+      unavailable.push({ port: p.port, ...udpOf(p), state: 'unavailable', message: `port ${p.port} is not available for ${p.protocol}: the address serves it as ${other.protocol}` });
       continue;
     }
     const range = limits.range;
     if (range !== null && (p.port < range.first || p.port > range.last)) {
-      unavailable.push({ port: p.port, state: 'unavailable', message: `port ${p.port} is not available: the edge serves ports ${range.first}-${range.last} on its addresses` });
+      unavailable.push({ port: p.port, ...udpOf(p), state: 'unavailable', message: `port ${p.port} is not available: the edge serves ports ${range.first}-${range.last} on its addresses` });
       continue;
     }
     if (range === null && !fixed.has(portKey(p))) {
       const list = limits.fixed.map((q) => `${q.port} (${q.protocol})`).join(', ') || 'none';
-      unavailable.push({ port: p.port, state: 'unavailable', message: `port ${p.port} (${p.protocol}) is not available: the edge serves only ports ${list} on its addresses` });
+      unavailable.push({ port: p.port, ...udpOf(p), state: 'unavailable', message: `port ${p.port} (${p.protocol}) is not available: the edge serves only ports ${list} on its addresses` });
       continue;
     }
     asked.push(p);
@@ -127,14 +134,14 @@ export function listenerProblems(reservation: Reservation, asked: readonly PortS
   const listeners = reservation.status?.listeners;
   for (const p of asked) {
     if (isFresh(p)) {
-      problems.push({ port: p.port, state: 'opening', message: `port ${p.port} is not served yet: the edge is opening it on ${reservation.value}` });
+      problems.push({ port: p.port, ...udpOf(p), state: 'opening', message: `port ${p.port} is not served yet: the edge is opening it on ${reservation.value}` });
       continue;
     }
     if (listeners === undefined) continue;
     // the edge reports a UDP socket with protocol `udp`, a TCP listener with the port's protocol
     const seen = listeners.find((l) => l.port === p.port && (l.protocol === 'udp') === (p.protocol === 'udp'));
-    if (seen === undefined) problems.push({ port: p.port, state: 'opening', message: `port ${p.port} is not served yet: the edge has not reported it listening on ${reservation.value}` });
-    else if (seen.state === 'failed') problems.push({ port: p.port, state: 'failed', message: failedMessage(seen) });
+    if (seen === undefined) problems.push({ port: p.port, ...udpOf(p), state: 'opening', message: `port ${p.port} is not served yet: the edge has not reported it listening on ${reservation.value}` });
+    else if (seen.state === 'failed') problems.push({ port: p.port, ...udpOf(p), state: 'failed', message: failedMessage(seen) });
   }
   return problems;
 }

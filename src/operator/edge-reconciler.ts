@@ -38,6 +38,8 @@ export interface PendingBinding {
    * ListenerPending): only the listeners on it are held back, the binding is served
    */
   port?: number;
+  /** with `port`: `udp` for the port's UDP socket (only UDP listeners are held back), absent for its TCP one */
+  transport?: 'udp';
 }
 
 /**

@@ -254,7 +254,9 @@ function holdBackListeners(s: ObjectStatus, graph: RouteGraph, b: Binding, p: Pe
   const body = s.status;
   if (body === undefined) return;
   const gen = s.observedGeneration;
-  const names = new Set(graph.listeners.filter((l) => l.bindingId === b.id && l.port === p.port).map((l) => l.name));
+  // 53/udp and 53/tcp are two sockets: a problem of one holds back only the listeners on it
+  const isOnIt = (l: RouteGraph['listeners'][number]): boolean => l.port === p.port && (l.protocol === 'udp') === (p.transport === 'udp');
+  const names = new Set(graph.listeners.filter((l) => l.bindingId === b.id && isOnIt(l)).map((l) => l.name));
   const isPending = p.reason === 'ListenerPending';
   body.listeners = listOf<Json>(body.listeners).map((l) => {
     if (typeof l.name !== 'string' || !names.has(l.name)) return l;

@@ -142,6 +142,21 @@ describe('operator: the ports of a Gateway address', () => {
     expect(portsPut(control), 'no PUT while the ports stay').to.have.length(1);
   });
 
+  it('asks for a UDP listener\'s udp port and, when the edge fails to open its socket, holds back the UDP listener only, not the TCP one of that number', async () => {
+    const control = new FakeEdgeControl();
+    control.listeners = (r) => listening(r.ports, r.value).map((l) => (l.protocol === 'udp' ? { ...l, state: 'failed' as const, error: 'EADDRINUSE', failures: 1 } : l));
+    const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', addressPorts: RANGE });
+    const state = stateOf([{ name: 'dns', protocol: 'UDP', port: 5300 }, tcp('dns-tcp', 5300)]);
+    await reconciler.reconcile(state.graph);
+    const report = await reconciler.reconcile(state.graph);
+    expect(addressReservation(control).ports).to.deep.equal([{ port: 5300, protocol: 'tcp' }, { port: 5300, protocol: 'udp' }]);
+    expect(report.pending.map((p) => ({ reason: p.reason, port: p.port, transport: p.transport }))).to.deep.equal([{ reason: 'ListenerFailed', port: 5300, transport: 'udp' }]);
+    const gw = gatewayOf(correctHeldBack(state.statuses, state.graph, report.pending, report.addresses));
+    expect(cond(listenerConditions(gw, 'dns'), 'Accepted')).to.deep.include({ status: 'False', reason: 'PortUnavailable' });
+    expect(cond(listenerConditions(gw, 'dns-tcp'), 'Accepted')).to.deep.include({ status: 'True', reason: 'Accepted' });
+    expect(cond(listenerConditions(gw, 'dns-tcp'), 'Programmed')).to.deep.include({ status: 'True' });
+  });
+
   it('does not ask for a port outside the edge range, reports it PortUnavailable on its listener only, with a Warning event', async () => {
     const control = new FakeEdgeControl();
     control.listeners = (r) => listening(r.ports, r.value);
