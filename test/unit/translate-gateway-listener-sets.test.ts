@@ -47,7 +47,7 @@ describe('ListenerSet translation', () => {
 
   it('refuses a ListenerSet whose Gateway is not accepted with reason ParentNotAccepted, and serves none of it', () => {
     const objects = [
-      gateway({ allowedListeners: { namespaces: { from: 'All' } }, listeners: [{ name: 'udp', port: 53, protocol: 'UDP' }] }),
+      gateway({ allowedListeners: { namespaces: { from: 'All' } }, listeners: [{ name: 'sctp', port: 53, protocol: 'SCTP' }] }),
       listenerSet('extra', { parentRef: { name: 'gw' }, listeners: [http('extra', 'extra.example.com')] }),
     ];
     const status = statusOf(objects, 'ListenerSet', 'extra');
