@@ -19,6 +19,18 @@ describe('resolveServiceBackend', () => {
     expect(r.ok ? 'ok' : r.reason).to.equal('UnsupportedProtocol');
   });
 
+  it('prefers the UDP port for a udp backend when a number is listed for TCP first and UDP second', () => {
+    const index = indexOf(service('dns', { ports: [{ name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, protocol: 'UDP' }] }));
+    const r = resolveServiceBackend(index, 'default', 'dns', 53, 'udp');
+    expect(r.ok && [r.backend.portName, r.backend.protocol]).to.deep.equal(['dns-udp', 'udp']);
+  });
+
+  it('refuses a TCP-only port for a udp backend with reason UnsupportedProtocol', () => {
+    const index = indexOf(service('web', { ports: [{ port: 80 }] }));
+    const r = resolveServiceBackend(index, 'default', 'web', 80, 'udp');
+    expect(r.ok ? 'ok' : [r.reason, r.message]).to.deep.equal(['UnsupportedProtocol', 'Service default/web port 80 is TCP; a UDP route needs a UDP port']);
+  });
+
   const cases: [string, unknown, number | string | undefined, string][] = [
     ['a missing Service', undefined, 80, 'ServiceNotFound'],
     ['an ExternalName Service', service('s', { type: 'ExternalName', externalName: 'example.com' }), 80, 'ExternalNameService'],
