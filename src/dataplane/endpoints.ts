@@ -25,7 +25,7 @@ export function serviceKey(namespace: string, service: string): string {
  * endpointsFromSlices lists the ready endpoints per `namespace/service` and port name. It follows
  * the EndpointSlice API: a slice belongs to the Service named by its `kubernetes.io/service-name`
  * label; an endpoint whose `conditions.ready` is unset counts as ready (discovery.k8s.io/v1); a
- * port's number is the target port to dial, its name the Service port name.
+ * port's number is the target port to dial, its name the Service port name; TCP and UDP ports count.
  */
 export function endpointsFromSlices(slices: readonly V1EndpointSlice[]): Map<string, Map<string, Endpoint[]>> {
   const out = new Map<string, Map<string, Endpoint[]>>();
@@ -36,7 +36,9 @@ export function endpointsFromSlices(slices: readonly V1EndpointSlice[]): Map<str
     const byPort = out.get(serviceKey(namespace, service)) ?? new Map<string, Endpoint[]>();
     out.set(serviceKey(namespace, service), byPort);
     for (const port of slice.ports ?? []) {
-      if (port.port === undefined || (port.protocol !== undefined && port.protocol !== 'TCP')) continue;
+      // TCP and UDP ports (UDP backends: UDPRoute, a Service's UDP port); Service port names are
+      // unique across protocols, so a name keys one of them. SCTP is never a backend.
+      if (port.port === undefined || (port.protocol !== undefined && port.protocol !== 'TCP' && port.protocol !== 'UDP')) continue;
       const list = byPort.get(port.name ?? '') ?? [];
       byPort.set(port.name ?? '', list);
       for (const ep of slice.endpoints ?? []) {

@@ -41,6 +41,18 @@ async function freeUdpPort(address: string): Promise<number> {
   return port;
 }
 
+/** sliceOf is the EndpointSlice of a Service's UDP port 8080, served by the echo server on loopback. */
+function sliceOf(echo: Echo): unknown {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${echo.name}-x`, namespace: 'infra', labels: { 'kubernetes.io/service-name': echo.name } },
+    addressType: 'IPv4',
+    ports: [{ name: 'udp', port: echo.port, protocol: 'UDP' }],
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+  };
+}
+
 /** objectsFor is a Gateway with one UDP listener, two UDPRoutes on it and the Services they name. */
 function objectsFor(port: number): unknown[] {
   const service = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: meta(name, 'infra'), spec: { ports: [{ name: 'udp', port: 8080, protocol: 'UDP' }] } });
@@ -79,14 +91,13 @@ describe('Gateway UDPRoute through the edge and the agent data plane', function 
     const echoes = await Promise.all(['one', 'two', 'off'].map(startEcho));
     sockets.push(...echoes.map((e) => e.socket));
     const port = await freeUdpPort(ADDRESS);
-    const { graph } = translateObjects(objectsFor(port));
+    // the endpoints come from EndpointSlices with UDP ports, as the operator's do
+    const { graph, endpoints } = translateObjects([...objectsFor(port), ...echoes.map(sliceOf)]);
     const binding = graph.bindings.find((b) => b.kind === 'address');
     expect(binding?.id).to.equal('binding/address/infra/gw');
     expect(graph.listeners.map((l) => `${l.protocol}/${l.port}`)).to.deep.equal([`udp/${port}`]);
     t = await startTestEdge([{ id: binding!.id, kind: 'address', address: ADDRESS, ports: [{ port, protocol: 'udp' }] }], { limits: { tunnelWaitMs: 500 } });
-    const endpoints = new StaticEndpointResolver();
-    for (const e of echoes) endpoints.set('infra', e.name, 'udp', [{ address: '127.0.0.1', port: e.port }]);
-    const dp = new DataPlane({ endpoints });
+    const dp = new DataPlane({ endpoints: new StaticEndpointResolver(endpoints) });
     dp.update(graph);
     session = await openSession(t, binding!.id, dp);
 
