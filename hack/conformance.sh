@@ -68,7 +68,10 @@ hack/gateway-api-crds.sh experimental >/dev/null
 # them), any of addressPortRange: binding any port of a loopback address disturbs nothing. HTTPS and
 # TLS listeners are raw TLS at the edge (terminated or passed through in the cluster, never at the
 # edge); addressPorts is the default list (HTTP 80/8080/8090, raw TLS 443/8443) of an address whose
-# reservation names none.
+# reservation names none. UDP flow limits: every suite probe is a new client socket (a new flow)
+# from 127.0.0.1, and UDPRouteWeightedRouting sends 500 of them in seconds, past the default 64
+# flows per client address held 60 s (DEFAULT_UDP_LIMITS), so the flows it left open made later
+# probes time out; flows are freed after 10 s here.
 tunnel_port="${TUNA_CONFORMANCE_TUNNEL_PORT:-17443}" http_port="${TUNA_CONFORMANCE_HTTP_PORT:-18180}"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$work/tunnel.key" -out "$work/tunnel.crt" 2>/dev/null
@@ -87,6 +90,8 @@ store:
     - { port: 8090, protocol: http }
     - { port: 443, protocol: tls }
     - { port: 8443, protocol: tls }
+limits:
+  udp: { idleTimeoutMs: 10000, maxFlowsPerAddress: 4096, maxFlowsPerBinding: 4096 }
 EOF
 # tuna runs the compiled CLI. The long-running ones below start hack/node24.sh directly in the
 # background, so $! is the Node process itself (node24.sh execs) and the cleanup's kill reaches it.
