@@ -146,6 +146,9 @@ if (( status != 0 )); then
   log "failing tests and the suite's error lines (full log: $out/suite.log):"
   grep -E '^\s*--- FAIL' "$out/suite.log" >&2 || true
   grep -E -A4 '^\s+Error:' "$out/suite.log" | cut -c1-400 | head -80 >&2 || true
+  # the suite's t.Fatalf lines carry no "Error:" (a request that never got the expected answer):
+  # the last lines each failing test logged say what it saw
+  awk -v keep=25 -f hack/conformance/fail-lines.awk "$out/suite.log" "$out/suite.log" | head -200 >&2 || true
   tail -20 "$out/operator.log" | sed 's/^/operator: /' >&2 || true
 fi
 if [[ -f "$out/report.yaml" ]]; then
