@@ -9,9 +9,9 @@ export type { TunnelAuthority, TunnelRequestInfo, Grant, Refusal, KeyRecord } fr
 export { StaticBindingDirectory } from './tunnels/directory.js';
 export type { BindingDirectory, EdgeBinding, AddressPort } from './tunnels/directory.js';
 export { EdgeError, EdgeConfigError, EdgeListenError, NoTunnelError, EdgeAlreadyInitializedError } from './errors.js';
-export { EdgeMetrics } from './metrics.js';
-export { createMetricsServer } from './metrics-endpoint.js';
-export { listenOn, closeServer } from './binding-listeners.js';
+export { EdgeMetrics } from './metrics/metrics.js';
+export { createMetricsServer } from './metrics/metrics-endpoint.js';
+export { listenOn, closeServer } from './listeners/binding-listeners.js';
 export { TunnelRegistry } from './tunnels/tunnel-registry.js';
 export { parseClientHello } from './fronts/sni.js';
 export { StoreTunnelAuthority } from './store-mode/store-authority.js';

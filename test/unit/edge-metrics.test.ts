@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { EdgeMetrics } from '../../src/edge/index.js';
-import { statusClass } from '../../src/edge/metrics.js';
+import { statusClass } from '../../src/edge/metrics/metrics.js';
 import type { TunnelRegistry } from '../../src/edge/tunnels/tunnel-registry.js';
 
 /** tunnels is the part of a TunnelRegistry the exposition reads: live connections by binding, and bytes. */

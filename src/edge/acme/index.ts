@@ -3,7 +3,7 @@ export { AcmeClient } from './acme-client.js';
 export type { AcmeClientOptions, AcmeOrder } from './acme-client.js';
 export { AcmeIssuer } from './acme-issuer.js';
 export type { CertificateIssuer, IssuedCertificate } from './acme-issuer.js';
-export { parseAlpnOffer, peekAlpnOffer } from './alpn-offer.js';
+export { parseAlpnOffer, peekAlpnOffer } from '../fronts/alpn-offer.js';
 export { CertificateManager } from './certificate-manager.js';
 export type { CertificateManagerOptions, CertificateStore, Scheduler, StaticCertificate } from './certificate-manager.js';
 export type { CertificateProvider } from './certificate-provider.js';

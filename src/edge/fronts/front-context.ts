@@ -6,7 +6,7 @@ import { BodyLimit } from './body-limit.js';
 import type { ClientFairness } from './client-fairness.js';
 import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
 import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import type { EdgeMetrics } from '../metrics.js';
+import type { EdgeMetrics } from '../metrics/metrics.js';
 import type { ForwardInfo } from './request-headers.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
 import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';

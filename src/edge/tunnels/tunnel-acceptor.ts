@@ -20,7 +20,7 @@ import type { BindingDirectory } from './directory.js';
 import { EdgeConnection } from './edge-connection.js';
 import { EdgeTunnel } from './edge-tunnel.js';
 import { SharedTunnel } from './shared-tunnel.js';
-import type { EdgeMetrics } from '../metrics.js';
+import type { EdgeMetrics } from '../metrics/metrics.js';
 import type { TunnelRegistry } from './tunnel-registry.js';
 
 /** TunnelAcceptorOptions are the acceptor's collaborators. */

@@ -4,13 +4,13 @@
  * certificates for names reserved through this node's control API.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createCertificateManager, loadOrCreateAccountKey } from './acme/index.js';
-import type { CertificateManager, StaticCertificate } from './acme/index.js';
-import type { EdgeConfigFile } from './config.js';
-import type { EdgeServerOptions } from './edge-server.js';
-import { EdgeConfigError } from './errors.js';
-import type { EdgeCertificate } from './fronts/public-front.js';
-import type { StoreMode } from './store-mode/store-mode.js';
+import { createCertificateManager, loadOrCreateAccountKey } from './index.js';
+import type { CertificateManager, StaticCertificate } from './index.js';
+import type { EdgeConfigFile } from '../config.js';
+import type { EdgeServerOptions } from '../edge-server.js';
+import { EdgeConfigError } from '../errors.js';
+import type { EdgeCertificate } from '../fronts/public-front.js';
+import type { StoreMode } from '../store-mode/store-mode.js';
 
 /** staticCertificates returns the config file's certificates that carry both a cert and a key. */
 export function staticCertificates(config: EdgeConfigFile): (StaticCertificate & EdgeCertificate)[] {

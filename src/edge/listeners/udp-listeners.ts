@@ -2,11 +2,11 @@ import { createSocket } from 'node:dgram';
 import type { Socket as DgramSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { isIPv6 } from 'node:net';
-import type { ListenerStatus } from '../control-api/index.js';
-import type { UdpFront } from './fronts/udp-front.js';
-import type { EdgeMetrics } from './metrics.js';
-import { portTransports } from './tunnels/directory.js';
-import type { BindingDirectory } from './tunnels/directory.js';
+import type { ListenerStatus } from '../../control-api/index.js';
+import type { UdpFront } from '../fronts/udp-front.js';
+import type { EdgeMetrics } from '../metrics/metrics.js';
+import { portTransports } from '../tunnels/directory.js';
+import type { BindingDirectory } from '../tunnels/directory.js';
 
 /**
  * The UDP sockets bindings ask for: one per tcp-port binding whose transports include `udp`, on

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EdgeWorker } from '../wire/index.js';
-import type { TunnelRegistry } from './tunnels/tunnel-registry.js';
+import type { EdgeWorker } from '../../wire/index.js';
+import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** PublicFront is the public front that answered a request, as the request duration histogram labels it. */
 export type PublicFront = 'http1' | 'http2' | 'websocket';

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { findExtension, peekClientHello, readClientHelloBody } from '../fronts/sni.js';
+import { findExtension, peekClientHello, readClientHelloBody } from './sni.js';
 
 /**
  * Reading the ALPN offer (RFC 7301 §3.1) from a TLS ClientHello without terminating TLS, so the
