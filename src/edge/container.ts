@@ -4,8 +4,8 @@ import type { EdgeConfigFile } from './config.js';
 import { startEdge } from './edge-server.js';
 import type { EdgeServer, EdgeServerOptions } from './edge-server.js';
 import { STORE } from './store/index.js';
-import { openConfiguredStore } from './store-mode/store-mode.js';
-import type { StoreOpener } from './store-mode/store-mode.js';
+import { openConfiguredStore } from './store-mode/index.js';
+import type { StoreOpener } from './store-mode/index.js';
 
 /**
  * The edge's part of the composition root (docs/architecture.md, "one way to wire"). A program

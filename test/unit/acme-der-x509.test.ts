@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { derInteger, derOid, derTag, derUtcTime } from '../../src/edge/acme/der.js';
-import { createCsr, createTlsAlpnCertificate, derToPem, parseAlpnOffer } from '../../src/edge/acme/index.js';
+import { createCsr, createTlsAlpnCertificate, derToPem } from '../../src/edge/acme/index.js';
+import { parseAlpnOffer } from '../../src/edge/fronts/index.js';
 
 describe('acme DER encoding', () => {
   const cases: [string, Buffer, string][] = [

@@ -4,16 +4,29 @@
  * certificates for names reserved through this node's control API.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createCertificateManager, loadOrCreateAccountKey } from './index.js';
-import type { CertificateManager, StaticCertificate } from './index.js';
 import type { EdgeConfigFile } from '../config.js';
-import type { EdgeServerOptions } from '../edge-server.js';
 import { EdgeConfigError } from '../errors.js';
-import type { EdgeCertificate } from '../fronts/public-front.js';
-import type { StoreMode } from '../store-mode/store-mode.js';
+import type { EdgeBinding } from '../tunnels/index.js';
+import { createCertificateManager, loadOrCreateAccountKey } from './acme-setup.js';
+import type { CertificateManager, CertificateStore, StaticCertificate } from './certificate-manager.js';
+import type { CertificateProvider } from './certificate-provider.js';
+import type { ReservationLookup } from './reserved-hostnames.js';
+
+/**
+ * CertificatesMode is what the certificates take of store mode (StoreMode, src/edge/store-mode):
+ * the store that keeps them, and the directory whose host bindings name what to order.
+ */
+export interface CertificatesMode {
+  readonly store: CertificateStore & ReservationLookup;
+  readonly directory: {
+    list(): readonly EdgeBinding[];
+    /** reads the store at once (after this node's control API changed it) */
+    refresh(): Promise<void>;
+  };
+}
 
 /** staticCertificates returns the config file's certificates that carry both a cert and a key. */
-export function staticCertificates(config: EdgeConfigFile): (StaticCertificate & EdgeCertificate)[] {
+export function staticCertificates(config: EdgeConfigFile): StaticCertificate[] {
   return (config.certificates ?? []).flatMap((c) => (c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : []));
 }
 
@@ -23,8 +36,8 @@ export function staticCertificates(config: EdgeConfigFile): (StaticCertificate &
  */
 export async function createConfiguredCertificates(
   config: EdgeConfigFile,
-  mode: StoreMode,
-  options: Pick<EdgeServerOptions, 'certificateProvider' | 'log'>,
+  mode: CertificatesMode,
+  options: { certificateProvider?: CertificateProvider; log?: (line: string) => void },
 ): Promise<CertificateManager | undefined> {
   const acme = config.acme;
   if (acme === undefined || options.certificateProvider !== undefined) return undefined;
@@ -55,7 +68,7 @@ export async function createConfiguredCertificates(
  */
 export function certificatesOnReservation(
   manager: CertificateManager,
-  mode: StoreMode,
+  mode: CertificatesMode,
   statics: readonly StaticCertificate[],
   isClosed: () => boolean,
 ): (req: IncomingMessage, res: ServerResponse) => void {

@@ -1,9 +1,8 @@
-/** Edge-terminated HTTPS certificates: our ACME client (RFC 8555, TLS-ALPN-01) and the certificate manager. */
+/** Edge-terminated HTTPS certificates: our ACME client (RFC 8555, TLS-ALPN-01), the certificate manager, and the edge's certificates from its config (static, and in store mode the manager). */
 export { AcmeClient } from './acme-client.js';
 export type { AcmeClientOptions, AcmeOrder } from './acme-client.js';
 export { AcmeIssuer } from './acme-issuer.js';
 export type { CertificateIssuer, IssuedCertificate } from './acme-issuer.js';
-export { parseAlpnOffer, peekAlpnOffer } from '../fronts/alpn-offer.js';
 export { CertificateManager } from './certificate-manager.js';
 export type { CertificateManagerOptions, CertificateStore, Scheduler, StaticCertificate } from './certificate-manager.js';
 export type { CertificateProvider } from './certificate-provider.js';
@@ -17,3 +16,5 @@ export { ACME_TLS_ALPN_PROTOCOL, TlsAlpnChallenges } from './tls-alpn-challenges
 export { createCsr, createSelfSignedCertificate, createTlsAlpnCertificate, derToPem } from './x509.js';
 export { createCertificateManager, loadOrCreateAccountKey } from './acme-setup.js';
 export type { AcmeSettings, CertificateSetupOptions } from './acme-setup.js';
+export { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
+export type { CertificatesMode } from './edge-certificates.js';

@@ -5,6 +5,7 @@ export { createDnsVerifier, challengeName } from './dns-verifier.js';
 export type { DomainVerifier } from './dns-verifier.js';
 export type { PublicListeners } from './edge-info-route.js';
 export type { OwnListener } from './address-ports.js';
+export { FailureRateLimiter } from './rate-limiter.js';
 export type { RateLimitOptions } from './rate-limiter.js';
 export { DEFAULT_QUOTAS } from './quota-routes.js';
 export type { QuotaDefaults } from './quota-routes.js';

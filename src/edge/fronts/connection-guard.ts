@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { EdgeMetrics } from '../metrics/metrics.js';
+import type { EdgeMetrics } from '../metrics/index.js';
 
 /** ListenerLimits are the deadlines and connection limits one listener's ConnectionGuard keeps. */
 export interface ListenerLimits {

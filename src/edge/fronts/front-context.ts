@@ -4,12 +4,10 @@ import { constants as h2constants } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { BodyLimit } from './body-limit.js';
 import type { ClientFairness } from './client-fairness.js';
-import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
-import type { EdgeMetrics } from '../metrics/metrics.js';
+import type { BindingDirectory, EdgeBinding, EdgeTunnel, TunnelRegistry } from '../tunnels/index.js';
+import type { EdgeMetrics } from '../metrics/index.js';
 import type { ForwardInfo } from './request-headers.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
-import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** EdgeLimits bound what one public request may cost the edge. */
 export interface EdgeLimits {

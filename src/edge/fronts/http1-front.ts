@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { relay } from '../../wire/index.js';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeTunnel } from '../tunnels/index.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp1, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http1HostProblem } from './host-header.js';

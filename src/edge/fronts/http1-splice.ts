@@ -2,7 +2,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import { formatHttp1Limits, HEADER_HTTP1_LIMITS, relay, SPLICED_HTTP1_PROTOCOL, writeCoalescer, writeStreamMeta } from '../../wire/index.js';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeTunnel } from '../tunnels/index.js';
 import { REPLY, isRefused, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort } from './request-headers.js';

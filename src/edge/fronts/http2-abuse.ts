@@ -1,6 +1,6 @@
 import { constants as h2c } from 'node:http2';
 import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
-import type { EdgeMetrics } from '../metrics/metrics.js';
+import type { EdgeMetrics } from '../metrics/index.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
 
 /** Why a public HTTP/2 connection was sent away, as counted in metrics. */

@@ -1,7 +1,7 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { relay } from '../../wire/index.js';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeTunnel } from '../tunnels/index.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp2, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http2HostProblem } from './host-header.js';

@@ -5,11 +5,12 @@ import type { Http2Server, ServerHttp2Session, ServerHttp2Stream } from 'node:ht
 import type { Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import type { SecureContext, Server as TlsServer, TLSSocket } from 'node:tls';
-import { ACME_TLS_ALPN_PROTOCOL, peekAlpnOffer } from '../acme/index.js';
+import { ACME_TLS_ALPN_PROTOCOL } from '../acme/index.js';
 import type { CertificateProvider } from '../acme/index.js';
-import type { EdgeBinding } from '../tunnels/directory.js';
+import type { EdgeBinding } from '../tunnels/index.js';
 import { ConnectionGuard, publicGuardCounters } from './connection-guard.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
+import { peekAlpnOffer } from './alpn-offer.js';
 import { forwardHttp1 } from './http1-front.js';
 import { http2SessionOptions, watchHttp2Abuse } from './http2-abuse.js';
 import type { AbuseWatch } from './http2-abuse.js';

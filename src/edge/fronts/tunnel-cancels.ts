@@ -1,6 +1,6 @@
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream } from 'node:http2';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeTunnel } from '../tunnels/index.js';
 
 // The agent's HTTP/2 server counts the RST_STREAM frames the edge sends on its tunnel (nghttp2's
 // rapid-reset limiter, Node's defaults: a burst of 1,000, then 33 a second) and closes the whole

@@ -2,7 +2,7 @@ import type { Socket as DgramSocket, RemoteInfo } from 'node:dgram';
 import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import { DatagramReader, MAX_DATAGRAM_BYTES, UDP_AUTHORITY_HOST, frameDatagram, writeStreamMeta } from '../../wire/index.js';
-import type { EdgeTunnel } from '../tunnels/edge-tunnel.js';
+import type { EdgeTunnel } from '../tunnels/index.js';
 import type { FrontContext } from './front-context.js';
 
 /**

@@ -3,10 +3,10 @@ import type { Server as HttpServer } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 import type { ListenerStatus } from '../../control-api/index.js';
 import { EdgeListenError } from '../errors.js';
-import type { PublicFront } from '../fronts/public-front.js';
-import type { EdgeMetrics } from '../metrics/metrics.js';
-import { portTransports } from '../tunnels/directory.js';
-import type { BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
+import type { PublicFront } from '../fronts/index.js';
+import type { EdgeMetrics } from '../metrics/index.js';
+import { portTransports } from '../tunnels/index.js';
+import type { BindingDirectory, EdgeBinding } from '../tunnels/index.js';
 
 /**
  * The listeners bindings ask for: one per tcp-port binding and one per (address, port) of an

@@ -4,9 +4,9 @@ import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { closeServer, listenOn } from './binding-listeners.js';
-import { ConnectionGuard } from '../fronts/connection-guard.js';
-import type { GuardCounters, ListenerLimits } from '../fronts/connection-guard.js';
-import type { EdgeMetrics } from '../metrics/metrics.js';
+import { ConnectionGuard } from '../fronts/index.js';
+import type { GuardCounters, ListenerLimits } from '../fronts/index.js';
+import type { EdgeMetrics } from '../metrics/index.js';
 
 /**
  * DEFAULT_TUNNEL_LISTENER_LIMITS (docs/edge-relay.md "The tunnel listener"): an agent sends its

@@ -3,10 +3,10 @@ import type { Socket as DgramSocket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 import { isIPv6 } from 'node:net';
 import type { ListenerStatus } from '../../control-api/index.js';
-import type { UdpFront } from '../fronts/udp-front.js';
-import type { EdgeMetrics } from '../metrics/metrics.js';
-import { portTransports } from '../tunnels/directory.js';
-import type { BindingDirectory } from '../tunnels/directory.js';
+import type { UdpFront } from '../fronts/index.js';
+import type { EdgeMetrics } from '../metrics/index.js';
+import { portTransports } from '../tunnels/index.js';
+import type { BindingDirectory } from '../tunnels/index.js';
 
 /**
  * The UDP sockets bindings ask for: one per tcp-port binding whose transports include `udp`, on

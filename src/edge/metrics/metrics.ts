@@ -1,7 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EdgeWorker } from '../../wire/index.js';
-import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
+
+/**
+ * TunnelCounts is what a scrape reads of the live tunnels: TunnelRegistry's `count` and `bytes`
+ * (src/edge/tunnels/tunnel-registry.ts), named here so the metrics sit below the tunnels that
+ * count into them.
+ */
+export interface TunnelCounts {
+  /** live tunnel connections by binding id */
+  count(): Map<string, number>;
+  /** bytes the tunnel sockets have carried in and out */
+  bytes(): { in: number; out: number };
+}
 
 /** PublicFront is the public front that answered a request, as the request duration histogram labels it. */
 export type PublicFront = 'http1' | 'http2' | 'websocket';
@@ -63,7 +74,7 @@ export class EdgeMetrics {
 
   readonly #prom = new Registry();
   /** the tunnel registry of the scrape under way (render's argument) */
-  #tunnels: TunnelRegistry | undefined;
+  #tunnels: TunnelCounts | undefined;
   /** when each public request began (beginRequest), by the object that carries its answer */
   readonly #startedAt = new WeakMap<object, number>();
   /** the histogram's series, bound once: an observe then skips prom-client's label checks (about 1 µs a request here) */
@@ -73,7 +84,7 @@ export class EdgeMetrics {
   constructor(worker?: EdgeWorker) {
     if (worker !== undefined) this.#prom.setDefaultLabels({ worker: String(worker.index) });
     const registers = [this.#prom];
-    const tunnels = (): TunnelRegistry | undefined => this.#tunnels;
+    const tunnels = (): TunnelCounts | undefined => this.#tunnels;
     new Gauge({
       name: 'tuna_edge_tunnels',
       help: 'Live tunnel connections by binding.',
@@ -227,14 +238,14 @@ export class EdgeMetrics {
    * answers from its global registry unless told otherwise, and listens only once an
    * AggregatorRegistry exists in the process.
    */
-  answerClusterPrimary(registry: TunnelRegistry): void {
+  answerClusterPrimary(registry: TunnelCounts): void {
     this.#tunnels = registry;
     new AggregatorRegistry();
     AggregatorRegistry.setRegistries([this.#prom]);
   }
 
   /** render returns the exposition text, with the live tunnels and bytes of `registry`. */
-  render(registry: TunnelRegistry): Promise<string> {
+  render(registry: TunnelCounts): Promise<string> {
     this.#tunnels = registry;
     return this.#prom.metrics();
   }

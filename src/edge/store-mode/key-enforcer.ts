@@ -1,7 +1,6 @@
 import type { ServedKey, Store } from '../store/index.js';
-import type { Grant } from '../tunnels/authority.js';
+import type { Grant, TunnelRegistry } from '../tunnels/index.js';
 import { API_KEY_GRANT_PREFIX } from './store-authority.js';
-import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** EnforcerStore is the store as the key enforcer reads it after accept: only what it uses (docs/architecture.md, narrow interfaces). */
 export type EnforcerStore = Pick<Store, 'getTunnelKey' | 'listApiKeys' | 'watchTunnelKeyRevocations'>;

@@ -1,6 +1,6 @@
 import { edgeBindingId } from '../../control-api/index.js';
 import type { Reservation, ServedReservation, TunnelProtocol } from '../store/index.js';
-import type { AddressPort, EdgeBinding, PortTransport } from '../tunnels/directory.js';
+import type { AddressPort, EdgeBinding, PortTransport } from '../tunnels/index.js';
 
 /**
  * How reservations become edge bindings in store mode (docs/edge.md "Bindings from reservations").

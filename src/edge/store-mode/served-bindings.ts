@@ -1,6 +1,6 @@
 import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
 import type { Reservation, ServedChanges, ServedKey, TunnelProtocol } from '../store/index.js';
-import type { AddressPort, EdgeBinding } from '../tunnels/directory.js';
+import type { AddressPort, EdgeBinding } from '../tunnels/index.js';
 import { bindingFromReservation } from './reservation-bindings.js';
 
 /**

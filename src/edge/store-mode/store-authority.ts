@@ -1,6 +1,6 @@
 import { parseToken } from '../store/index.js';
 import type { Reservation, ReservationKind, Store, TunnelKeyRejection } from '../store/index.js';
-import type { Grant, Refusal, TunnelAuthority, TunnelRequestInfo } from '../tunnels/authority.js';
+import type { Grant, Refusal, TunnelAuthority, TunnelRequestInfo } from '../tunnels/index.js';
 import { bindingIdForReservation, protocolFitsBinding } from './reservation-bindings.js';
 import type { StoreBindingDirectory } from './store-directory.js';
 

@@ -1,5 +1,5 @@
 import type { ServedKey, Store } from '../store/index.js';
-import type { AddressPort, BindingDirectory, EdgeBinding } from '../tunnels/directory.js';
+import type { AddressPort, BindingDirectory, EdgeBinding } from '../tunnels/index.js';
 import { ServedBindings } from './served-bindings.js';
 
 /** DirectoryStore is the store as the binding directory reads it: only what it uses (docs/architecture.md, narrow interfaces). */

@@ -4,7 +4,7 @@ import { DEFAULT_QUOTAS, DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry,
 import type { ControlApi, OwnListener, PublicListeners } from '../control/index.js';
 import { openPostgresStore, openStore, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
-import type { Grant } from '../tunnels/authority.js';
+import type { Grant, TunnelRegistry } from '../tunnels/index.js';
 import type { EdgeWorker } from '../../wire/index.js';
 import type { EdgePeers } from '../edge-peers.js';
 import type { EdgeConfigFile, EdgeStoreConfig } from '../config.js';
@@ -13,7 +13,6 @@ import { TunnelKeyEnforcer } from './key-enforcer.js';
 import { DEFAULT_ADDRESS_PORTS, bindingIdForReservation } from './reservation-bindings.js';
 import { StoreTunnelAuthority } from './store-authority.js';
 import { StoreBindingDirectory } from './store-directory.js';
-import type { TunnelRegistry } from '../tunnels/tunnel-registry.js';
 
 /** StoreOpener opens the store a config's `store` section names (the edge then owns and closes it). */
 export type StoreOpener = (settings: EdgeStoreConfig) => Promise<Store>;

@@ -15,13 +15,22 @@ import {
 } from '../../wire/index.js';
 import type { EdgeWorker, TunnelLimits } from '../../wire/index.js';
 import type { Grant, TunnelAuthority } from './authority.js';
-import type { FailureRateLimiter } from '../control/rate-limiter.js';
 import type { BindingDirectory } from './directory.js';
 import { EdgeConnection } from './edge-connection.js';
 import { EdgeTunnel } from './edge-tunnel.js';
 import { SharedTunnel } from './shared-tunnel.js';
-import type { EdgeMetrics } from '../metrics/metrics.js';
+import type { EdgeMetrics } from '../metrics/index.js';
 import type { TunnelRegistry } from './tunnel-registry.js';
+
+/**
+ * HandshakeLimiter is what the acceptor asks of the failed-handshake limiter (FailureRateLimiter,
+ * src/edge/control/rate-limiter.ts, which the control API spends on failed API keys too).
+ */
+export interface HandshakeLimiter {
+  /** seconds until the address may try again (0: now) */
+  retryAfter(address: string): number;
+  recordFailure(address: string): void;
+}
 
 /** TunnelAcceptorOptions are the acceptor's collaborators. */
 export interface TunnelAcceptorOptions {
@@ -33,7 +42,7 @@ export interface TunnelAcceptorOptions {
   pingIntervalMs: number;
   log: (line: string) => void;
   /** failed handshakes per client address; an empty bucket refuses every attempt with 429 */
-  limiter?: FailureRateLimiter;
+  limiter?: HandshakeLimiter;
   /** called with the grant of each registered tunnel (store mode tracks expiry and revocation) */
   onGranted?: (grant: Grant) => void;
   /** this process is one of several workers of the edge node: named in every 101 (docs/protocol.md §9.8) */
