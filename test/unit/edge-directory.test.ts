@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { StaticBindingDirectory } from '../../src/edge/tunnels/directory.js';
+import { BindingIndex, StaticBindingDirectory } from '../../src/edge/tunnels/directory.js';
 import type { EdgeBinding } from '../../src/edge/tunnels/directory.js';
 
 const bindings: EdgeBinding[] = [
@@ -49,5 +49,29 @@ describe('edge binding directory', () => {
     d.replace(bindings);
     expect(calls).to.equal(1);
     expect(d.byHost('app.example.test')?.id).to.equal('exact');
+  });
+
+  it('serves a repeated id of the config as it always did: the later binding takes the id, the earlier keeps its names', () => {
+    const d = new StaticBindingDirectory([
+      { id: 'twice', kind: 'host', hostnames: ['first.example.test'], tls: 'edge' },
+      { id: 'twice', kind: 'host', hostnames: ['second.example.test'], tls: 'passthrough' },
+    ]);
+    expect(d.byId('twice')?.hostnames).to.deep.equal(['second.example.test']);
+    expect(d.byHost('first.example.test')?.tls).to.equal('edge');
+    expect(d.byHost('second.example.test')?.tls).to.equal('passthrough');
+    expect(d.list()).to.have.length(1);
+  });
+
+  it('shares its index with the store: set replaces every entry of an id, delete removes only its own', () => {
+    const index = BindingIndex.of(bindings);
+    index.set({ id: 'exact', kind: 'host', hostnames: ['moved.example.test'], tls: 'edge' });
+    expect(index.byHost('app.example.test')?.id).to.equal('wild');
+    expect(index.byHost('moved.example.test')?.id).to.equal('exact');
+    const list = index.list();
+    expect(index.list()).to.equal(list);
+    index.delete('db');
+    expect(index.byPort(15432)).to.equal(undefined);
+    expect(index.list()).to.not.equal(list);
+    expect(index.list().map((b) => b.id)).to.deep.equal(['wild', 'deep', 'gw', 'exact']);
   });
 });

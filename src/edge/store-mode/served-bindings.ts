@@ -1,88 +1,17 @@
-import { normalizeHost, wildcardSuffixes } from '../../wire/index.js';
 import type { Reservation, ServedChanges, ServedKey, TunnelProtocol } from '../store/index.js';
+import { BindingIndex } from '../tunnels/index.js';
 import type { AddressPort, EdgeBinding } from '../tunnels/index.js';
 import { bindingFromReservation } from './reservation-bindings.js';
-
-/**
- * BindingIndex holds bindings by id, host, port and address and changes one binding at a time, so
- * a new reservation costs one entry, not a rebuild of every map (docs/edge-store.md "Change feed"). Host lookup is
- * StaticBindingDirectory's (src/edge/tunnels/directory.ts): the normal form, the exact name first,
- * then the longest `*.suffix` wildcard that covers it with one or more labels.
- */
-export class BindingIndex {
-  readonly #byId = new Map<string, EdgeBinding>();
-  readonly #exact = new Map<string, EdgeBinding>();
-  readonly #wildcard = new Map<string, EdgeBinding>();
-  readonly #port = new Map<number, EdgeBinding>();
-  readonly #address = new Map<string, EdgeBinding>();
-  #list: readonly EdgeBinding[] | undefined;
-
-  /** set adds a binding (replacing one of the same id). */
-  set(binding: EdgeBinding): void {
-    this.delete(binding.id);
-    this.#byId.set(binding.id, binding);
-    for (const name of binding.hostnames) {
-      const lower = name.toLowerCase();
-      if (lower.startsWith('*.')) this.#wildcard.set(lower.slice(1), binding);
-      else this.#exact.set(lower, binding);
-    }
-    if (binding.kind === 'tcp-port' && binding.port !== undefined) this.#port.set(binding.port, binding);
-    if (binding.kind === 'address' && binding.address !== undefined) this.#address.set(binding.address, binding);
-    this.#list = undefined;
-  }
-
-  /** delete removes a binding and only its own entries. */
-  delete(id: string): void {
-    const binding = this.#byId.get(id);
-    if (binding === undefined) return;
-    this.#byId.delete(id);
-    for (const name of binding.hostnames) {
-      const lower = name.toLowerCase();
-      const [map, key] = lower.startsWith('*.') ? [this.#wildcard, lower.slice(1)] : [this.#exact, lower];
-      if (map.get(key) === binding) map.delete(key);
-    }
-    if (binding.port !== undefined && this.#port.get(binding.port) === binding) this.#port.delete(binding.port);
-    if (binding.address !== undefined && this.#address.get(binding.address) === binding) this.#address.delete(binding.address);
-    this.#list = undefined;
-  }
-
-  byId(id: string): EdgeBinding | undefined {
-    return this.#byId.get(id);
-  }
-
-  byHost(hostname: string): EdgeBinding | undefined {
-    const name = normalizeHost(hostname);
-    if (name === undefined) return undefined;
-    const exact = this.#exact.get(name);
-    if (exact !== undefined || this.#wildcard.size === 0) return exact;
-    for (const suffix of wildcardSuffixes(name)) {
-      const binding = this.#wildcard.get(suffix);
-      if (binding !== undefined) return binding;
-    }
-    return undefined;
-  }
-
-  byPort(port: number): EdgeBinding | undefined {
-    return this.#port.get(port);
-  }
-
-  byAddress(address: string): EdgeBinding | undefined {
-    return this.#address.get(address);
-  }
-
-  /** list returns every binding; the array is kept until the next change. */
-  list(): readonly EdgeBinding[] {
-    this.#list ??= [...this.#byId.values()];
-    return this.#list;
-  }
-}
 
 /**
  * ServedBindings is the edge's copy of what the store serves: held reservations and their live
  * keys, applied one read of the change feed at a time (Store.listServedChanges), and the bindings
  * they make (src/edge/store-mode/reservation-bindings.ts). Only the reservations a read touches are
  * rebuilt. A key's expiry changes no row, so it is judged by the store's clock of each read: when
- * the earliest expiry has passed, the expired keys go and their reservations are rebuilt.
+ * the earliest expiry has passed, the expired keys go and their reservations are rebuilt. The
+ * bindings land in the edge's one BindingIndex (src/edge/tunnels/directory.ts), the config file's
+ * too; what is kept here besides is what the index does not need: the reservations and live keys
+ * the bindings are made from.
  */
 export class ServedBindings {
   readonly index = new BindingIndex();
