@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { EdgeAlreadyInitializedError, initEdge, openPostgresStore, openStore, StoreConflictError } from '../../edge/index.js';
+import { EdgeAlreadyInitializedError, initEdge, openStore, storeBackendOf, StoreConflictError } from '../../edge/index.js';
 import type { Store } from '../../edge/index.js';
 import { EdgeInitializedError, EdgeStoreOpenError } from '../control-errors.js';
 import { printResult, printTokenWarning } from '../control-output.js';
@@ -14,7 +14,7 @@ const options = { store: { type: 'string' }, schema: { type: 'string' }, account
 
 const InitFlags = t.intersection([t.type({ store: t.string }), t.partial({ 'schema': t.string, 'account': t.string, 'key-name': t.string, 'json': t.boolean })]);
 
-const isPostgres = (url: string) => /^postgres(ql)?:\/\//.test(url);
+const isPostgres = (url: string) => storeBackendOf(url) === 'postgres';
 
 /**
  * edgeInitCommand is `tuna edge init --store <sqlite path | postgres:// url>`: it works on the
@@ -56,7 +56,7 @@ export async function edgeInitCommand(args: string[], io: CliIo): Promise<number
 
 async function open(url: string, schema: string | undefined): Promise<Store> {
   try {
-    return schema !== undefined ? await openPostgresStore({ connectionString: url, schema }) : await openStore(url);
+    return await openStore({ url, schema });
   } catch (err) {
     // Never echo the URL: a postgres:// URL may hold a password.
     const code = (err as { code?: string }).code;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ListenerStatus, Reservation, ReservationStatus } from '../../control-api/index.js';
 import { DEFAULT_QUOTAS, DEFAULT_UNVERIFIED_DOMAIN_DAYS, UnverifiedDomainExpiry, createControlApi } from '../control/index.js';
 import type { ControlApi, OwnListener, PublicListeners } from '../control/index.js';
-import { openPostgresStore, openStore, systemClock } from '../store/index.js';
+import { openStore, storeBackendOf, systemClock } from '../store/index.js';
 import type { Store } from '../store/index.js';
 import type { Grant, TunnelRegistry } from '../tunnels/index.js';
 import type { EdgeWorker } from '../../wire/index.js';
@@ -134,11 +134,10 @@ function closeOrphans(registry: TunnelRegistry, directory: StoreBindingDirectory
   if (orphans.length > 0) log(`closed ${orphans.length} tunnel connection(s) of released reservations`);
 }
 
-/** openConfiguredStore opens SQLite or PostgreSQL from `store.url` (and `store.schema`, PostgreSQL only). */
+/** openConfiguredStore opens the store of `store.url` (and `store.schema`, PostgreSQL only) with the store's one opener. */
 export function openConfiguredStore({ url, schema }: EdgeStoreConfig): Promise<Store> {
-  if (schema === undefined) return openStore(url);
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new EdgeConfigError('store.schema applies to a postgres:// store only');
-  return openPostgresStore({ connectionString: url, schema });
+  if (schema !== undefined && storeBackendOf(url) !== 'postgres') throw new EdgeConfigError('store.schema applies to a postgres:// store only');
+  return openStore({ url, schema });
 }
 
 // `/v1` and below go to the control API. After a change (any method but GET) the directory is
