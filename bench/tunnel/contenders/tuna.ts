@@ -276,7 +276,7 @@ export async function makeCertificate(ctx: BenchContext, dir: string): Promise<{
 /**
  * tunnelCount sums the gauge `tuna_edge_tunnels` of one binding over every series of a /metrics
  * text: an edge of several workers labels each worker's series `worker="i"` beside `binding`
- * (src/edge/metrics.ts), and its primary serves them all in one scrape.
+ * (src/edge/metrics/metrics.ts), and its primary serves them all in one scrape.
  */
 export function tunnelCount(metrics: string, binding: string): number {
   let sum = 0;
