@@ -89,3 +89,29 @@ reservation of a Domain or TCPPort with reclaimPolicy Retain is kept for the acc
 are revoked and it is relabelled tuna.dev/retained-from=ID.
 
 ${controlFlagsHelp}`;
+
+/** statusHelp is `tuna status --help`. */
+export const statusHelp = `Usage: tuna status [--edge URL --api-key KEY] [-o table|json]
+       tuna status --kubeconfig FILE [--context NAME] --base-domain DOMAIN [-o table|json]
+
+Print every binding: its public addresses, what it came from, its live tunnel connections and the
+edge they go to, why it is held back, when its certificate and its tunnel key expire where that is
+known, and its last error. Only what the source says is printed; TUNNELS is ? where it is unknown.
+
+The edge's view (--edge, or $TUNA_EDGE): the reservations of the key's account with their
+listeners and tunnel keys, from the control API; the live tunnels from the edge's /metrics,
+which a store-mode edge serves to an admin API key only (else pass --metrics URL of its
+listen.metrics listener, or the tunnels stay unknown).
+
+The cluster's view (--kubeconfig or --context): the objects the operator watches, translated as
+the operator translates them, with the conditions and Warning events the operator wrote on them
+and the expiry of the in-cluster TLS certificates they name. Tunnels are not in the cluster.
+
+Options:
+  -o, --output FORMAT  table (default) or json (--json is the same as -o json)
+  --metrics URL        the edge's metrics listener, e.g. http://10.0.0.5:9090 (edge view)
+  --kubeconfig FILE    read the cluster of this kubeconfig (default: $KUBECONFIG)
+  --context NAME       the kubeconfig context (default: its current one)
+  --base-domain NAME   the edge's base domain: the hostnames tuna generates end in it (cluster view)
+
+${controlFlagsHelp}`;

@@ -49,6 +49,9 @@ export function parseControlUrl(text: string): URL {
 export interface ControlContext {
   client: ControlClient;
   isJson: boolean;
+  /** where the client talks to, and the key it sends (`tuna status` reads the edge's /metrics with them) */
+  endpoint: ControlEndpoint;
+  apiKey: string;
 }
 
 /** resolveControlContext validates the edge flags, falling back to TUNA_EDGE and TUNA_API_KEY. */
@@ -65,7 +68,7 @@ export async function resolveControlContext(values: unknown, env: NodeJS.Process
   let apiKey = flags['api-key'] ?? env.TUNA_API_KEY;
   if (flags['api-key-file'] !== undefined) apiKey = (await readText(flags['api-key-file'], '--api-key-file')).trim();
   if (apiKey === undefined || apiKey === '') throw new UsageError(`tuna ${command}: no API key given; pass --api-key, --api-key-file or set TUNA_API_KEY`);
-  return { client: new ControlClient(endpoint, apiKey), isJson: flags.json === true };
+  return { client: new ControlClient(endpoint, apiKey), isJson: flags.json === true, endpoint, apiKey };
 }
 
 /** LabelString decodes `key=value` (the value may hold `=`). */

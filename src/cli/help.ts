@@ -2,7 +2,7 @@ import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
 import { inspectFlagsHelp } from './inspect-options.js';
 import { policyFlagsHelp } from './policy-flags.js';
-import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp } from './control-help.js';
+import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp, statusHelp } from './control-help.js';
 import { edgeKeyHelp } from './commands/edge-key.js';
 
 /** Help texts of every command (`tuna <command> --help`). */
@@ -27,6 +27,7 @@ Control plane (the edge's control API, --edge URL and --api-key):
   keys create|list|revoke                 account API keys and tunnel keys (--tunnel)
   reserve domain|tcp|address|list         reserve a hostname, a TCP port or an IP address
   release <domain|tcp|address> <id|value> release a reservation (its tunnel keys are revoked)
+  status [--kubeconfig FILE]              every binding: addresses, sources, tunnels, held-back reasons
 
 Run tuna <command> --help for a command's options; tuna --version prints the version.`;
 
@@ -146,6 +147,7 @@ tuna edge key [--host HOST] mints a config-mode key (tuna edge key --help).`,
   keys: keysHelp,
   reserve: reserveHelp,
   release: releaseHelp,
+  status: statusHelp,
   demo: `Usage: tuna demo [--port N]
 
 Start, on loopback only: an edge with a key generated now, two sample backends, and an agent

@@ -39,6 +39,7 @@ const commands: Record<string, (args: string[]) => Promise<Command>> = {
   keys: async () => (await import('./commands/keys.js')).keysCommand,
   reserve: async () => (await import('./commands/reserve.js')).reserveCommand,
   release: async () => (await import('./commands/release.js')).releaseCommand,
+  status: async () => (await import('./commands/status.js')).statusCommand,
 };
 
 /** LONG_RUNNING are the commands that take --log-format; their failures follow it. */
