@@ -1,6 +1,7 @@
 import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
 import { inspectFlagsHelp } from './inspect-options.js';
+import { accessLogFlagsHelp } from './access-log-options.js';
 import { policyFlagsHelp } from './policy-flags.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp, statusHelp } from './control-help.js';
 import { edgeKeyHelp } from './commands/edge-key.js';
@@ -48,6 +49,7 @@ Options:
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}
+${accessLogFlagsHelp}
 ${policyFlagsHelp}
 
 Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
@@ -90,7 +92,8 @@ Options:
                      is used for the bindings the file does not name
 ${logFlagsHelp}
 ${agentFlagsHelp}
-${inspectFlagsHelp}`,
+${inspectFlagsHelp}
+${accessLogFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
 
 The in-cluster operator: watch Ingress, Service (LoadBalancer, class tuna), Gateway API and
@@ -115,6 +118,7 @@ Options:
   --key-connections N the connection cap of each tunnel key it mints: every replica's
                      connections, plus a surge pod's in a rolling upgrade (default 4)
 ${logFlagsHelp}
+${accessLogFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
        tuna edge --tunnel HOST:PORT [--http HOST:PORT] --store FILE|URL [--base-domain D]

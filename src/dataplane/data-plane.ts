@@ -182,6 +182,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.observer?.observe(ds, context);
     const routed = resolveRequest(table, ds, conn);
     if (!('route' in routed)) return sendLocalResponse(ds, routed.status, routed.body, routed.headers);
+    this.observer?.routed?.(ds, routed.route.id);
     if (routed.policies !== undefined) return this.serveHttpWithPolicies(routed, routed.policies, ds, conn, context);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);

@@ -2,6 +2,9 @@
 export { DataPlane } from './data-plane.js';
 export type { DataPlaneOptions } from './data-plane.js';
 export type { ExchangeObserver } from './observer.js';
+export { combineObservers } from './observer.js';
+export { ACCESS_LOG_FIELDS, AccessLog, AccessLogFormatError, REDACTED, compileAccessLogFormat, redactTarget } from './access-log.js';
+export type { AccessLogEntry, AccessLogOptions } from './access-log.js';
 export type { Downstream } from './exchange.js';
 export type { HeaderMap } from './headers.js';
 export { StaticEndpointResolver, endpointsFromSlices, EndpointPicker } from './endpoints.js';

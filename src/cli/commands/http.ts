@@ -1,5 +1,6 @@
-import { StaticEndpointResolver } from '../../dataplane/index.js';
+import { StaticEndpointResolver, combineObservers } from '../../dataplane/index.js';
 import type { BackendProtocol } from '../../model/index.js';
+import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, PositiveIntString, decodeFlags, parseFlags } from '../flags.js';
@@ -13,7 +14,7 @@ import type { CliRuntime } from '../runtime.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...accessLogFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
 
 const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean, processes: PositiveIntString });
 
@@ -64,6 +65,7 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
+  const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
   // --processes N: this process supervises N agent processes, each of which runs this command
   // (docs/cli.md); loaded only then (or in such a process: AGENT_PROCESS_ENV), so that `tuna http`
@@ -82,13 +84,15 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
   // the request inspector listens on one port: the first agent process alone runs it, and prints the banner
   const inspector = isFirst ? await startInspector(inspectOptions, log, 'http') : undefined;
+  const accessLog = await openAccessLog(accessLogConfig, io, 'http');
   try {
-    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), inspector?.observer);
+    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([inspector?.observer, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
     return await serveUntilStopped(agent, quick.graph, io, log, banner, asProcess?.ready, asProcess?.stop);
   } finally {
     await inspector?.close();
+    await accessLog?.close();
   }
 }
 

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
-import { DataPlane, StaticEndpointResolver } from '../../dataplane/index.js';
+import { DataPlane, StaticEndpointResolver, combineObservers } from '../../dataplane/index.js';
+import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
 import {
   AcceptedCertificates,
   CERTIFICATES,
@@ -50,6 +51,7 @@ import { pick } from './http.js';
 const options = {
   ...agentFlagOptions,
   ...logFlagOptions,
+  ...accessLogFlagOptions,
   kubeconfig: { type: 'string' },
   'cluster-id': { type: 'string' },
   'base-domain': { type: 'string' },
@@ -73,6 +75,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   if (parsed.positionals.length > 0) throw new UsageError(`tuna operator: unexpected argument ${JSON.stringify(parsed.positionals[0])}`);
   const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr', 'key-connections']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
+  const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'operator');
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
@@ -107,7 +110,8 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const secrets = new SecretReader(new CoreSecretGetter(kube), { refreshMs: (flags['secret-refresh'] ?? 30) * 1000, onProblem: (line) => log.warn(line) });
   // /metrics counts the data plane's requests by binding and status (the observer adds one closure per request).
   const requests = new RequestMetrics();
-  const dataPlane = new DataPlane({ endpoints, certificates, observer: requests, onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
+  const accessLog = await openAccessLog(accessLogConfig, io, 'operator');
+  const dataPlane = new DataPlane({ endpoints, certificates, observer: combineObservers([requests, accessLog?.observer]), onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
   const manager = runtime.createTunnelManager(dataPlane, keys);
   manager.on('tunnel-error', (bindingId: string, err: Error) => {
     health.countTunnelError();
@@ -178,6 +182,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   await operator.stop();
   await elector?.stop();
   await healthServer?.close();
+  await accessLog?.close();
   return 0;
 }
 

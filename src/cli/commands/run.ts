@@ -1,4 +1,6 @@
 import * as t from 'io-ts';
+import { combineObservers } from '../../dataplane/index.js';
+import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { loadBindingKeys } from '../binding-keys.js';
 import { UsageError } from '../errors.js';
@@ -16,6 +18,7 @@ const options = {
   ...agentFlagOptions,
   ...logFlagOptions,
   ...inspectFlagOptions,
+  ...accessLogFlagOptions,
   manifests: { type: 'string', multiple: true },
   keys: { type: 'string' },
   'base-domain': { type: 'string' },
@@ -32,6 +35,7 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   if (parsed.values.manifests === undefined) throw new UsageError('tuna run: --manifests DIR is required (see tuna run --help)');
   const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once', 'keys']), 'run');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'run');
+  const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'run');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'run'));
   const provider = new FileProvider(flags.manifests, log, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
   const state = await provider.read();
@@ -40,12 +44,14 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   const keys = flags.keys === undefined ? undefined : await loadBindingKeys(flags.keys);
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run', keys);
   const inspector = await startInspector(inspectOptions, log, 'run');
+  const accessLog = await openAccessLog(accessLogConfig, io, 'run');
   try {
-    const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), inspector?.observer);
+    const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), combineObservers([inspector?.observer, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)', ...inspectorBanner(inspector)], () => provider.watch(agent));
   } finally {
     await provider.close();
     await inspector?.close();
+    await accessLog?.close();
   }
 }
