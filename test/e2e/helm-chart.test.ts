@@ -173,6 +173,14 @@ describe('charts/tuna (helm template)', function () {
     expect(pod.containers[0]!.ports[0]!.containerPort).to.equal(9090);
   });
 
+  it('passes the access log flags only with accessLog.enabled, the template quoted whole', async () => {
+    const objects = await helmTemplate(helm, { ...REQUIRED, 'accessLog.enabled': true, 'accessLog.format': "$client '$method' $host$path #$status", 'accessLog.sample': 0.1 });
+    const args = podSpec(objects).containers[0]!.args;
+    expect(args.slice(-3)).to.deep.equal(['--access-log=stdout', "--access-log-format=$client '$method' $host$path #$status", '--access-log-sample=0.1']);
+    expect(podSpec(defaults).containers[0]!.args.filter((a) => a.startsWith('--access-log'))).to.deep.equal([]);
+    expect(await helmFails(helm, ['template', 'tuna', CHART, ...setFlags({ ...REQUIRED, 'accessLog.sample': 0 })])).to.include("at '/accessLog/sample'");
+  });
+
   it('renders the uninstall hook only with a cluster id: a post-delete Job running tuna release --cluster-id with copies of the key and CA', async () => {
     expect(defaults.filter((o) => o.kind === 'Job'), 'no cluster id and no cluster to look up: no hook').to.deep.equal([]);
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
