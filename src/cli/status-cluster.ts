@@ -102,7 +102,7 @@ function certificatesOf(graph: RouteGraph, b: Binding): SecretRef[] {
 }
 
 /**
- * addressesOf names the public addresses: a host binding's hostnames; for the others what the
+ * addressesOf names the public addresses: the hostnames a binding claims; for ports and addresses what the
  * operator wrote (a Service's `status.loadBalancer` ports, a Gateway's `status.addresses` with its
  * listeners' ports), or the port asked for until the edge assigned one.
  */
@@ -113,7 +113,8 @@ function addressesOf(graph: RouteGraph, b: Binding, objects: readonly ClusterObj
   if (b.kind === 'address') {
     const ips = (status.addresses ?? []).map((a) => a.value).filter((v): v is string => v !== undefined);
     const ports = [...new Set(graph.listeners.filter((l) => l.bindingId === b.id).map((l) => `${l.port}/${l.protocol}`))];
-    return ips.length === 0 ? ports.map((p) => `(unassigned):${p}`) : ips.flatMap((ip) => ports.map((p) => `${ip}:${p}`));
+    // hostnames of its routes claimed on the edge's shared listeners, then its own address's ports
+    return [...b.hostnames, ...(ips.length === 0 ? ports.map((p) => `(unassigned):${p}`) : ips.flatMap((ip) => ports.map((p) => `${ip}:${p}`)))];
   }
   const written = (status.loadBalancer?.ingress ?? []).flatMap((i) => (i.ports ?? []).map((p) => `${i.ip ?? i.hostname ?? ''}:${p.port ?? ''}/${(p.protocol ?? 'TCP').toLowerCase()}`));
   if (written.length > 0) return written;
@@ -173,10 +174,11 @@ function objectKey(kind: string, namespace: string | undefined, name: string): s
   return `${kind}/${namespace ?? ''}/${name}`;
 }
 
+/** describeRef names an object as `Kind/namespace/name` (`Kind/name` for a cluster-scoped one): one word, for awk. */
 function describeRef(s: SourceRef): string {
-  return `${s.kind} ${s.namespace !== undefined ? `${s.namespace}/` : ''}${s.name}`;
+  return `${s.kind}/${s.namespace !== undefined ? `${s.namespace}/` : ''}${s.name}`;
 }
 
 function describeObject(o: ClusterObject): string {
-  return `${o.kind ?? '?'} ${o.metadata?.namespace !== undefined ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
+  return `${o.kind ?? '?'}/${o.metadata?.namespace !== undefined ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
 }
