@@ -8,6 +8,7 @@ import { runTranslateBench } from './translate.js';
 import { runTunnelBench } from './tunnel/index.js';
 import { runBindingsBench } from './bindings/index.js';
 import { runPoliciesBench } from './policies.js';
+import { runAccessLogBench } from './access-log.js';
 import { runSyncBench } from './scale/sync.js';
 
 const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
@@ -18,6 +19,8 @@ const parts: Record<string, (args: readonly string[]) => void | Promise<void>> =
   bindings: () => runBindingsBench(),
   // not in the default set: prints the per-request cost of route policies for docs/policies.md
   policies: () => runPoliciesBench(),
+  // not in the default set: prints the per-exchange cost of the access log for docs/dataplane.md
+  'access-log': () => runAccessLogBench(),
   // not in the default set: the operator's sync in one process (no cluster), for the scale notes
   sync: (args) => runSyncBench(args),
 };
