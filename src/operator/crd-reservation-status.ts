@@ -6,6 +6,7 @@
  */
 import type { Condition, ObjectStatus } from '../model/index.js';
 import { refKey } from '../model/index.js';
+import { addEvent, condition, upsert, warning } from '../translate/index.js';
 import { CRD_RESERVATION_REASONS } from './crd-reservations.js';
 import type { CrdReport, HeldReservation } from './crd-reservations.js';
 
@@ -42,17 +43,7 @@ function applyHeld(s: ObjectStatus, h: HeldReservation): void {
   s.conditions = conditions.map((c) => ({ ...c }));
   if (s.ref.kind === 'TCPPort' && h.value !== undefined && h.state !== 'refused') body.port = Number(h.value);
   if (h.verification !== undefined) body.verification = { type: 'TXT', name: h.verification.name, value: h.verification.value };
-  if (h.state !== 'reserved' && !s.events.some((e) => e.reason === h.reason && e.message === h.message)) s.events.push({ type: 'Warning', reason: h.reason, message: h.message });
-}
-
-function condition(type: string, status: Condition['status'], reason: string, message: string, observedGeneration: number | undefined): Condition {
-  return { type, status, reason, message, ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
-}
-
-/** upsert returns the list with the condition of the same type replaced, or appended. */
-function upsert(list: readonly Condition[], next: Condition): Condition[] {
-  const at = list.findIndex((c) => c.type === next.type);
-  return at >= 0 ? list.map((c, i) => (i === at ? next : c)) : [...list, next];
+  if (h.state !== 'reserved') addEvent(s.events, warning(h.reason, h.message));
 }
 
 function listOf<T>(value: unknown): T[] {

@@ -15,6 +15,7 @@ import { ControlAnswerError } from '../control-api/index.js';
 import type { Reservation as EdgeReservation } from '../control-api/index.js';
 import type { ObjectRef, ReclaimPolicy, Reservation } from '../model/index.js';
 import { refKey } from '../model/index.js';
+import type { TunaReason } from '../translate/index.js';
 import { runBounded } from './bounded.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
 
@@ -38,7 +39,7 @@ export const CRD_RESERVATION_REASONS = {
   quotaExceeded: 'QuotaExceeded',
   refused: 'EdgeRefused',
   retained: 'ReservationRetained',
-} as const;
+} as const satisfies Record<string, TunaReason>;
 
 /** CrdReservationReason is one of CRD_RESERVATION_REASONS. */
 export type CrdReservationReason = (typeof CRD_RESERVATION_REASONS)[keyof typeof CRD_RESERVATION_REASONS];

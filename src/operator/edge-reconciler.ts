@@ -1,8 +1,8 @@
 import { edgeBindingId } from '../control-api/index.js';
 import type { PortPool, Reservation, TunnelProtocol } from '../control-api/index.js';
 import type { Binding, Listener, RouteGraph } from '../model/index.js';
+import type { TunaReason } from '../translate/index.js';
 import { AddressBindings } from './address-bindings.js';
-import type { AddressPending } from './address-bindings.js';
 import type { AddressPortLimits } from './address-ports.js';
 import { runBounded } from './bounded.js';
 import { CrdReservations, emptyCrdReport } from './crd-reservations.js';
@@ -25,10 +25,19 @@ export interface TxtRecord {
   value: string;
 }
 
+/**
+ * PENDING_REASONS are the reasons a binding is held back, each of TUNA_REASONS (held-back.ts writes
+ * a Gateway's as Gateway API reasons): AddressPending's and TcpPortPending's among them.
+ */
+export const PENDING_REASONS = ['DomainNotVerified', 'UnsupportedBinding', 'EdgeRefused', 'PortNotAssigned', 'AddressNotAssigned', 'AddressNotUsable', 'PortUnavailable', 'ListenerFailed', 'ListenerPending'] as const satisfies readonly TunaReason[];
+
+/** PendingReason is one of PENDING_REASONS. */
+export type PendingReason = (typeof PENDING_REASONS)[number];
+
 /** PendingBinding is a binding the reconciler could not make ready, and why. */
 export interface PendingBinding {
   bindingId: string;
-  reason: 'DomainNotVerified' | 'UnsupportedBinding' | 'EdgeRefused' | 'PortNotAssigned' | AddressPending['reason'];
+  reason: PendingReason;
   /** a sentence for the user: what is not served and what to do */
   message: string;
   /** DomainNotVerified: the record to create */

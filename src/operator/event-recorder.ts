@@ -1,13 +1,15 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { problemSources } from '../model/index.js';
-import type { ObjectRef, ObjectStatus, RouteGraph } from '../model/index.js';
+import type { ObjectRef, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
+import { warning } from '../translate/index.js';
+import type { TunaReason } from '../translate/index.js';
 
 /**
  * ROUTE_GRAPH_REFUSED is the reason of the Warning recorded when the operator refuses a route graph
  * that fails validate() (Agent.admit): a tuna reason, as no Gateway API condition covers it.
  */
-export const ROUTE_GRAPH_REFUSED = 'RouteGraphRefused';
+export const ROUTE_GRAPH_REFUSED = 'RouteGraphRefused' satisfies TunaReason;
 
 /** RefusalEvent is one Warning about a refused graph, on the object one of its problems came from. */
 export interface RefusalEvent {
@@ -107,7 +109,7 @@ export class EventRecorder {
       const key = `${obj?.metadata?.uid ?? ''}\u0000${e.message}`;
       if (obj === undefined || this.#refused.has(key)) continue;
       try {
-        await this.#create(obj, e.ref, { type: 'Warning', reason: ROUTE_GRAPH_REFUSED, message: e.message });
+        await this.#create(obj, e.ref, warning(ROUTE_GRAPH_REFUSED, e.message));
         this.#refused.add(key);
         created++;
       } catch (err) {
@@ -117,7 +119,16 @@ export class EventRecorder {
     return created;
   }
 
-  async #create(obj: KubernetesObject, ref: ObjectRef, e: ObjectStatus['events'][number]): Promise<void> {
+  /**
+   * post creates one Event on the object, without the memory of `record` (for an event its caller
+   * makes once, as the finalizer's of a retained reservation); it throws when the write fails.
+   */
+  async post(obj: KubernetesObject, ref: ObjectRef, e: StatusEvent): Promise<void> {
+    await this.#create(obj, ref, e);
+  }
+
+  /** create writes a core/v1 Event (what `kubectl describe` shows), the one body every Event of the operator has. */
+  async #create(obj: KubernetesObject, ref: ObjectRef, e: StatusEvent): Promise<void> {
     const time = this.#now();
     const namespace = ref.namespace ?? 'default';
     await this.#core.createNamespacedEvent({

@@ -7,12 +7,15 @@
  * The operator translates the cluster without the objects being deleted (`splitDeleting`), so
  * their hosts and ports leave the graph, and hands them to the reconciler as `releasing`.
  */
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectRef } from '../model/index.js';
 import { refKey } from '../model/index.js';
+import { normal } from '../translate/index.js';
 import { runBounded } from './bounded.js';
+import { CRD_RESERVATION_REASONS } from './crd-reservations.js';
 import type { CrdReport, ReleasingObject } from './crd-reservations.js';
+import { EventRecorder } from './event-recorder.js';
 import { WATCHED_KINDS } from './kube-objects.js';
 
 /** RESERVATION_FINALIZER holds a tuna.dev object until its reservation is released or retained. */
@@ -93,6 +96,8 @@ export interface FinalizersOptions {
   /** `source.component` of the Events (default `tuna-operator`) */
   component?: string;
   now?: () => Date;
+  /** what records the Events (default: an EventRecorder of `component` and `now`) */
+  events?: EventRecorder;
   /** called for each write that failed; the next sync tries again */
   onError?: (ref: ObjectRef, err: unknown) => void;
   /** PATCHes in flight at once (default 8) */
@@ -111,10 +116,8 @@ export interface FinalizersOptions {
  */
 export class Finalizers {
   readonly #custom: CustomObjectsApi;
-  readonly #core: CoreV1Api;
+  readonly #events: EventRecorder;
   readonly #fieldManager: string;
-  readonly #component: string;
-  readonly #now: () => Date;
   readonly #onError: (ref: ObjectRef, err: unknown) => void;
   readonly #concurrency: number;
   /** uid → the resourceVersion a patch was made from: until the cache has a newer copy, it is not patched again */
@@ -122,10 +125,8 @@ export class Finalizers {
 
   constructor(config: KubeConfig, options: FinalizersOptions = {}) {
     this.#custom = config.makeApiClient(CustomObjectsApi);
-    this.#core = config.makeApiClient(CoreV1Api);
     this.#fieldManager = options.fieldManager ?? 'tuna';
-    this.#component = options.component ?? 'tuna-operator';
-    this.#now = options.now ?? (() => new Date());
+    this.#events = options.events ?? new EventRecorder(config, { ...(options.component !== undefined ? { component: options.component } : {}), ...(options.now !== undefined ? { now: options.now } : {}) });
     this.#onError = options.onError ?? (() => undefined);
     this.#concurrency = options.concurrency ?? 8;
   }
@@ -158,7 +159,7 @@ export class Finalizers {
     await runBounded(fresh, this.#concurrency, async (job) => {
       const isAdding = job.o.metadata?.deletionTimestamp === undefined;
       try {
-        if (job.retained !== undefined) await this.#event(job.o, job.ref, 'ReservationRetained', job.retained);
+        if (job.retained !== undefined) await this.#events.post(job.o, job.ref, normal(CRD_RESERVATION_REASONS.retained, job.retained));
         await this.#patch(job.o, job.ref, job.ops);
         patchedAt.set(job.o.metadata?.uid ?? '', job.o.metadata?.resourceVersion ?? '');
         if (isAdding) report.added++;
@@ -184,27 +185,5 @@ export class Finalizers {
       { group, version, namespace: ref.namespace ?? 'default', plural: kind.plural, name: ref.name, body, fieldManager: this.#fieldManager },
       jsonPatch,
     );
-  }
-
-  /** event records a Normal Event on the object (what `kubectl describe` shows). */
-  async #event(o: KubernetesObject, ref: ObjectRef, reason: string, message: string): Promise<void> {
-    const time = this.#now();
-    const namespace = ref.namespace ?? 'default';
-    await this.#core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${ref.name}.`, namespace },
-        involvedObject: { apiVersion: o.apiVersion, kind: ref.kind, name: ref.name, namespace, uid: o.metadata?.uid },
-        type: 'Normal',
-        reason,
-        message,
-        source: { component: this.#component },
-        reportingComponent: this.#component,
-        reportingInstance: this.#component,
-        firstTimestamp: time,
-        lastTimestamp: time,
-        count: 1,
-      },
-    });
   }
 }

@@ -28,9 +28,10 @@
  * served TCP port is listed where the edge serves it: the port it assigned, under its tcp-port host
  * (`ip`) when the edge names one (a Service), or as `port` and `address` (a Tunnel).
  */
-import type { Binding, Condition, ObjectStatus, RouteGraph, StatusEvent } from '../model/index.js';
+import type { Binding, Condition, ObjectStatus, RouteGraph } from '../model/index.js';
 import { refKey } from '../model/index.js';
-import type { GatewayReason } from '../translate/index.js';
+import { addEvent, condition, upsert, warning } from '../translate/index.js';
+import type { ConditionReason, GatewayReason } from '../translate/index.js';
 import type { PendingBinding, TcpPortAddress } from './edge-reconciler.js';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -240,7 +241,7 @@ function holdBackListenerSet(s: ObjectStatus, p: PendingBinding): void {
   const message = `its Gateway is not programmed: ${p.message}`;
   body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', 'ParentNotProgrammed', message, gen));
   body.listeners = pendingListeners(body.listeners, gen);
-  if (!s.events.some((e) => e.reason === 'ParentNotProgrammed')) s.events.push({ type: 'Warning', reason: 'ParentNotProgrammed', message });
+  if (!s.events.some((e) => e.reason === 'ParentNotProgrammed')) s.events.push(warning('ParentNotProgrammed', message));
 }
 
 /**
@@ -360,7 +361,7 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const first = held[0];
   if (first === undefined) return;
   const gen = s.observedGeneration;
-  const reasonOf = (p: PendingBinding): string => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
+  const reasonOf = (p: PendingBinding): ConditionReason => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
   const message = [...new Set(held.map((p) => p.message))].join('; ');
   // a Gateway with only some ports held back still serves the others on its address
   const partly = advertisesSomething(s) || held.every((p) => p.port !== undefined);
@@ -368,10 +369,7 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const body = s.status?.conditions;
   if (s.status && Array.isArray(body) && (body as Condition[]).some((c) => c.type === 'Ready'))
     s.status.conditions = upsert(body as Condition[], condition('Ready', 'False', reasonOf(first), message, gen));
-  for (const p of held) {
-    const event: StatusEvent = { type: 'Warning', reason: reasonOf(p), message: p.message };
-    if (!s.events.some((e) => e.reason === event.reason && e.message === event.message)) s.events.push(event);
-  }
+  for (const p of held) addEvent(s.events, warning(reasonOf(p), p.message));
 }
 
 /** advertisesSomething tells whether a status still lists an address (a loadBalancer entry or a url). */
@@ -390,16 +388,6 @@ function writeServiceCondition(s: ObjectStatus): void {
   const published = s.conditions.find((c) => c.type === 'Published');
   if (published === undefined || s.status === undefined) return;
   s.status.conditions = upsert(listOf<Condition>(s.status.conditions), { ...published });
-}
-
-function condition(type: string, status: Condition['status'], reason: string, message: string, observedGeneration: number | undefined): Condition {
-  return { type, status, reason, message, ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
-}
-
-/** upsert returns the list with the condition of the same type replaced, or appended (one per type). */
-function upsert(list: readonly Condition[], next: Condition): Condition[] {
-  const at = list.findIndex((c) => c.type === next.type);
-  return at >= 0 ? list.map((c, i) => (i === at ? next : c)) : [...list, next];
 }
 
 function listOf<T>(value: unknown): T[] {

@@ -12,8 +12,8 @@ import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
 export * from './types.js';
 export { apiGroupOf, snapshotFromObjects, snapshotKey } from './snapshot.js';
 export { GATEWAY_GROUP, KINDS, ROUTE_KINDS, STREAM_ROUTE_KINDS, kindOf } from './kinds.js';
-export { GATEWAY_REASONS, TUNA_REASONS } from './common/reasons.js';
-export type { ConditionReason, GatewayReason, TunaReason } from './common/reasons.js';
+export { GATEWAY_REASONS, TUNA_REASONS, addEvent, condition, normal, upsert, upsertInPlace, warning } from './common/status.js';
+export type { ConditionReason, ConditionStatus, GatewayReason, TunaReason } from './common/status.js';
 export type { GatewayRouteRole, KindEntry, KindName, KindRow, Reader, RouteKind, SnapshotKey } from './kinds.js';
 
 /**

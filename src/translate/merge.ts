@@ -1,7 +1,7 @@
 import { canonicalize, compareStrings, emptyGraph, refKey } from '../model/index.js';
 import type { Condition, ObjectStatus, RouteGraph } from '../model/index.js';
 import type { Fragment, HostClaim, TranslateResult } from './types.js';
-import { condition, warning } from './common/meta.js';
+import { condition, upsertInPlace, warning } from './common/status.js';
 
 /**
  * mergeFragments joins the fragments of every translator into one canonical graph. A hostname
@@ -70,22 +70,15 @@ function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winne
   const earlier = status.conditions.find((c) => c.type === 'Published' && c.reason === 'HostnameConflict');
   const text = earlier ? `${earlier.message}; ${message}` : message;
   const published = condition('Published', false, 'HostnameConflict', text, status.observedGeneration);
-  upsertCondition(status.conditions, published);
+  upsertInPlace(status.conditions, published);
   // Kinds whose status body carries conditions (the tuna.dev CRDs) show the loss there too, and an
   // object that was waiting to become Ready will not: it has nothing left to serve that name with.
   const body = status.status?.conditions as Condition[] | undefined;
-  if (Array.isArray(body)) upsertCondition(body, { ...published });
+  if (Array.isArray(body)) upsertInPlace(body, { ...published });
   for (const list of Array.isArray(body) ? [status.conditions, body] : [status.conditions]) {
-    if (list.some((c) => c.type === 'Ready')) upsertCondition(list, { ...published, type: 'Ready' });
+    if (list.some((c) => c.type === 'Ready')) upsertInPlace(list, { ...published, type: 'Ready' });
   }
   dropLostHostname(status, loser.hostname);
-}
-
-/** upsertCondition replaces the condition of the same type, or appends it (one condition per type). */
-function upsertCondition(list: Condition[], next: Condition): void {
-  const at = list.findIndex((c) => c.type === next.type);
-  if (at >= 0) list[at] = next;
-  else list.push(next);
 }
 
 /**

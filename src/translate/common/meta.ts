@@ -1,6 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { Condition, ObjectRef, ObjectStatus, SourceRef, StatusEvent } from '../../model/index.js';
-import type { ConditionReason } from './reasons.js';
+import type { ObjectRef, ObjectStatus, SourceRef } from '../../model/index.js';
 
 /** KubeObject is the part of any Kubernetes object the translators look at generically. */
 export interface KubeObject {
@@ -51,28 +50,6 @@ export function nameKey(obj: KubeObject): string {
 /** generationOf returns metadata.generation when set. */
 export function generationOf(obj: KubeObject): number | undefined {
   return obj.metadata?.generation;
-}
-
-/** condition builds a Condition. */
-export function condition(
-  type: string,
-  status: boolean | 'Unknown',
-  reason: ConditionReason,
-  message: string,
-  observedGeneration?: number,
-): Condition {
-  return {
-    type,
-    status: status === 'Unknown' ? 'Unknown' : status ? 'True' : 'False',
-    reason,
-    message,
-    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-  };
-}
-
-/** warning builds a Warning event. */
-export function warning(reason: ConditionReason, message: string): StatusEvent {
-  return { type: 'Warning', reason, message };
 }
 
 /** StatusBook collects ObjectStatus entries by object while a translator runs. */

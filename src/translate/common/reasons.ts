@@ -3,7 +3,8 @@
  * its table, so a misspelt or invented reason does not compile. Gateway API objects carry the
  * Gateway API's own reasons (gateway.networking.k8s.io/v1: GatewayClass, Gateway, Listener and
  * Route condition reasons), plus the few tuna adds where the spec leaves the reason to the
- * implementation; Ingress, Service and tuna.dev objects carry tuna's own.
+ * implementation; Ingress, Service and tuna.dev objects carry tuna's own. The operator writes
+ * from the same tables (what the edge holds, src/operator); the builders of ./status.ts take them.
  */
 
 /** GATEWAY_REASONS are the reasons of conditions on Gateway API objects. */
@@ -27,6 +28,7 @@ export const GATEWAY_REASONS = [
   // ListenerSet (GEP-1713)
   'NotAllowed',
   'ParentNotAccepted',
+  'ParentNotProgrammed',
   // Gateway (spec.tls.frontend, GEP-91)
   'ConfigurationChanged',
   // Listener
@@ -60,6 +62,8 @@ export const GATEWAY_REASONS = [
   'ExternalNameService',
   'PartiallyInvalid',
   'DuplicateObject',
+  // tuna's Published condition of a Gateway the edge serves on some of its ports only (src/operator/held-back.ts)
+  'PartiallyPublished',
 ] as const;
 
 /** GatewayReason is a reason of a condition on a Gateway API object. */
@@ -124,6 +128,23 @@ export const TUNA_REASONS = [
   'HostnameAlreadyReserved',
   'PortAlreadyReserved',
   'TCPPortInUse',
+  // the operator's, from what the edge holds (src/operator: held-back.ts, crd-reservations.ts, event-recorder.ts)
+  'Reserved',
+  'Ready',
+  'DomainNotVerified',
+  'AlreadyReserved',
+  'PoolExhausted',
+  'QuotaExceeded',
+  'EdgeRefused',
+  'ReservationRetained',
+  'UnsupportedBinding',
+  'PortNotAssigned',
+  'AddressNotAssigned',
+  'AddressNotUsable',
+  'PortUnavailable',
+  'ListenerFailed',
+  'ListenerPending',
+  'RouteGraphRefused',
 ] as const;
 
 /** TunaReason is a reason of a condition on an Ingress, a Service or a tuna.dev object. */

@@ -1,5 +1,5 @@
 import type { Condition, ObjectStatus } from '../../model/index.js';
-import { condition, warning } from './meta.js';
+import { condition, warning } from './status.js';
 import type { TunaReason } from './reasons.js';
 
 /**

@@ -7,7 +7,8 @@
  */
 import type { Condition, ObjectRef, ObjectStatus } from '../../model/index.js';
 import type { KubeObject, StatusBook } from '../common/meta.js';
-import { condition, createdOf, namespaceOf, warning } from '../common/meta.js';
+import { createdOf, namespaceOf } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import { TUNA_GROUP } from '../../crd/index.js';
 import type { TunaReason } from '../common/reasons.js';
 

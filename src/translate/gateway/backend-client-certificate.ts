@@ -1,7 +1,8 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { SecretRef } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { condition, generationOf, namespaceOf, warning } from '../common/meta.js';
+import { generationOf, namespaceOf } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { GatewayReason } from '../common/reasons.js';
 import type { TranslateResult } from '../types.js';
 import { gatewayBackendTlsCodec, malformedField } from './codecs.js';

@@ -3,7 +3,8 @@ import type { Backend, BackendSubjectAltName, BackendTls, Condition, HttpRoute, 
 import { compareStrings } from '../../model/index.js';
 import { checkCaBundle } from '../common/ca-bundle.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { condition, createdOf, generationOf, namespaceOf, warning } from '../common/meta.js';
+import { createdOf, generationOf, namespaceOf } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { GatewayReason } from '../common/reasons.js';
 import type { TranslateOptions, TranslateResult } from '../types.js';
 import { backendClientCertificates } from './backend-client-certificate.js';

@@ -1,4 +1,4 @@
-import { condition } from '../common/meta.js';
+import { condition } from '../common/status.js';
 import { KINDS } from '../kinds.js';
 import type { Condition } from '../../model/index.js';
 

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { ClientValidation, ClientValidationMode, Condition } from '../../model/index.js';
-import { condition } from '../common/meta.js';
+import { condition } from '../common/status.js';
 import { CA_BUNDLE_KEY } from '../kinds.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
 import { GATEWAY_GROUP } from './kinds.js';

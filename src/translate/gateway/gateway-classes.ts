@@ -1,5 +1,6 @@
 import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass';
-import { condition, generationOf, refOf, warning } from '../common/meta.js';
+import { generationOf, refOf } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { StatusBook } from '../common/meta.js';
 import { SUPPORTED_FEATURES } from './features.js';
 import { GATEWAY_GROUP } from './kinds.js';

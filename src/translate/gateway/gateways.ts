@@ -1,7 +1,8 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import { emptyGraph } from '../../model/index.js';
 import type { Condition, StreamRoute } from '../../model/index.js';
-import { condition, generationOf, namespaceOf, sourceOf, warning } from '../common/meta.js';
+import { generationOf, namespaceOf, sourceOf } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { Fragment } from '../types.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
 import type { ClassVerdict } from './gateway-classes.js';

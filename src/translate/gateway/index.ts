@@ -2,7 +2,8 @@ import type { IGRPCRoute } from '@kubernetes-models/gateway-api/gateway.networki
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
 import { compareStrings } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook, createdOf, namespaceOf, warning } from '../common/meta.js';
+import { StatusBook, createdOf, namespaceOf } from '../common/meta.js';
+import { warning } from '../common/status.js';
 import type { KubeObject } from '../common/meta.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { attachRoute } from './attachment.js';

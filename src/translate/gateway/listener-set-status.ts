@@ -1,5 +1,5 @@
 import type { Condition } from '../../model/index.js';
-import { condition, warning } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { ListenerSetContext, TranslationContext } from './context.js';
 import { listenerProblems, listenerStatus } from './gateways.js';
 import { asKube } from './kube-object.js';

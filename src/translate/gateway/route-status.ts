@@ -1,5 +1,5 @@
 import type { Condition } from '../../model/index.js';
-import { condition, warning } from '../common/meta.js';
+import { condition, warning } from '../common/status.js';
 import type { KubeObject } from '../common/meta.js';
 import type { ParentAttachment } from './attachment.js';
 import type { Problem, TranslationContext } from './context.js';

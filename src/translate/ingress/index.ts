@@ -5,7 +5,8 @@
  * one host; conflicts between them are decided here, oldest first. See docs/translators/ingress.md.
  */
 import type { SnapshotIndex } from '../common/index-snapshot.js';
-import { StatusBook, warning } from '../common/meta.js';
+import { StatusBook } from '../common/meta.js';
+import { warning } from '../common/status.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
 import { buildIngressGraph } from './build-graph.js';
 import { collectIngress } from './collect.js';
