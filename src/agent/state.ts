@@ -4,6 +4,7 @@ import { endpointsFromSlices } from '../dataplane/index.js';
 import type { ObjectStatus, RouteGraph } from '../model/index.js';
 import { snapshotFromObjects, translateSnapshot } from '../translate/index.js';
 import type { TranslateOptions } from '../translate/index.js';
+import { isKind } from '../translate/index.js';
 
 /**
  * The agent's pipeline from Kubernetes objects to what it serves: objects (from an API server's
@@ -52,7 +53,7 @@ function tlsPairsOf(objects: unknown[]): Map<string, CertificatePair> {
   const out = new Map<string, CertificatePair>();
   for (const o of objects) {
     const s = o as { apiVersion?: string; kind?: string; type?: string; metadata?: { name?: string; namespace?: string }; data?: Record<string, string>; stringData?: Record<string, string> };
-    if (s?.kind !== 'Secret' || s.apiVersion !== 'v1' || s.type !== 'kubernetes.io/tls' || !s.metadata?.name) continue;
+    if (!isKind(s, 'Secret') || s.apiVersion !== 'v1' || s.type !== 'kubernetes.io/tls' || !s.metadata?.name) continue;
     const cert = s.stringData?.['tls.crt'] ?? decode(s.data?.['tls.crt']);
     const key = s.stringData?.['tls.key'] ?? decode(s.data?.['tls.key']);
     if (cert && key) out.set(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`, { cert, key });

@@ -1,11 +1,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { isGroupKind, isKind } from '../translate/index.js';
+import type { KindLike } from '../translate/index.js';
 
 /** CA_BUNDLE_KEY is the ConfigMap key of a BackendTLSPolicy CA bundle (GEP-1897). */
 const CA_BUNDLE_KEY = 'ca.crt';
 
 /** isConfigMapKind tells the core ConfigMap kind of the watched kinds. */
 export function isConfigMapKind(kind: { group: string; kind: string }): boolean {
-  return kind.group === '' && kind.kind === 'ConfigMap';
+  return isGroupKind(kind, 'ConfigMap');
 }
 
 /**
@@ -33,6 +35,6 @@ export function isNamedByPolicy(configMap: KubernetesObject, policies: readonly 
   return policies.some((p) => {
     if ((p.metadata?.namespace ?? '') !== namespace) return false;
     const refs = (p as { spec?: { validation?: { caCertificateRefs?: unknown } } }).spec?.validation?.caCertificateRefs;
-    return Array.isArray(refs) && refs.some((r) => (r as { kind?: unknown; name?: unknown } | null)?.kind === 'ConfigMap' && (r as { name?: unknown }).name === name);
+    return Array.isArray(refs) && refs.some((r) => isKind((r ?? undefined) as KindLike | undefined, 'ConfigMap') && (r as { name?: unknown }).name === name);
   });
 }

@@ -6,7 +6,7 @@
  */
 import type { Condition, ObjectStatus } from '../model/index.js';
 import { refKey } from '../model/index.js';
-import { addEvent, condition, upsert, warning } from '../translate/index.js';
+import { addEvent, condition, isKind, upsert, warning } from '../translate/index.js';
 import { CRD_RESERVATION_REASONS } from './crd-reservations.js';
 import type { CrdReport, HeldReservation } from './crd-reservations.js';
 
@@ -35,13 +35,13 @@ function applyHeld(s: ObjectStatus, h: HeldReservation): void {
   const reserved: Condition['status'] = h.state === 'reserved' ? 'True' : h.state === 'unverified' ? 'Unknown' : 'False';
   const ready = h.state === 'reserved';
   const readyReason = ready ? CRD_RESERVATION_REASONS.ready : h.reason;
-  const readyMessage = ready ? (s.ref.kind === 'Domain' ? `${h.message}; Tunnels and Ingresses may publish it` : `${h.message}; a Tunnel may use it`) : h.message;
+  const readyMessage = ready ? (isKind(s.ref, 'Domain') ? `${h.message}; Tunnels and Ingresses may publish it` : `${h.message}; a Tunnel may use it`) : h.message;
   let conditions = listOf<Condition>(body.conditions);
   conditions = upsert(conditions, condition('Reserved', reserved, h.reason, h.message, gen));
   conditions = upsert(conditions, condition('Ready', ready ? 'True' : 'False', readyReason, readyMessage, gen));
   body.conditions = conditions;
   s.conditions = conditions.map((c) => ({ ...c }));
-  if (s.ref.kind === 'TCPPort' && h.value !== undefined && h.state !== 'refused') body.port = Number(h.value);
+  if (isKind(s.ref, 'TCPPort') && h.value !== undefined && h.state !== 'refused') body.port = Number(h.value);
   if (h.verification !== undefined) body.verification = { type: 'TXT', name: h.verification.name, value: h.verification.value };
   if (h.state !== 'reserved') addEvent(s.events, warning(h.reason, h.message));
 }

@@ -15,6 +15,7 @@ import { ControlAnswerError } from '../control-api/index.js';
 import type { Reservation as EdgeReservation } from '../control-api/index.js';
 import type { ObjectRef, ReclaimPolicy, Reservation } from '../model/index.js';
 import { refKey } from '../model/index.js';
+import { isKind } from '../translate/index.js';
 import type { TunaReason } from '../translate/index.js';
 import { runBounded } from './bounded.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
@@ -156,9 +157,9 @@ export class CrdReservations {
     const done = new Set<string>();
     const jobs: { r: EdgeReservation; policy: ReclaimPolicy; ref?: ObjectRef }[] = [];
     for (const obj of releasing) {
-      if (obj.ref.kind === 'Tunnel') continue; // a Tunnel's own host is its binding's: EdgeReconciler lets it go
+      if (isKind(obj.ref, 'Tunnel')) continue; // a Tunnel's own host is its binding's: EdgeReconciler lets it go
       const found = index.byOwner.get(ownerKey(obj.ref.kind, obj.ref.namespace, obj.ref.name)) ?? [];
-      const byValue = obj.value === undefined ? undefined : obj.ref.kind === 'Domain' ? edge.domain(obj.value) : index.tcpByValue.get(obj.value);
+      const byValue = obj.value === undefined ? undefined : isKind(obj.ref, 'Domain') ? edge.domain(obj.value) : index.tcpByValue.get(obj.value);
       const own = found.length > 0 ? found : byValue !== undefined ? [byValue] : [];
       for (const r of own) {
         done.add(r.id);

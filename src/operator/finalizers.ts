@@ -11,7 +11,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectRef } from '../model/index.js';
 import { refKey } from '../model/index.js';
-import { normal } from '../translate/index.js';
+import { isFinalizedKind, isKind, normal } from '../translate/index.js';
 import { runBounded } from './bounded.js';
 import { CRD_RESERVATION_REASONS } from './crd-reservations.js';
 import type { CrdReport, ReleasingObject } from './crd-reservations.js';
@@ -21,7 +21,6 @@ import { WATCHED_KINDS } from './kube-objects.js';
 /** RESERVATION_FINALIZER holds a tuna.dev object until its reservation is released or retained. */
 export const RESERVATION_FINALIZER = 'tuna.dev/reservation';
 
-const FINALIZED_KINDS = new Set(['Domain', 'TCPPort', 'Tunnel']);
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** DeletingObject is a tuna.dev object being deleted, with what the reconciler must do for it. */
@@ -31,7 +30,7 @@ export interface DeletingObject extends ReleasingObject {
 
 /** isFinalized tells a Domain, TCPPort or Tunnel, the kinds that carry the finalizer. */
 function isFinalized(o: KubernetesObject): boolean {
-  return (o.apiVersion ?? '').startsWith('tuna.dev/') && FINALIZED_KINDS.has(o.kind ?? '');
+  return (o.apiVersion ?? '').startsWith('tuna.dev/') && isFinalizedKind(o.kind);
 }
 
 /** refOf is the ObjectRef of a cached tuna.dev object. */
@@ -43,7 +42,7 @@ function refOf(o: KubernetesObject): ObjectRef {
 function releasingOf(o: KubernetesObject): DeletingObject {
   const spec = (o as { spec?: { reclaimPolicy?: unknown } }).spec;
   const status = (o as { status?: { hostname?: unknown; port?: unknown } }).status;
-  const value = o.kind === 'Domain' ? status?.hostname : o.kind === 'TCPPort' ? status?.port : undefined;
+  const value = isKind(o, 'Domain') ? status?.hostname : isKind(o, 'TCPPort') ? status?.port : undefined;
   return {
     object: o,
     ref: refOf(o),

@@ -30,12 +30,10 @@
  */
 import type { Binding, Condition, ObjectStatus, RouteGraph } from '../model/index.js';
 import { refKey } from '../model/index.js';
-import { addEvent, condition, upsert, warning } from '../translate/index.js';
+import { addEvent, condition, isGroupKind, upsert, warning } from '../translate/index.js';
 import type { ConditionReason, GatewayReason } from '../translate/index.js';
 import type { PendingBinding, TcpPortAddress } from './edge-reconciler.js';
 
-const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-const TUNA_GROUP = 'tuna.dev';
 
 type Json = Record<string, unknown>;
 
@@ -91,12 +89,12 @@ export function correctHeldBack(
     if (b === undefined) continue;
     const owner = ownerOf(b);
     if (p.port !== undefined) {
-      if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) holdBackListeners(owner, graph, b, p);
+      if (b.kind === 'address' && owner && isGroupKind(b.source, 'Gateway')) holdBackListeners(owner, graph, b, p);
       if (owner && p.reason !== 'ListenerPending') note(owner, p);
       continue;
     }
     if (owner) note(owner, p);
-    if (b.kind === 'address' && owner && b.source.kind === 'Gateway' && b.source.group === GATEWAY_GROUP) {
+    if (b.kind === 'address' && owner && isGroupKind(b.source, 'Gateway')) {
       holdBackGateway(owner, p);
       for (const key of listenerSetsOn(graph, b.id)) {
         const i = at.get(key);
@@ -159,7 +157,7 @@ function serveTcpPorts(served: readonly Binding[], graph: RouteGraph, slotOf: (k
     if (slot?.current.status === undefined) continue;
     const s = slot.own();
     if (s.status === undefined) continue;
-    if (s.ref.group === TUNA_GROUP && s.ref.kind === 'Tunnel') {
+    if (isGroupKind(s.ref, 'Tunnel')) {
       s.status.port = at.port;
       if (at.ip !== undefined || at.hostname !== undefined) s.status.address = at.ip ?? at.hostname;
       continue;
@@ -223,7 +221,7 @@ function pendingListeners(listeners: unknown, gen: number | undefined): Json[] {
 function listenerSetsOn(graph: RouteGraph, bindingId: string): Set<string> {
   const keys = new Set<string>();
   for (const l of graph.listeners) {
-    if (l.bindingId !== bindingId || l.source.kind !== 'ListenerSet' || l.source.group !== GATEWAY_GROUP) continue;
+    if (l.bindingId !== bindingId || !isGroupKind(l.source, 'ListenerSet')) continue;
     keys.add(refKey({ group: l.source.group, kind: l.source.kind, name: l.source.name, ...(l.source.namespace !== undefined ? { namespace: l.source.namespace } : {}) }));
   }
   return keys;
@@ -340,7 +338,7 @@ function editEntries(s: ObjectStatus, edit: (e: LbEntry) => LbEntry | undefined)
 
 /** isDomainFor tells a tuna.dev Domain whose hostname is one of `hostnames`. */
 function isDomainFor(s: ObjectStatus, hostnames: readonly string[]): boolean {
-  return s.ref.group === TUNA_GROUP && s.ref.kind === 'Domain' && typeof s.status?.hostname === 'string' && hostnames.includes(s.status.hostname);
+  return isGroupKind(s.ref, 'Domain') && typeof s.status?.hostname === 'string' && hostnames.includes(s.status.hostname);
 }
 
 /** holdBackDomain: Reserved says why (Unknown while unverified), and `verification` is the record to create. */
@@ -361,7 +359,7 @@ function markHeldBack(s: ObjectStatus, held: readonly PendingBinding[]): void {
   const first = held[0];
   if (first === undefined) return;
   const gen = s.observedGeneration;
-  const reasonOf = (p: PendingBinding): ConditionReason => (s.ref.group === GATEWAY_GROUP && s.ref.kind === 'Gateway' ? gatewayReason(p) : p.reason);
+  const reasonOf = (p: PendingBinding): ConditionReason => (isGroupKind(s.ref, 'Gateway') ? gatewayReason(p) : p.reason);
   const message = [...new Set(held.map((p) => p.message))].join('; ');
   // a Gateway with only some ports held back still serves the others on its address
   const partly = advertisesSomething(s) || held.every((p) => p.port !== undefined);
@@ -380,7 +378,7 @@ function advertisesSomething(s: ObjectStatus): boolean {
 
 /** isTunaService tells a Service tuna is the load balancer of (its status carries `loadBalancer`). */
 function isTunaService(s: ObjectStatus): boolean {
-  return s.ref.group === '' && s.ref.kind === 'Service' && s.status?.loadBalancer !== undefined;
+  return isGroupKind(s.ref, 'Service') && s.status?.loadBalancer !== undefined;
 }
 
 /** writeServiceCondition puts tuna's `Published` condition into the Service's own `status.conditions`. */

@@ -1,7 +1,7 @@
 import { KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
 import type { Informer, KubeConfig, KubernetesListObject, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { KINDS } from '../translate/index.js';
-import type { KindEntry } from '../translate/index.js';
+import type { KindEntry, KindName } from '../translate/index.js';
 import { SpecChanges } from './spec-changes.js';
 import { isConfigMapKind, isNamedByPolicy, keepOnlyCaBundle } from './ca-bundle-configmaps.js';
 
@@ -167,7 +167,7 @@ export class KubeObjects {
   }
 
   /** listOf returns the cached objects of one watched kind by name (none while it is absent). */
-  #listOf(kindName: string): readonly KubernetesObject[] {
+  #listOf(kindName: KindName): readonly KubernetesObject[] {
     for (const [kind, state] of this.#state) if (kind.kind === kindName && !('absent' in state)) return state.informer.list();
     return [];
   }

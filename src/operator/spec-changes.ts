@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { isGroupKind } from '../translate/index.js';
 
 /** the groups whose kinds bump `metadata.generation` on every change of their spec (CRDs with a status subresource) */
 const GENERATION_GROUPS: ReadonlySet<string> = new Set(['gateway.networking.k8s.io', 'tuna.dev']);
@@ -10,7 +11,7 @@ const GENERATION_GROUPS: ReadonlySet<string> = new Set(['gateway.networking.k8s.
  * every update is taken as a change.
  */
 export function tracksSpecInGeneration(kind: { group: string; kind: string }): boolean {
-  return GENERATION_GROUPS.has(kind.group) || (kind.group === 'networking.k8s.io' && kind.kind === 'Ingress');
+  return GENERATION_GROUPS.has(kind.group) || isGroupKind(kind, 'Ingress');
 }
 
 /**

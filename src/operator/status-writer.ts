@@ -2,7 +2,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@k
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { refKey } from '../model/index.js';
 import type { ObjectRef, ObjectStatus } from '../model/index.js';
-import { apiGroupOf } from '../translate/index.js';
+import { apiGroupOf, isKind } from '../translate/index.js';
 import { runBounded } from './bounded.js';
 import { WATCHED_KINDS } from './kube-objects.js';
 import type { WatchedKind } from './kube-objects.js';
@@ -110,7 +110,7 @@ export class StatusWriter {
   /** patch writes at `apiVersion`, the version the cache watches the object at (a kind may fall back to an older one). */
   async #patch(kind: WatchedKind, apiVersion: string, ref: ObjectRef, body: object): Promise<void> {
     if (apiVersion === 'v1') {
-      if (kind.kind !== 'Service') throw new Error(`no status to write on ${kind.kind}`);
+      if (!isKind(kind, 'Service')) throw new Error(`no status to write on ${kind.kind}`);
       await this.#core.patchNamespacedServiceStatus({ name: ref.name, namespace: ref.namespace ?? 'default', body, fieldManager: this.#fieldManager }, mergePatch);
       return;
     }

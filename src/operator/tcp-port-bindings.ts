@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { PortPool, Reservation, TunnelProtocol } from '../control-api/index.js';
 import type { Binding } from '../model/index.js';
+import { isKind } from '../translate/index.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
 
 /**
@@ -92,7 +93,7 @@ export async function holdTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Bind
  * takes it: the port is the TCPPort's.
  */
 function heldForTunnel(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding): Reservation | undefined {
-  if (b.source.kind !== 'Tunnel' || b.port === undefined || b.port === 0) return undefined;
+  if (!isKind(b.source, 'Tunnel') || b.port === undefined || b.port === 0) return undefined;
   const held = edge.tcpPortAt(b.port);
   return held !== undefined && held.labels[deps.bindingLabel] === undefined ? held : undefined;
 }
@@ -109,7 +110,7 @@ async function reserveTcpPort(deps: TcpPortDeps, edge: EdgeHoldings, b: Binding,
   const isInPool = pool === undefined || (pool !== null && asked >= pool.first && asked <= pool.last);
   // a port this cluster holds for another binding (or a TCPPort) is taken: asking for it would adopt it
   const isAskable = asked > 0 && isInPool && edge.tcpPortAt(asked) === undefined && !deps.asking.has(asked);
-  const isExact = asked > 0 && b.source.kind === 'Tunnel';
+  const isExact = asked > 0 && isKind(b.source, 'Tunnel');
   if (isExact && !isAskable) {
     const why = isInPool ? 'another binding of this cluster holds it' : `it is outside the edge's TCP port pool${pool ? ` ${pool.first}-${pool.last}` : ''}`;
     return { pending: { bindingId: b.id, reason: 'PortNotAssigned', message: `${what} is not served: ${why}` } };

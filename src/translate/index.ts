@@ -11,10 +11,10 @@ import type { Snapshot, TranslateOptions, TranslateResult } from './types.js';
 
 export * from './types.js';
 export { apiGroupOf, snapshotFromObjects, snapshotKey } from './snapshot.js';
-export { GATEWAY_GROUP, KINDS, ROUTE_KINDS, STREAM_ROUTE_KINDS, kindOf } from './kinds.js';
+export { FINALIZED_KINDS, GATEWAY_GROUP, KINDS, ROUTE_KINDS, STREAM_ROUTE_KINDS, isFinalizedKind, isGroupKind, isKind, kindOf, refersTo } from './kinds.js';
 export { GATEWAY_REASONS, TUNA_REASONS, addEvent, condition, normal, upsert, upsertInPlace, warning } from './common/status.js';
 export type { ConditionReason, ConditionStatus, GatewayReason, TunaReason } from './common/status.js';
-export type { GatewayRouteRole, KindEntry, KindName, KindRow, Reader, RouteKind, SnapshotKey } from './kinds.js';
+export type { CrdKind, FinalizedKind, GatewayRouteRole, HttpRouteKind, KindEntry, KindLike, KindName, KindRow, Reader, RouteKind, SnapshotKey, StreamRouteKind } from './kinds.js';
 
 /**
  * translateSnapshot runs every translator over one snapshot and merges their fragments. It is pure:

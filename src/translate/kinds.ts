@@ -65,6 +65,8 @@ export interface KindEntry {
   route?: GatewayRouteRole;
   /** redact makes the object safe for translators (drops key material) */
   redact?: (obj: Record<string, unknown>) => unknown;
+  /** carries the operator's `tuna.dev/reservation` finalizer until the edge lets go of its reservation (docs/crds.md) */
+  finalized?: boolean;
 }
 
 /** Typed carries, at the type level only, the TypeScript type of a kind's objects in the Snapshot. */
@@ -216,9 +218,9 @@ export const KINDS = [
     // certificate: a Gateway field whose only use is TLS to backends, so its feature rides here.
     features: ['BackendTLSPolicy', 'BackendTLSPolicySANValidation', 'GatewayBackendClientCertificate'],
   }),
-  entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec }),
-  entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec }),
-  entry<Tunnel>()({ kind: 'Tunnel', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tunnels', key: 'tunnels', optional: true, watched: true, readBy: ['crd'], codec: tunnelCodec }),
+  entry<Domain>()({ kind: 'Domain', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'domains', key: 'domains', optional: true, watched: true, readBy: ['crd'], codec: domainCodec, finalized: true }),
+  entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec, finalized: true }),
+  entry<Tunnel>()({ kind: 'Tunnel', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tunnels', key: 'tunnels', optional: true, watched: true, readBy: ['crd'], codec: tunnelCodec, finalized: true }),
   entry<RoutePolicy>()({ kind: 'RoutePolicy', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'routepolicies', key: 'routePolicies', optional: true, watched: true, readBy: ['crd'], codec: routePolicyCodec }),
 ] as const;
 
@@ -250,13 +252,71 @@ export type RouteKind = RouteKindRow['kind'];
 /** StreamRouteKindRow is a row of a route kind served as raw streams or flows (TLSRoute, TCPRoute, UDPRoute). */
 export type StreamRouteKindRow = Extract<RouteKindRow, { route: { serving: 'stream' } }>;
 
+/** HttpRouteKind is a route kind matched per request (HTTPRoute, GRPCRoute). */
+export type HttpRouteKind = Extract<RouteKindRow, { route: { serving: 'http' } }>['kind'];
+
+/** StreamRouteKind is a route kind served as raw streams or flows. */
+export type StreamRouteKind = StreamRouteKindRow['kind'];
+
+/** CrdKind is one of tuna's own kinds (group tuna.dev). */
+export type CrdKind = Extract<KindRow, { group: typeof TUNA_GROUP }>['kind'];
+
+/** FinalizedKindRow is a row of a kind that carries the reservation finalizer. */
+export type FinalizedKindRow = Extract<KindRow, { finalized: true }>;
+
+/** FinalizedKind is a kind that carries the reservation finalizer (Domain, TCPPort, Tunnel). */
+export type FinalizedKind = FinalizedKindRow['kind'];
+
 /** ROUTE_KINDS are the rows of the route kinds, in table order. */
 export const ROUTE_KINDS: readonly RouteKindRow[] = KINDS.filter((k): k is RouteKindRow => 'route' in k);
 
 /** STREAM_ROUTE_KINDS are the rows of the route kinds served as raw streams, in table order. */
 export const STREAM_ROUTE_KINDS: readonly StreamRouteKindRow[] = ROUTE_KINDS.filter((k): k is StreamRouteKindRow => k.route.serving === 'stream');
 
+/** FINALIZED_KINDS are the rows of the kinds that carry the reservation finalizer, in table order. */
+export const FINALIZED_KINDS: readonly FinalizedKindRow[] = KINDS.filter((k): k is FinalizedKindRow => 'finalized' in k && k.finalized);
+
 const byGroupKind = new Map<string, KindRow>(KINDS.map((k) => [`${k.group}/${k.kind}`, k]));
+const byKind = new Map<string, KindRow>(KINDS.map((k) => [k.kind, k]));
+
+/** KindLike is what names a kind: an ObjectRef, an object, a Gateway API reference (absent fields take the reference's defaults). */
+export interface KindLike {
+  group?: string | null;
+  kind?: string | null;
+}
+
+/**
+ * isKind tells whether `ref` names `kind`, by kind alone (the group is the caller's to check, or
+ * known). `kind` is a kind of the table, so a misspelt kind does not compile.
+ */
+export function isKind<R extends KindLike, K extends KindName>(ref: R | undefined, kind: K): ref is R & { kind: K } {
+  return ref?.kind === kind;
+}
+
+/** isGroupKind tells whether `ref` names `kind` in the row's API group (an absent group is the core group ''). */
+export function isGroupKind<R extends KindLike, K extends KindName>(ref: R | undefined, kind: K): ref is R & { kind: K } {
+  return ref !== undefined && (ref.group ?? '') === rowOf(kind).group && ref.kind === kind;
+}
+
+/**
+ * refersTo tells whether a Gateway API reference names `kind`, an absent group or kind taking the
+ * row's (a parentRef defaults to Gateway, a backendRef to Service, a certificateRef to Secret:
+ * Gateway API v1 ParentReference, BackendObjectReference, SecretObjectReference).
+ */
+export function refersTo(ref: KindLike | undefined, kind: KindName): boolean {
+  const row = rowOf(kind);
+  return (ref?.group ?? row.group) === row.group && (ref?.kind ?? kind) === kind;
+}
+
+/** isFinalizedKind tells a kind that carries the reservation finalizer. */
+export function isFinalizedKind(kind: string | undefined): kind is FinalizedKind {
+  return FINALIZED_KINDS.some((k) => k.kind === kind);
+}
+
+/** rowOf is the row of a kind of the table. */
+function rowOf(kind: KindName): KindRow {
+  return byKind.get(kind)!;
+}
 
 /** kindOf finds the row of an API group and kind. */
 export function kindOf(group: string, kind: string): KindRow | undefined {

@@ -11,6 +11,7 @@ import { GATEWAY_GROUP } from './kinds.js';
 import type { Snapshot } from './kinds.js';
 import type { TranslateOptions } from './types.js';
 import { defaultTranslateOptions } from './types.js';
+import { refersTo } from './kinds.js';
 
 /**
  * referencedSecrets names the Secrets tuna's translators would read key material from, so that the
@@ -33,7 +34,7 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
     for (const listener of listeners) {
       if ((listener.protocol !== 'HTTPS' && listener.protocol !== 'TLS') || (listener.tls?.mode ?? 'Terminate') !== 'Terminate') continue;
       for (const ref of listener.tls?.certificateRefs ?? []) {
-        if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret') continue;
+        if (!refersTo(ref, 'Secret')) continue;
         const namespace = ref.namespace ?? ownNamespace;
         const from = { group: GATEWAY_GROUP, kind, namespace: ownNamespace };
         if (grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name })) add(namespace, ref.name);
@@ -49,14 +50,14 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
     // the client certificate the Gateway presents to its TLS backends (spec.tls.backend.clientCertificateRef)
     const client = clientCertificateRefOf(gw);
     const clientNamespace = client?.namespace ?? gwNamespace;
-    if (client && (client.group ?? '') === '' && (client.kind ?? 'Secret') === 'Secret' && grants.isPermitted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }, { group: '', kind: 'Secret', namespace: clientNamespace, name: client.name }))
+    if (client && refersTo(client, 'Secret') && grants.isPermitted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }, { group: '', kind: 'Secret', namespace: clientNamespace, name: client.name }))
       add(clientNamespace, client.name);
   }
   // ListenerSets of those Gateways (GEP-1713): their own namespace, their own ReferenceGrants.
   for (const set of snapshot.listenerSets) {
     const parent = set.spec?.parentRef;
     const setNamespace = namespaceOf(asKube(set));
-    if ((parent?.kind ?? 'Gateway') !== 'Gateway' || (parent?.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP) continue;
+    if (!refersTo(parent, 'Gateway')) continue;
     if (!ourGateways.has(`${parent?.namespace ?? setNamespace}/${parent?.name ?? ''}`)) continue;
     addCertificates('ListenerSet', setNamespace, (set.spec?.listeners ?? []) as IListener[]);
   }

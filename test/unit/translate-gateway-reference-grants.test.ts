@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ReferenceGrant';
 import { ReferenceGrants } from '../../src/translate/gateway/reference-grants.js';
+import type { ReferenceSource, ReferenceTarget } from '../../src/translate/gateway/reference-grants.js';
 
 type Spec = NonNullable<IReferenceGrant['spec']>;
 
@@ -11,8 +12,8 @@ function grant(namespace: string, from: Spec['from'], to: Spec['to']): IReferenc
   return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'ReferenceGrant', metadata: { name: 'g', namespace }, spec: { from, to } };
 }
 
-const route = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' };
-const svc = (namespace: string, name: string) => ({ group: '', kind: 'Service', namespace, name });
+const route: ReferenceSource = { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' };
+const svc = (namespace: string, name: string): ReferenceTarget => ({ group: '', kind: 'Service', namespace, name });
 
 describe('ReferenceGrant', () => {
   it('needs no grant within one namespace', () => {

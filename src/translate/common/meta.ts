@@ -1,5 +1,6 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ObjectRef, ObjectStatus, SourceRef } from '../../model/index.js';
+import type { KindName } from '../kinds.js';
 
 /** KubeObject is the part of any Kubernetes object the translators look at generically. */
 export interface KubeObject {
@@ -15,7 +16,7 @@ export function groupOf(apiVersion: string | undefined): string {
 }
 
 /** refOf returns the ObjectRef of an object; `kind` is passed when the object may lack it. */
-export function refOf(obj: KubeObject, kind?: string, group?: string): ObjectRef {
+export function refOf(obj: KubeObject, kind?: KindName, group?: string): ObjectRef {
   const ns = obj.metadata?.namespace;
   return {
     group: group ?? groupOf(obj.apiVersion),

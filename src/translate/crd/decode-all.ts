@@ -4,7 +4,7 @@
  */
 import type { DecodeResult } from '../../codec/index.js';
 import type { KubeObject, StatusBook } from '../common/meta.js';
-import type { CrdKind } from './status.js';
+import type { ReservingKind } from './status.js';
 import { byAge, rejectObject } from './status.js';
 
 /** hasName says whether u looks enough like an object to carry a status (it has a metadata.name). */
@@ -21,7 +21,7 @@ function hasName(u: unknown): u is KubeObject {
  */
 export function decodeAll<A extends KubeObject>(
   items: readonly unknown[],
-  kind: CrdKind,
+  kind: ReservingKind,
   decode: (u: unknown) => DecodeResult<A>,
   book: StatusBook,
 ): A[] {

@@ -11,9 +11,10 @@ import { createdOf, namespaceOf } from '../common/meta.js';
 import { condition, warning } from '../common/status.js';
 import { TUNA_GROUP } from '../../crd/index.js';
 import type { TunaReason } from '../common/reasons.js';
+import type { FinalizedKind } from '../kinds.js';
 
-/** CrdKind is one of tuna's own kinds. */
-export type CrdKind = 'Domain' | 'TCPPort' | 'Tunnel';
+/** ReservingKind is a tuna.dev kind whose status this translator writes: each holds a reservation (the finalized kinds of the table). */
+export type ReservingKind = FinalizedKind;
 
 /** Problem is a user mistake: a status reason and a message saying what to change. */
 export interface Problem {
@@ -22,7 +23,7 @@ export interface Problem {
 }
 
 /** crdRef is the ObjectRef of a tuna.dev object; a missing namespace is `default`, as the API server would set it. */
-export function crdRef(obj: KubeObject, kind: CrdKind): ObjectRef {
+export function crdRef(obj: KubeObject, kind: ReservingKind): ObjectRef {
   return { group: TUNA_GROUP, kind, namespace: namespaceOf(obj), name: obj.metadata?.name ?? '' };
 }
 
@@ -32,7 +33,7 @@ export function crdKey(obj: KubeObject): string {
 }
 
 /** Reservation kinds say Reserved; a Tunnel reserves nothing of its own. */
-function conditionTypes(kind: CrdKind): string[] {
+function conditionTypes(kind: ReservingKind): string[] {
   return kind === 'Tunnel' ? ['Accepted', 'Ready'] : ['Accepted', 'Reserved', 'Ready'];
 }
 
@@ -47,7 +48,7 @@ function finish(status: ObjectStatus, conditions: Condition[], fields: Record<st
 }
 
 /** rejectObject marks an object not accepted: every condition False with the problem, and a Warning event. */
-export function rejectObject(book: StatusBook, obj: KubeObject, kind: CrdKind, problem: Problem, fields: Record<string, unknown> = {}): void {
+export function rejectObject(book: StatusBook, obj: KubeObject, kind: ReservingKind, problem: Problem, fields: Record<string, unknown> = {}): void {
   const status = book.entry(obj, crdRef(obj, kind));
   const gen = status.observedGeneration;
   finish(
@@ -62,7 +63,7 @@ export function rejectObject(book: StatusBook, obj: KubeObject, kind: CrdKind, p
 export function acceptObject(
   book: StatusBook,
   obj: KubeObject,
-  kind: CrdKind,
+  kind: ReservingKind,
   message: string,
   pending: string,
   fields: Record<string, unknown>,

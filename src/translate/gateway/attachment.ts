@@ -3,6 +3,7 @@ import type { GatewayContext, ListenerContext, ListenerSetContext, Problem, Tran
 import { intersectHostnames } from './hostnames.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import type { RouteKind } from './kinds.js';
+import { isKind, refersTo } from '../kinds.js';
 
 /** ListenerAttachment is a listener a route attached to, with the route's effective hostnames there. */
 export interface ListenerAttachment {
@@ -47,11 +48,10 @@ export function attachRoute(ctx: TranslationContext, route: RouteIdentity): Pare
   for (const parentRef of route.parentRefs) {
     if ((parentRef.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP) continue;
     const key = `${parentRef.namespace ?? route.namespace}/${parentRef.name}`;
-    const kind = parentRef.kind ?? 'Gateway';
-    if (kind === 'Gateway') {
+    if (refersTo(parentRef, 'Gateway')) {
       const gateway = ctx.gateways.get(key);
       if (gateway) out.push(attachToParent(parentOfGateway(gateway), parentRef, route));
-    } else if (kind === 'ListenerSet') {
+    } else if (isKind(parentRef, 'ListenerSet')) {
       const set = ctx.listenerSets.get(key);
       if (set) out.push(attachToParent(parentOfListenerSet(set), parentRef, route));
     }

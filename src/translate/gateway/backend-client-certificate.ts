@@ -9,6 +9,7 @@ import { gatewayBackendTlsCodec, malformedField } from './codecs.js';
 import { asKube } from './kube-object.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { ReferenceGrants } from './reference-grants.js';
+import { isGroupKind, refersTo } from '../kinds.js';
 
 /** ClientCertificateRefOf is the Gateway field naming the client certificate for TLS backends. */
 interface ClientCertificateRef {
@@ -37,7 +38,7 @@ export function backendClientCertificates(index: SnapshotIndex, result: Translat
   const out = new Map<string, SecretRef>();
   const grants = new ReferenceGrants(index.snapshot.referenceGrants);
   for (const status of result.statuses) {
-    if (status.ref.group !== GATEWAY_GROUP || status.ref.kind !== 'Gateway') continue;
+    if (!isGroupKind(status.ref, 'Gateway')) continue;
     const gw = index.snapshot.gateways.find((g) => g.metadata?.name === status.ref.name && namespaceOf(asKube(g)) === status.ref.namespace);
     const ref = gw ? clientCertificateRefOf(gw) : undefined;
     if (!gw || !ref) continue;
@@ -60,7 +61,7 @@ export function backendClientCertificates(index: SnapshotIndex, result: Translat
 /** resolveClientCertificate checks one clientCertificateRef: 'ok', or the reason and message of ResolvedRefs=False. */
 function resolveClientCertificate(index: SnapshotIndex, grants: ReferenceGrants, gwNamespace: string, ref: Required<Pick<ClientCertificateRef, 'name' | 'namespace'>> & ClientCertificateRef): 'ok' | { reason: GatewayReason; message: string } {
   const what = `spec.tls.backend.clientCertificateRef ${ref.namespace}/${ref.name}`;
-  if ((ref.group ?? '') !== '' || (ref.kind ?? 'Secret') !== 'Secret')
+  if (!refersTo(ref, 'Secret'))
     return { reason: 'InvalidClientCertificateRef', message: `${what} is a ${ref.group ? `${ref.group}/` : ''}${ref.kind ?? ''}; only core Secrets are supported` };
   if (!grants.isPermitted({ group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNamespace }, { group: '', kind: 'Secret', namespace: ref.namespace, name: ref.name }))
     return { reason: 'RefNotPermitted', message: `${what} is in another namespace and no ReferenceGrant allows it` };

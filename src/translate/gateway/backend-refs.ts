@@ -3,6 +3,8 @@ import { resolveServiceBackend } from '../common/backend.js';
 import type { Problem, TranslationContext } from './context.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import type { GatewayReason } from '../common/reasons.js';
+import { refersTo } from '../kinds.js';
+import type { RouteKind } from '../kinds.js';
 
 /** BackendObjectRef is the part of a Gateway API BackendObjectReference tuna reads. */
 export interface BackendObjectRef {
@@ -16,7 +18,7 @@ export interface BackendObjectRef {
 
 /** RouteOf names the route holding a reference (for ReferenceGrant checks). */
 export interface RouteOf {
-  kind: string;
+  kind: RouteKind;
   namespace: string;
 }
 
@@ -39,7 +41,7 @@ export function resolveServiceRef(
   const kind = ref.kind ?? 'Service';
   const namespace = ref.namespace ?? route.namespace;
   const what = `backendRef ${namespace}/${ref.name}`;
-  if (group !== '' || kind !== 'Service')
+  if (!refersTo(ref, 'Service'))
     return fail('InvalidKind', `${what} is a ${group ? `${group}/` : ''}${kind}; tuna supports core Services only`);
   const from = { group: GATEWAY_GROUP, kind: route.kind, namespace: route.namespace };
   if (!ctx.grants.isPermitted(from, { group: '', kind: 'Service', namespace, name: ref.name }))

@@ -11,6 +11,7 @@ import { backendClientCertificates } from './backend-client-certificate.js';
 import { backendTlsPolicyCodec, malformedField } from './codecs.js';
 import { asKube } from './kube-object.js';
 import { GATEWAY_GROUP } from './kinds.js';
+import { isGroupKind, isKind } from '../kinds.js';
 
 /** PolicyVerdict is what a BackendTLSPolicy resolves to: the TLS of its targets, or why it cannot be applied. */
 interface PolicyVerdict {
@@ -58,14 +59,14 @@ export function applyBackendTlsPolicies(index: SnapshotIndex, opts: TranslateOpt
       else winners.set(target, e);
     }
   // by binding, not by the listener's own source: a ListenerSet's listeners serve on its Gateway's binding
-  const gatewayOfBinding = new Map(result.graph.bindings.filter((b) => b.source.kind === 'Gateway').map((b) => [b.id, `${b.source.namespace ?? ''}/${b.source.name}`]));
+  const gatewayOfBinding = new Map(result.graph.bindings.filter((b) => isKind(b.source, 'Gateway')).map((b) => [b.id, `${b.source.namespace ?? ''}/${b.source.name}`]));
   const gatewayOfListener = new Map(result.graph.listeners.flatMap((l) => (gatewayOfBinding.has(l.bindingId) ? [[l.id, gatewayOfBinding.get(l.bindingId) ?? '']] : [])));
   for (const v of result.graph.virtualHosts) {
     const gateway = gatewayOfListener.get(v.listenerId);
     if (gateway === undefined) continue;
     const clientCertificate = clientCerts.get(gateway);
     for (const r of v.routes) {
-      if (r.source.kind !== 'HTTPRoute' && r.source.kind !== 'GRPCRoute') continue;
+      if (!isKind(r.source, 'HTTPRoute') && !isKind(r.source, 'GRPCRoute')) continue;
       const place = (b: ServiceBackend): Backend => placePolicy(b, winners, entries, gateway, clientCertificate);
       r.backends = r.backends.map((b) => (b.kind === 'service' ? place(b) : b));
       r.filters = mirrorsWithTls(r, place);
@@ -112,7 +113,7 @@ function byAge(a: Entry, b: Entry): number {
 /** targetsOf lists a policy's targets as `ns/service/section` (core Services only; other kinds are not BackendTLSPolicy targets tuna knows). */
 function targetsOf(e: Entry): string[] {
   const refs = e.obj.spec?.targetRefs ?? [];
-  return refs.filter((t) => (t.group ?? '') === '' && t.kind === 'Service').map((t) => `${e.namespace}/${t.name}/${t.sectionName ?? ''}`);
+  return refs.filter((t) => isGroupKind(t, 'Service')).map((t) => `${e.namespace}/${t.name}/${t.sectionName ?? ''}`);
 }
 
 function entryOf(index: SnapshotIndex, obj: IBackendTLSPolicy): Entry {
@@ -142,7 +143,7 @@ function resolveValidation(index: SnapshotIndex, namespace: string, obj: IBacken
   const problems: { reason: GatewayReason; message: string }[] = [];
   for (const ref of refs) {
     const what = `caCertificateRef ${ref.kind} ${ref.name}`;
-    if ((ref.group ?? '') !== '' || ref.kind !== 'ConfigMap') {
+    if (!isGroupKind(ref, 'ConfigMap')) {
       problems.push({ reason: 'InvalidKind', message: `${what}${ref.group ? ` (group ${ref.group})` : ''} is not a core ConfigMap, the only kind tuna reads CA certificates from` });
       continue;
     }

@@ -4,10 +4,11 @@ import type { ListenerContext } from './context.js';
 import { ANY_HOST, isWildcard, wildcardCovers } from './hostnames.js';
 import type { RouteVerdict } from './route-status.js';
 import { isAttached } from './route-status.js';
+import type { HttpRouteKind } from '../kinds.js';
 
 /** PendingHttpRoute is an HTTPRoute or GRPCRoute attached but not yet published. */
 export interface PendingHttpRoute {
-  kind: 'HTTPRoute' | 'GRPCRoute';
+  kind: HttpRouteKind;
   /** `<namespace>/<name>` */
   key: string;
   created: string;
@@ -28,7 +29,7 @@ interface HostSet {
  * loses that listener; a parent left with no listener gets Accepted=False reason HostnameConflict.
  */
 export function resolveCrossKindConflicts(routes: PendingHttpRoute[]): void {
-  const held = new Map<ListenerContext, Record<'HTTPRoute' | 'GRPCRoute', HostSet>>();
+  const held = new Map<ListenerContext, Record<HttpRouteKind, HostSet>>();
   const ordered = [...routes].sort((a, b) => compareCreated(a.created, b.created) || compareStrings(a.key, b.key) || compareStrings(a.kind, b.kind));
   for (const route of ordered) {
     const other = route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute';

@@ -2,6 +2,7 @@ import { compareStrings } from '../../model/index.js';
 import { createdOf, namespaceOf } from '../common/meta.js';
 import { asKube } from './kube-object.js';
 import type { GatewayApiObject } from './kube-object.js';
+import { isKind } from '../kinds.js';
 
 /**
  * keepOneCopy returns a list with one object per `namespace/name` (manifest files can repeat an
@@ -27,7 +28,7 @@ export function keepOneCopy<T extends GatewayApiObject>(list: T[], repeated: Set
 /** keyOf gives `<kind>/<namespace>/<name>` of a Gateway API object. */
 export function keyOf(obj: GatewayApiObject): string {
   const k = asKube(obj);
-  const ns = obj.metadata?.namespace === undefined && obj.kind === 'GatewayClass' ? '' : namespaceOf(k);
+  const ns = obj.metadata?.namespace === undefined && isKind(obj, 'GatewayClass') ? '' : namespaceOf(k);
   return `${obj.kind ?? ''}/${ns}/${obj.metadata?.name ?? ''}`;
 }
 

@@ -5,6 +5,7 @@ import { condition } from '../common/status.js';
 import { CA_BUNDLE_KEY } from '../kinds.js';
 import type { GatewayContext, ListenerContext, Problem, TranslationContext } from './context.js';
 import { GATEWAY_GROUP } from './kinds.js';
+import { isGroupKind } from '../kinds.js';
 
 /**
  * Client certificate validation of HTTPS listeners: Gateway `spec.tls.frontend` (Gateway API v1.6,
@@ -78,9 +79,9 @@ function resolveCaRef(ctx: TranslationContext, gw: GatewayContext, ref: { group?
   const namespace = ref.namespace ?? gw.namespace;
   const what = `caCertificateRef ${namespace}/${ref.name}`;
   // Core support is one ConfigMap with `ca.crt`; a Secret would need its data, which never reaches a translator.
-  if (group !== '' || kind !== 'ConfigMap')
+  if (!isGroupKind(ref, 'ConfigMap'))
     return { reason: 'InvalidCACertificateKind', message: `${what} is a ${group ? `${group}/` : ''}${kind || '(no kind)'}; only core ConfigMaps are supported` };
-  const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace };
+  const from = { group: GATEWAY_GROUP, kind: 'Gateway' as const, namespace: gw.namespace };
   if (!ctx.grants.isPermitted(from, { group: '', kind: 'ConfigMap', namespace, name: ref.name }))
     return { reason: 'RefNotPermitted', message: `${what} is in another namespace and no ReferenceGrant allows it` };
   const configMap = ctx.index.configMaps.get(`${namespace}/${ref.name}`);

@@ -6,6 +6,7 @@ import type { HeaderModifier, HttpFilter, PathModifier } from '../../model/index
 import { resolveServiceRef } from './backend-refs.js';
 import type { RouteOf } from './backend-refs.js';
 import type { Problem, TranslationContext } from './context.js';
+import { isGroupKind } from '../kinds.js';
 
 /** FilterResult is a rule's filters in graph form, with unresolved references and a rule-fatal problem. */
 export interface FilterResult {
@@ -94,7 +95,7 @@ function convertOne(ctx: TranslationContext, route: RouteOf, f: IHTTPRouteFilter
     case 'ExtensionRef': {
       const e = f.extensionRef;
       // A tuna.dev RoutePolicy of the route's namespace is applied to this rule by src/translate/policy.
-      if (route.kind === 'HTTPRoute' && e?.group === 'tuna.dev' && e.kind === 'RoutePolicy' && ctx.index.snapshot.routePolicies.some((p) => p.metadata?.name === e.name && (p.metadata.namespace || 'default') === route.namespace))
+      if (route.kind === 'HTTPRoute' && isGroupKind(e, 'RoutePolicy') && ctx.index.snapshot.routePolicies.some((p) => p.metadata?.name === e.name && (p.metadata.namespace || 'default') === route.namespace))
         return undefined;
       out.unresolved.push({
         reason: 'InvalidKind',

@@ -26,6 +26,7 @@ import type { CompiledRule } from './rules.js';
 import { translateStreamRoute } from './stream-routes.js';
 import type { StreamRouteObject } from './stream-routes.js';
 import { STREAM_ROUTE_KINDS } from '../kinds.js';
+import type { HttpRouteKind } from '../kinds.js';
 import type { RouteVerdict } from './route-status.js';
 import { grpcRouteCodec, httpRouteCodec, malformedField, routeParentsCodec } from './codecs.js';
 
@@ -113,7 +114,7 @@ function translateHttpLikeRoutes(ctx: TranslationContext, http: IHTTPRoute[], gr
 
 type HttpLike = IHTTPRoute | IGRPCRoute;
 
-function pendingOf(kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, parents: ParentAttachment[]) {
+function pendingOf(kind: HttpRouteKind, route: HttpLike, parents: ParentAttachment[]) {
   const obj = asKube(route);
   return { kind, obj, key: `${namespaceOf(obj)}/${obj.metadata?.name ?? ''}`, created: createdOf(obj), parents };
 }
@@ -122,7 +123,7 @@ function pendingOf(kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, parents: Pa
  * attachHttpLike finds a route's parents. A malformed route is still attached when its parentRefs
  * can be read, so that it can be told why it is not accepted; its hostnames are then not trusted.
  */
-function attachHttpLike(ctx: TranslationContext, kind: 'HTTPRoute' | 'GRPCRoute', route: HttpLike, malformed?: string): ParentAttachment[] {
+function attachHttpLike(ctx: TranslationContext, kind: HttpRouteKind, route: HttpLike, malformed?: string): ParentAttachment[] {
   if (malformedField(routeParentsCodec, route)) return [];
   return attachRoute(ctx, {
     kind,

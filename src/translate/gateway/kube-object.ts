@@ -2,6 +2,7 @@ import type { ObjectRef } from '../../model/index.js';
 import { namespaceOf, refOf } from '../common/meta.js';
 import type { KubeObject } from '../common/meta.js';
 import { GATEWAY_GROUP } from './kinds.js';
+import type { KindName } from '../kinds.js';
 
 /** GatewayApiObject is any @kubernetes-models/gateway-api object (string timestamps in its metadata). */
 export interface GatewayApiObject {
@@ -23,6 +24,6 @@ export function asKube(obj: GatewayApiObject): KubeObject {
  * namespacedRefOf is the ObjectRef of a namespaced Gateway API object, with the namespace defaulted
  * to `default` as the API server would, so ids, claims and statuses agree on it.
  */
-export function namespacedRefOf(obj: KubeObject, kind: string): ObjectRef {
+export function namespacedRefOf(obj: KubeObject, kind: KindName): ObjectRef {
   return { ...refOf(obj, kind, GATEWAY_GROUP), namespace: namespaceOf(obj) };
 }

@@ -5,10 +5,11 @@ import { compareStrings } from '../../model/index.js';
 import { createdOf, generationOf, namespaceOf } from '../common/meta.js';
 import { listenerSetCodec, malformedField } from './codecs.js';
 import type { GatewayContext, ListenerContext, ListenerOwner, ListenerSetContext, Problem, TranslationContext } from './context.js';
-import { GATEWAY_GROUP } from './kinds.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
 import { checkListener, graphListener, markLaterConflict } from './listeners.js';
 import { matchesLabelSelector } from './namespace-selector.js';
+import { refersTo } from '../kinds.js';
+import type { KindLike } from '../kinds.js';
 
 /**
  * buildListenerSets reads the ListenerSets (Gateway API v1.6, GEP-1713) whose parentRef names a
@@ -40,7 +41,7 @@ function listenerSetContext(ctx: TranslationContext, obj: IListenerSet): Listene
   const parent: unknown = obj.spec?.parentRef;
   if (typeof parent !== 'object' || parent === null) return undefined;
   const { group, kind, name, namespace: parentNamespace } = parent as Record<string, unknown>;
-  if ((group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (kind ?? 'Gateway') !== 'Gateway' || typeof name !== 'string') return undefined;
+  if (!refersTo({ group, kind } as KindLike, 'Gateway') || typeof name !== 'string') return undefined;
   const gateway = ctx.gateways.get(`${typeof parentNamespace === 'string' ? parentNamespace : namespace}/${name}`);
   if (!gateway) return undefined;
   const gen = generationOf(kube);

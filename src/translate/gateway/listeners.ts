@@ -8,6 +8,7 @@ import { isAcceptableHostname } from './hostnames.js';
 import { GATEWAY_GROUP, isRouteKind, kindsForProtocol } from './kinds.js';
 import type { RouteKind } from './kinds.js';
 import { matchesLabelSelector } from './namespace-selector.js';
+import { refersTo } from '../kinds.js';
 
 /**
  * buildListeners checks every listener of a Gateway (protocol, hostname, TLS and its certificate
@@ -239,7 +240,7 @@ export function resolveCertificates(ctx: TranslationContext, owner: ListenerOwne
     const kind = ref.kind ?? 'Secret';
     const namespace = ref.namespace ?? owner.namespace;
     const what = `certificateRef ${namespace}/${ref.name}`;
-    if (group !== '' || kind !== 'Secret')
+    if (!refersTo(ref, 'Secret'))
       return { reason: 'InvalidCertificateRef', message: `${what} is a ${group ? `${group}/` : ''}${kind}; only core Secrets are supported` };
     const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: owner.namespace };
     if (!ctx.grants.isPermitted(from, { group: '', kind: 'Secret', namespace, name: ref.name }))

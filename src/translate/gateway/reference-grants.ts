@@ -2,11 +2,12 @@ import type { IReferenceGrant } from '@kubernetes-models/gateway-api/gateway.net
 import { namespaceOf } from '../common/meta.js';
 import { asKube } from './kube-object.js';
 import { malformedField, referenceGrantCodec } from './codecs.js';
+import type { KindName } from '../kinds.js';
 
 /** ReferenceTarget is the object a cross-namespace reference points at. */
 export interface ReferenceTarget {
   group: string;
-  kind: string;
+  kind: KindName;
   namespace: string;
   name: string;
 }
@@ -14,7 +15,7 @@ export interface ReferenceTarget {
 /** ReferenceSource is the object holding a cross-namespace reference. */
 export interface ReferenceSource {
   group: string;
-  kind: string;
+  kind: KindName;
   namespace: string;
 }
 

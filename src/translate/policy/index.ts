@@ -22,10 +22,12 @@ import { GATEWAY_GROUP } from '../kinds.js';
 import type { TranslateOptions, TranslateResult } from '../types.js';
 import { resolvePolicy } from './resolve.js';
 import type { PolicyProblem, ResolvedPolicy } from './resolve.js';
+import { isGroupKind, isKind } from '../kinds.js';
+import type { KindName } from '../kinds.js';
 
 /** isRoutePolicyRef says whether an ExtensionRef names a RoutePolicy. */
 export function isRoutePolicyRef(ref: { group?: string; kind?: string } | undefined): boolean {
-  return ref?.group === TUNA_GROUP && ref.kind === 'RoutePolicy';
+  return isGroupKind(ref, 'RoutePolicy');
 }
 
 interface Target {
@@ -152,8 +154,8 @@ export function applyRoutePolicies(index: SnapshotIndex, opts: TranslateOptions,
   return { graph: result.graph, statuses };
 }
 
-function isRouteOf(r: HttpRoute, kind: string, ns: string, name: string): boolean {
-  return r.source.kind === kind && (r.source.namespace ?? '') === ns && r.source.name === name;
+function isRouteOf(r: HttpRoute, kind: KindName, ns: string, name: string): boolean {
+  return isKind(r.source, kind) && (r.source.namespace ?? '') === ns && r.source.name === name;
 }
 
 /** findTarget resolves one targetRef to the graph routes it covers, or the reason it cannot. */
@@ -161,17 +163,17 @@ function findTarget(index: SnapshotIndex, ns: string, ref: RoutePolicyTargetRef,
   const what = `${ref.kind} ${ns}/${ref.name}${ref.sectionName ? ` section ${ref.sectionName}` : ''}`;
   const notFound: PolicyProblem = { condition: 'Accepted', reason: 'TargetNotFound', message: `target ${what} not found` };
   const sameName = (o: { metadata?: { name?: string; namespace?: string } }): boolean => o.metadata?.name === ref.name && (o.metadata.namespace ?? 'default') === ns;
-  if (ref.group === GATEWAY_GROUP && ref.kind === 'Gateway') {
+  if (isGroupKind(ref, 'Gateway')) {
     const gw = index.snapshot.gateways.find(sameName);
     if (!gw) return notFound;
     if (ref.sectionName !== undefined && !(gw.spec?.listeners ?? []).some((l) => l.name === ref.sectionName)) return notFound;
     const covered = routes.filter((r) => {
       const s = listenerSource.get(r.vhostListener);
-      return s !== undefined && s.kind === 'Gateway' && (s.namespace ?? '') === ns && s.name === ref.name && (ref.sectionName === undefined || s.section === ref.sectionName);
+      return s !== undefined && isKind(s, 'Gateway') && (s.namespace ?? '') === ns && s.name === ref.name && (ref.sectionName === undefined || s.section === ref.sectionName);
     });
     return { ref, level: ref.sectionName === undefined ? LEVEL_GATEWAY : LEVEL_LISTENER, routes: covered.map((r) => r.route) };
   }
-  if (ref.group === GATEWAY_GROUP && ref.kind === 'HTTPRoute') {
+  if (isGroupKind(ref, 'HTTPRoute')) {
     const hr = index.snapshot.httpRoutes.find(sameName);
     if (!hr) return notFound;
     let rule: number | undefined;
@@ -182,7 +184,7 @@ function findTarget(index: SnapshotIndex, ns: string, ref: RoutePolicyTargetRef,
     const covered = routes.filter((r) => isRouteOf(r.route, 'HTTPRoute', ns, ref.name) && (rule === undefined || r.route.origin.rule === rule));
     return { ref, level: rule === undefined ? LEVEL_ROUTE : LEVEL_RULE, routes: covered.map((r) => r.route) };
   }
-  if (ref.group === 'networking.k8s.io' && ref.kind === 'Ingress') {
+  if (isGroupKind(ref, 'Ingress')) {
     if (ref.sectionName !== undefined) return { condition: 'Accepted', reason: 'Invalid', message: `target ${what}: an Ingress has no sections` };
     if (!index.snapshot.ingresses.find(sameName)) return notFound;
     return { ref, level: LEVEL_ROUTE, routes: routes.filter((r) => isRouteOf(r.route, 'Ingress', ns, ref.name)).map((r) => r.route) };
