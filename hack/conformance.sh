@@ -112,7 +112,7 @@ kind: GatewayClass
 metadata: { name: tuna }
 spec: { controllerName: tuna.dev/gateway-controller }
 EOF
-hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" >"$out/operator.log" 2>&1 & pids+=($!)
+TUNA_ACCESS_LOG="$out/access.log" hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" >"$out/operator.log" 2>&1 & pids+=($!)
 
 # The features to test are the ones the GatewayClass advertises once tuna has accepted it.
 features="${TUNA_CONFORMANCE_FEATURES:-}"   # for development: test fewer features than advertised

@@ -33,15 +33,28 @@ export interface PodNetwork {
   readonly ip: string;
 }
 
-/** IpAllocator hands out pod addresses from 198.18.0.2 upwards and takes them back. */
+/** FIRST_HOST and LAST_HOST bound the pod addresses by their last two octets: .0.2 to .255.254. */
+const FIRST_HOST = 2;
+const LAST_HOST = 65_534;
+
+/**
+ * IpAllocator hands out pod addresses from 198.18.0.2 upwards, round-robin: the next free one after
+ * the last handed out, so a released address comes back only after the rest of the range (as CNI's
+ * host-local IPAM does). Handing the lowest free one out again at once gave a new pod the address of
+ * a pod just deleted, so anything still aimed at the old pod (a pooled connection, a UDP flow, a
+ * neighbour entry) met the new one; round-robin keeps a test's backends apart from the last test's.
+ */
 export class IpAllocator {
   private readonly used = new Set<number>();
+  private last = FIRST_HOST - 1;
 
   /** allocate returns a free address. */
   allocate(): string {
-    for (let n = 2; n < 65_535; n++) {
+    for (let i = 0; i <= LAST_HOST - FIRST_HOST; i++) {
+      const n = FIRST_HOST + ((this.last - FIRST_HOST + 1 + i) % (LAST_HOST - FIRST_HOST + 1));
       if (!this.used.has(n)) {
         this.used.add(n);
+        this.last = n;
         return `${POD_NETWORK_PREFIX}.${n >> 8}.${n & 255}`;
       }
     }
@@ -94,6 +107,9 @@ export async function createPodNetwork(podUid: string, ip: string): Promise<PodN
     await inNs('link', 'set', 'eth0', 'up');
     await inNs('link', 'set', 'lo', 'up');
     await inNs('route', 'add', 'default', 'via', GATEWAY);
+    // an address used before (after the range wrapped, or by an earlier kubelet) may still have a
+    // neighbour entry naming the old pod's MAC: drop it, so the host asks again
+    await runCommandQuietly('ip', ['neigh', 'flush', 'to', ip, 'dev', BRIDGE_NAME]);
   } catch (error) {
     await removePodNetwork(network);
     throw error;
