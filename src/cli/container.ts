@@ -73,9 +73,9 @@ export function createContainer(): DependencyContainer {
   c.register(EDGE_STARTER, {
     useFactory: (deps) => async (config: EdgeConfigFile, log: (line: string) => void, instance?: EdgeInstanceOptions) => {
       // The edge (its store drivers, ACME) loads with the first edge started: `tuna http` never does.
-      const { EDGE_OPTIONS, edgeScope, registerEdgeDefaults, startEdgeIn } = await import('../edge/index.js');
+      const { EDGE_OPTIONS, edgeScope, registerEdge, startEdgeIn } = await import('../edge/index.js');
       // The edge's parts (how a store opens), unless a test registered its own; each edge started gets a child container of its own.
-      registerEdgeDefaults(c);
+      registerEdge(c);
       const scope = edgeScope(deps, config, log);
       // a worker of `tuna edge --workers N`: its name and its peers, beside any options already registered
       if (instance !== undefined) scope.register(EDGE_OPTIONS, { useValue: { ...(scope.isRegistered(EDGE_OPTIONS, true) ? scope.resolve(EDGE_OPTIONS) : {}), ...instance } });

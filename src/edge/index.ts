@@ -15,5 +15,5 @@ export { bindingIdForReservation, bindingFromReservation, DEFAULT_ADDRESS_PORTS 
 export type { StoreBindingDirectoryOptions, StoreMode, StoreModeOptions, StoreOpener, InitEdgeResult } from './store-mode/index.js';
 export { openPostgresStore, openStore, storeBackendOf, StoreConflictError, STORE } from './store/index.js';
 export type { Store, StoreBackend, StoreLocation } from './store/index.js';
-export { EDGE_CONFIG, EDGE_LOG, EDGE_OPTIONS, STORE_OPENER, edgeScope, registerEdgeDefaults, startEdgeIn } from './container.js';
+export { EDGE_CONFIG, EDGE_LOG, EDGE_OPTIONS, EdgeLauncher, STORE_OPENER, edgeScope, registerEdge, startEdgeIn } from './container.js';
 export type { EdgeInstanceOptions } from './container.js';
