@@ -25,8 +25,8 @@ import type { CliRuntime, RunningEdge } from './runtime.js';
 /**
  * The composition root of the `tuna` command: the one place that chooses implementations.
  * Tokens are explicit (tsx/esbuild emit no decorator metadata); the tunnel manager's own tokens
- * (CLOCK, EDGE_DIALER, …) come from src/tunnel. Tests build classes directly with fakes of these
- * interfaces instead of going through the container.
+ * (CLOCK, EDGE_DIALER, …) come from src/tunnel. A test replaces a seam by registering its double on
+ * a child of createContainer() (test/unit/cli-container.test.ts).
  */
 
 /** TUNNEL_CONTROL_FACTORY makes the tunnels that feed one agent's data plane. */
@@ -54,9 +54,19 @@ export class AgentFactory {
   }
 }
 
-/** createContainer registers the production implementations in a child of the root container. */
+/** createContainer is a child of the root container holding the production implementations (registerCli). */
 export function createContainer(): DependencyContainer {
   const c = rootContainer.createChildContainer();
+  registerCli(c);
+  return c;
+}
+
+/**
+ * registerCli is the one registration function of the `tuna` process: the tunnel manager's clock,
+ * dialer and options, how an agent's tunnels are made and how edges start. A seam a test
+ * registered on a child container (CLOCK, EDGE_DIALER) wins there, as child registrations do.
+ */
+export function registerCli(c: DependencyContainer): void {
   c.register(CLOCK, { useValue: new SystemClock() });
   c.register(EDGE_DIALER, { useValue: new NetEdgeDialer() });
   // many bindings, one connection per edge, each binding proved with its own key (docs/protocol.md §9)
@@ -84,7 +94,6 @@ export function createContainer(): DependencyContainer {
       return { httpPort: addresses.http?.port, tunnelPort: addresses.tunnel.port, close: () => edge.close() };
     },
   });
-  return c;
 }
 
 /** createRuntime exposes the container's services to the commands. */
