@@ -26,3 +26,4 @@ export * from './finalizers.js';
 export * from './pooled-kube-config.js';
 export * from './spec-changes.js';
 export * from './status-lane.js';
+export * from './process.js';

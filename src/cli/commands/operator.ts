@@ -1,43 +1,9 @@
-import { hostname } from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
-import { DataPlane, StaticEndpointResolver, combineObservers } from '../../dataplane/index.js';
 import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
-import {
-  AcceptedCertificates,
-  CERTIFICATES,
-  CoreSecretGetter,
-  SECRET_READER,
-  SecretReader,
-  DATA_PLANE,
-  EDGE_RECONCILER,
-  ENDPOINTS,
-  EVENT_RECORDER,
-  OBJECT_SOURCE,
-  OPERATOR_SETTINGS,
-  STATUS_WRITER,
-  TUNNEL_CONTROL,
-  EdgeReconciler,
-  addressPortLimitsOf,
-  learnEdge,
-  EventRecorder,
-  FINALIZERS,
-  Finalizers,
-  KubeObjects,
-  LeaderElector,
-  OperatorHealth,
-  PooledKubeConfig,
-  RequestMetrics,
-  startHealthServer,
-  OperatorTunnels,
-  SecretTunnelKeys,
-  StatusWriter,
-  TunnelKeys,
-  isAbortError,
-  operatorFrom,
-} from '../../operator/index.js';
-import type { OperatorSettings, SyncResult } from '../../operator/index.js';
+import { ACCESS_LOG_OBSERVER, CONTROL_CLIENT, KUBE_CONFIG, OPERATOR_CONFIG, OPERATOR_LOG, OperatorProcess, PooledKubeConfig, learnEdge, registerOperator } from '../../operator/index.js';
+import type { OperatorConfig } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
 import { UsageError } from '../errors.js';
@@ -93,95 +59,30 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   // The base domain (and the pools) come from the edge; --base-domain only overrides it.
   const learned = await learnEdge(client, controlUrl, flags['base-domain']);
 
+  // The operator's graph is built by its container, a child of the CLI's (src/operator/process.ts).
+  const scope = runtime.container.createChildContainer();
   // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
   const keysNamespace = flags['keys-namespace'] ?? io.env.POD_NAMESPACE;
-  const keys = keysNamespace === undefined || keysNamespace === '' ? new TunnelKeys() : new SecretTunnelKeys(kube, keysNamespace, undefined, (problem) => log.warn(`tunnel keys Secret: ${problem}`));
-  if (keys instanceof SecretTunnelKeys) await keys.load();
-  const keyRefOf = (bindingId: string): string | undefined => keys.forTunnel(bindingId)?.keyId;
-  // What our own stop aborts (watches, a sync in flight) is not an error worth a line.
-  let isStopping = false;
-  const report = (msg: string, err: unknown, fields: Record<string, unknown> = {}): void => {
-    if (!(isStopping && isAbortError(err))) log.warn(msg, { err, ...fields });
+  const config: OperatorConfig = {
+    clusterId,
+    edge: agent.edge,
+    connections: agent.connections,
+    learned,
+    ...(keysNamespace !== undefined ? { keysNamespace } : {}),
+    ...(io.env.POD_NAME !== undefined ? { podName: io.env.POD_NAME } : {}),
+    secretRefreshMs: (flags['secret-refresh'] ?? 30) * 1000,
+    writeStatus: flags['no-status'] !== true,
+    ...(flags['key-connections'] !== undefined ? { keyConnections: flags['key-connections'] } : {}),
+    ...(flags['health-addr'] !== undefined ? { health: flags['health-addr'] } : {}),
   };
-  const endpoints = new StaticEndpointResolver();
-  // HTTPS listeners terminate here with the Secrets they name, read by name (SecretReader) and
-  // handed to the data plane only once the translators accepted them.
-  const certificates = new AcceptedCertificates();
-  const secrets = new SecretReader(new CoreSecretGetter(kube), { refreshMs: (flags['secret-refresh'] ?? 30) * 1000, onProblem: (line) => log.warn(line) });
-  // /metrics counts the data plane's requests by binding and status (the observer adds one closure per request).
-  const requests = new RequestMetrics();
+  scope.register(OPERATOR_CONFIG, { useValue: config });
+  scope.register(KUBE_CONFIG, { useValue: kube });
+  scope.register(CONTROL_CLIENT, { useValue: client });
+  scope.register(OPERATOR_LOG, { useValue: log });
   const accessLog = await openAccessLog(accessLogConfig, io, 'operator');
-  const dataPlane = new DataPlane({ endpoints, certificates, observer: combineObservers([requests, accessLog?.observer]), onError: (err, context) => log.warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }) });
-  const manager = runtime.createTunnelManager(dataPlane, keys);
-  manager.on('tunnel-error', (bindingId: string, err: Error) => {
-    health.countTunnelError();
-    report(`tunnel for ${bindingId}`, err, { bindingId });
-  });
-  manager.on('reconnected', () => health.countReconnect());
-  // Several replicas in a namespace elect one writer; all of them serve tunnels.
-  const elector =
-    keys instanceof SecretTunnelKeys && keysNamespace !== undefined
-      ? new LeaderElector(kube, { namespace: keysNamespace, identity: io.env.POD_NAME ?? hostname(), onError: (err) => report('leader election', err) })
-      : undefined;
-  elector?.on('started-leading', () => log.info('tuna operator: leading (reconciling the edge, writing statuses)', { leading: true }));
-  elector?.on('stopped-leading', () => {
-    if (!isStopping) log.info('tuna operator: following (serving tunnels with the leader’s keys)', { leading: false });
-  });
-  elector?.start();
-  let summary = '';
-  // the health's queue depth reads the operator, which is assembled below from the parts registered here
-  let isChangePending = (): boolean => false;
-  // The operator's parts, each registered in a child container of the CLI's (src/operator/container.ts).
-  const scope = runtime.container.createChildContainer();
-  const objects = new KubeObjects(kube, { absentRetryMaxMs: 60_000, onError: (kind, err) => report(`watching ${kind.kind}`, err, { kind: kind.kind }) });
-  scope.register(OBJECT_SOURCE, { useValue: objects });
-  const health = new OperatorHealth(
-    { hasSynced: () => objects.hasSynced(), tunnels: () => manager.status(), isLeader: () => elector?.isLeader() ?? true, hasPendingChange: () => isChangePending() },
-    Date.now,
-    [requests.registry],
-  );
-  scope.register(DATA_PLANE, { useValue: dataPlane });
-  scope.register(ENDPOINTS, { useValue: endpoints });
-  scope.register(SECRET_READER, { useValue: secrets });
-  scope.register(CERTIFICATES, { useValue: certificates });
-  scope.register(TUNNEL_CONTROL, { useValue: new OperatorTunnels(manager, [agent.edge], agent.connections === 1 ? 2 : agent.connections, keyRefOf) });
-  scope.register(EDGE_RECONCILER, { useValue: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.edge.addressPool?.range ?? null, addressPorts: addressPortLimitsOf(learned.edge), portPool: learned.edge.portPool, ...(learned.edge.tcpHost !== undefined ? { tcpHost: learned.edge.tcpHost } : {}), ...(flags['key-connections'] !== undefined ? { maxConnections: flags['key-connections'] } : {}) }) });
-  scope.register(FINALIZERS, { useValue: new Finalizers(kube, { onError: (ref, err) => log.warn(`finalizer of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
-  if (flags['no-status'] !== true) {
-    scope.register(STATUS_WRITER, { useValue: new StatusWriter(kube, { onError: (ref, err) => log.warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
-    scope.register(EVENT_RECORDER, { useValue: new EventRecorder(kube, { onError: (ref, err) => log.warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }) });
-  }
-  const settings: OperatorSettings = {
-    keyRefOf,
-    edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
-    ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
-    translate: { baseDomain: learned.baseDomain },
-    onError: (err) => {
-      health.recordFailure();
-      report('sync failed (retrying)', err);
-    },
-    onSyncEnded: (outcome, durationMs) => health.observeSync(outcome, durationMs),
-    onSynced: (result) => {
-      health.recordSync(result.state.graph.bindings.length, result.edge?.pending.length ?? 0, result.edge?.deferred?.length ?? 0);
-      const line = describe(result);
-      if (line !== summary) log.info(line);
-      summary = line;
-    },
-  };
-  scope.register(OPERATOR_SETTINGS, { useValue: settings });
-  const operator = operatorFrom(scope);
-  isChangePending = () => operator.hasPendingChange;
-  // The probes answer from the start (liveness) and say ready once the first sync is done.
-  const healthServer = flags['health-addr'] === undefined ? undefined : await startHealthServer(health, flags['health-addr'].port, flags['health-addr'].host);
-  if (healthServer) log.info(`tuna operator: /healthz, /readyz and /metrics on port ${healthServer.address.port}`, { healthPort: healthServer.address.port });
-  await operator.start();
-  log.info(`tuna operator: watching the cluster (cluster id ${clusterId}); Ctrl-C or SIGTERM stops`, { clusterId });
-  const signal = await io.stopSignal;
-  log.notice(`${signal}: closing tunnels (in-flight requests finish first)`, { signal });
-  isStopping = true;
-  await operator.stop();
-  await elector?.stop();
-  await healthServer?.close();
+  if (accessLog !== undefined) scope.register(ACCESS_LOG_OBSERVER, { useValue: accessLog.observer });
+  registerOperator(scope);
+  await scope.resolve(OperatorProcess).run(io.stopSignal);
   await accessLog?.close();
   return 0;
 }
@@ -192,13 +93,4 @@ async function kubeSystemUid(kube: KubeConfig): Promise<string> {
   const uid = ns.metadata?.uid;
   if (uid === undefined) throw new UsageError('tuna operator: the cluster has no kube-system namespace uid; pass --cluster-id');
   return uid;
-}
-
-/** describe is one line saying what a sync publishes and what it holds back. */
-function describe(result: SyncResult): string {
-  const bindings = result.state.graph.bindings.length;
-  const ready = result.edge?.ready.size ?? bindings;
-  const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
-  const deferred = result.edge?.deferred?.length ?? 0;
-  return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}${deferred > 0 ? `; ${deferred} left to the next sync` : ''}`;
 }
