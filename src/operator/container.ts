@@ -12,8 +12,8 @@ import type { AcceptedCertificates } from './accepted-certificates.js';
 import type { SecretReader } from './secret-reader.js';
 
 /**
- * The operator's part of the composition root (docs/architecture.md, "one way to wire"). `tuna
- * operator` registers each part of one operator in a child container; `operatorFrom` assembles
+ * The operator's part of the composition root (docs/architecture.md, "Wiring"). `registerOperator`
+ * (process.ts) registers each part of one operator in a child container; `operatorFrom` assembles
  * the Operator from whatever that container holds, so a test swaps one part by registering it
  * (a fake ObjectSource, a StatusWriter that records, TunnelControl that holds nothing).
  */
