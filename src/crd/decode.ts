@@ -9,6 +9,8 @@ import { tunnelCodec } from './tunnel.js';
 import type { Tunnel } from './tunnel.js';
 import { routePolicyCodec } from './route-policy.js';
 import type { RoutePolicy } from './route-policy.js';
+import { gatewayParametersCodec } from './gateway-parameters.js';
+import type { GatewayParameters } from './gateway-parameters.js';
 
 /** decodeDomain decodes a Domain object. */
 export function decodeDomain(input: unknown): DecodeResult<Domain> {
@@ -28,4 +30,9 @@ export function decodeTunnel(input: unknown): DecodeResult<Tunnel> {
 /** decodeRoutePolicy decodes a RoutePolicy object. */
 export function decodeRoutePolicy(input: unknown): DecodeResult<RoutePolicy> {
   return decodeWith(routePolicyCodec, input);
+}
+
+/** decodeGatewayParameters decodes a GatewayParameters object. */
+export function decodeGatewayParameters(input: unknown): DecodeResult<GatewayParameters> {
+  return decodeWith(gatewayParametersCodec, input);
 }

@@ -1,9 +1,9 @@
 /**
- * tuna.dev/v1alpha1 custom resources: Domain, TCPPort, Tunnel. io-ts codecs are the source of
+ * tuna.dev/v1alpha1 custom resources: Domain, TCPPort, Tunnel, RoutePolicy, GatewayParameters. io-ts codecs are the source of
  * truth; the TypeScript types are derived from them, and config/crd holds the matching
  * CustomResourceDefinitions. User reference: docs/crds.md.
  */
-export { decodeDomain, decodeRoutePolicy, decodeTCPPort, decodeTunnel } from './decode.js';
+export { decodeDomain, decodeGatewayParameters, decodeRoutePolicy, decodeTCPPort, decodeTunnel } from './decode.js';
 export { domainCodec, domainSpecCodec } from './domain.js';
 export type { Domain, DomainSpec } from './domain.js';
 export {
@@ -24,3 +24,5 @@ export { tunnelCodec, tunnelProtocolCodec, tunnelServiceCodec, tunnelSpecCodec }
 export type { Tunnel, TunnelProtocol, TunnelSpec } from './tunnel.js';
 export { ROUTE_POLICY_FIELDS, routePolicyCodec, routePolicySpecCodec } from './route-policy.js';
 export type { RoutePolicy, RoutePolicySpec, RoutePolicyTargetRef } from './route-policy.js';
+export { MAX_TUNNEL_CONNECTIONS, gatewayParametersCodec, gatewayParametersSpecCodec, isTunnelConnections } from './gateway-parameters.js';
+export type { GatewayParameters, GatewayParametersSpec } from './gateway-parameters.js';

@@ -36,6 +36,8 @@ export interface Binding {
   transport?: 'udp';
   /** address: the IPs the source asks for (a Gateway's `spec.addresses`); absent: any from the edge's pool */
   addresses?: string[];
+  /** tunnel connections per edge node each replica holds for this binding (GatewayParameters); absent: the operator's default */
+  connections?: number;
   /** policies every HTTP route of this binding gets unless the route has its own of that kind (policies.ts) */
   policies?: RoutePolicies;
   source: SourceRef;

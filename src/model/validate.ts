@@ -21,6 +21,7 @@ export function validate(graph: RouteGraph): string[] {
     for (const h of b.hostnames) if (!isValidHostPattern(h)) errors.push(`${b.id}: invalid hostname ${h}`);
     if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
     if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
+    if (b.connections !== undefined && !(Number.isInteger(b.connections) && b.connections >= 1)) errors.push(`${b.id}: invalid connections ${b.connections}`);
     if (b.policies) errors.push(...validatePolicies(b.id, b.policies));
   }
   const listenerPorts = new Map<string, string>();

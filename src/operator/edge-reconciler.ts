@@ -124,6 +124,12 @@ export interface EdgeReconcilerOptions {
   /** connections each tunnel key allows (the operator's replicas × connections per binding) */
   maxConnections?: number;
   /**
+   * the connections per edge a binding holds by default (OperatorTunnels; default 2): a binding
+   * with `connections` of its own (GatewayParameters tunnelConnections) gets a key allowing
+   * maxConnections scaled by its connections over this, so the same replicas fit
+   */
+  connectionsPerBinding?: number;
+  /**
    * the edge's address pool (`GET /v1/edge`): a requested address outside it is not asked for
    * (`AddressNotUsable`); null: the edge has none; absent: not known, the edge decides
    */
@@ -201,6 +207,9 @@ export class EdgeReconciler {
   readonly #keys: TunnelKeys;
   readonly #labels: Record<string, string>;
   readonly #maxConnections: number;
+  readonly #connectionsPerBinding: number;
+  /** the key cap of each binding with connections of its own (the others get #maxConnections) */
+  #keyCaps = new Map<string, number>();
   readonly #addresses: AddressBindings;
   readonly #tcpPorts: Omit<TcpPortDeps, 'holdKey'>;
   readonly #concurrency: number;
@@ -218,6 +227,7 @@ export class EdgeReconciler {
     this.#keys = keys;
     this.#labels = { [CLUSTER_LABEL]: options.clusterId };
     this.#maxConnections = options.maxConnections ?? 4;
+    this.#connectionsPerBinding = options.connectionsPerBinding ?? 2;
     this.#addresses = new AddressBindings({
       client,
       addressPool: options.addressPool,
@@ -256,6 +266,7 @@ export class EdgeReconciler {
       (this.#seen.has(b.id) ? known : fresh).push(w);
     }
     this.#seen = new Set(graph.bindings.map((b) => b.id));
+    this.#keyCaps = new Map(graph.bindings.flatMap((b) => (b.connections === undefined ? [] : [[b.id, this.#keyCapFor(b.connections)] as const])));
     try {
       const edge = await this.#holdings(options.refresh === true, report);
       this.#addresses.begin(report.listed === true);
@@ -357,17 +368,26 @@ export class EdgeReconciler {
     return { ...this.#labels, [OWNER_KIND_LABEL]: ownerLabel(b.source) };
   }
 
+  /** keyCapFor is the key cap of a binding holding `connections` per edge: maxConnections in proportion, rounded up. */
+  #keyCapFor(connections: number): number {
+    return Math.max(1, Math.ceil((this.#maxConnections * connections) / this.#connectionsPerBinding));
+  }
+
   /**
    * holdKey makes sure the binding holds a live key of its reservation (minting one when not) that
    * records the edge's binding id where it differs from the graph's, and marks the binding ready.
+   * A live key whose cap is below what the binding's connections need is replaced by a new one (the
+   * old one is revoked by letGo once no binding holds it); a larger cap is kept.
    */
   async #holdKey(edge: EdgeHoldings, bindingId: string, reservation: Reservation, labels: Record<string, string>, report: ReconcileReport, protocol: TunnelProtocol = 'http'): Promise<void> {
     const edgeId = edgeBindingId(reservation);
     const recorded = edgeId === bindingId ? {} : { edgeBindingId: edgeId };
     const held = this.#keys.get(bindingId);
-    const isLive = held !== undefined && edge.liveKeys.get(held.keyId)?.reservationId === reservation.id;
-    if (!isLive) {
-      const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol, maxConnections: this.#maxConnections, labels });
+    const cap = this.#keyCaps.get(bindingId) ?? this.#maxConnections;
+    const live = held === undefined ? undefined : edge.liveKeys.get(held.keyId);
+    const isLive = live?.reservationId === reservation.id && live.maxConnections >= cap;
+    if (!isLive || held === undefined) {
+      const minted = await this.#client.mintTunnelKey({ reservationId: reservation.id, protocol, maxConnections: cap, labels });
       edge.addKey(minted.tunnelKey);
       this.#keys.set(bindingId, { keyId: minted.tunnelKey.id, token: minted.token, ...recorded });
       report.minted++;

@@ -409,7 +409,7 @@ export function withEdgeIds(graph: RouteGraph, edgeIdOf: (bindingId: string) => 
 
 /**
  * OperatorTunnels adapts the tunnel manager to the operator: every binding gets the edge's
- * endpoints and its own key (the key source maps the reference; the edge reconciler mints and
+ * endpoints, its connections per edge (its own `connections`, else the operator's) and its own key (the key source maps the reference; the edge reconciler mints and
  * holds those keys). Unlike the CLI, `apply` does not wait for
  * connections: the manager keeps trying in the background and reports through its events.
  */
@@ -429,7 +429,8 @@ export class OperatorTunnels implements TunnelControl {
     const specs: TunnelSpec[] = [];
     for (const b of bindings) {
       const keyRef = this.keyRefOf(b.id);
-      if (keyRef !== undefined) specs.push({ bindingId: b.id, edges: [...this.edges], connections: this.connections, keyRef });
+      // A Gateway's GatewayParameters tunnelConnections (the binding's `connections`) wins over the operator's default.
+      if (keyRef !== undefined) specs.push({ bindingId: b.id, edges: [...this.edges], connections: b.connections ?? this.connections, keyRef });
     }
     this.manager.apply(specs);
     return Promise.resolve();

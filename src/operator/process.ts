@@ -165,12 +165,13 @@ export function registerOperator(c: DependencyContainer): void {
   once(TUNNEL_CONTROL, (deps) => {
     const { edge, connections } = config(deps);
     const keys = deps.resolve(TUNNEL_KEYS);
-    return new OperatorTunnels(deps.resolve(TUNNEL_MANAGER), [edge], connections === 1 ? 2 : connections, (bindingId) => keys.forTunnel(bindingId)?.keyId);
+    return new OperatorTunnels(deps.resolve(TUNNEL_MANAGER), [edge], connectionsPerBinding(connections), (bindingId) => keys.forTunnel(bindingId)?.keyId);
   });
   once(EDGE_RECONCILER, (deps) => {
-    const { clusterId, learned, keyConnections } = config(deps);
+    const { clusterId, learned, keyConnections, connections } = config(deps);
     return new EdgeReconciler(deps.resolve(CONTROL_CLIENT), deps.resolve(TUNNEL_KEYS), {
       clusterId,
+      connectionsPerBinding: connectionsPerBinding(connections),
       addressPool: learned.edge.addressPool?.range ?? null,
       addressPorts: addressPortLimitsOf(learned.edge),
       portPool: learned.edge.portPool,
@@ -260,4 +261,9 @@ export function describeSync(result: SyncResult): string {
   const pending = result.edge?.pending.map((p) => `${p.bindingId} (${p.reason})`) ?? [];
   const deferred = result.edge?.deferred?.length ?? 0;
   return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}${deferred > 0 ? `; ${deferred} left to the next sync` : ''}`;
+}
+
+/** connectionsPerBinding is the tunnel connections per edge a binding holds by default: the agent's, and at least 2 (one replaced while the other serves). */
+function connectionsPerBinding(connections: number): number {
+  return connections === 1 ? 2 : connections;
 }

@@ -17,8 +17,8 @@ import type { ITCPRoute } from '@kubernetes-models/gateway-api/gateway.networkin
 import type { IUDPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1alpha2/UDPRoute';
 import { createHash } from 'node:crypto';
 import type * as t from 'io-ts';
-import { TUNA_GROUP, domainCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
-import type { Domain, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
+import { TUNA_GROUP, domainCodec, gatewayParametersCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
+import type { Domain, GatewayParameters, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
 import { parseHtpasswd } from '../model/index.js';
 import { backendTlsPolicyCodec, gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
@@ -222,6 +222,11 @@ export const KINDS = [
   entry<TCPPort>()({ kind: 'TCPPort', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tcpports', key: 'tcpPorts', optional: true, watched: true, readBy: ['crd'], codec: tcpPortCodec, finalized: true }),
   entry<Tunnel>()({ kind: 'Tunnel', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'tunnels', key: 'tunnels', optional: true, watched: true, readBy: ['crd'], codec: tunnelCodec, finalized: true }),
   entry<RoutePolicy>()({ kind: 'RoutePolicy', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'routepolicies', key: 'routePolicies', optional: true, watched: true, readBy: ['crd'], codec: routePolicyCodec }),
+  entry<GatewayParameters>()({
+    // named by a GatewayClass's parametersRef or a Gateway's infrastructure.parametersRef (src/translate/gateway/parameters.ts)
+    kind: 'GatewayParameters', group: TUNA_GROUP, versions: ['v1alpha1'], plural: 'gatewayparameters', key: 'gatewayParameters', optional: true, watched: true, readBy: ['gateway'],
+    codec: gatewayParametersCodec,
+  }),
 ] as const;
 
 /** KindRow is the type of one row of KINDS. */

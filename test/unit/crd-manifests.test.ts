@@ -11,7 +11,9 @@ import {
   TUNA_API_VERSION,
   TUNA_GROUP,
   ROUTE_POLICY_FIELDS,
+  MAX_TUNNEL_CONNECTIONS,
   decodeDomain,
+  decodeGatewayParameters,
   decodeRoutePolicy,
   decodeTCPPort,
   decodeTunnel,
@@ -57,8 +59,24 @@ function specSchema(kind: string): Schema {
 }
 
 describe('config/crd', () => {
-  it('holds exactly the Domain, RoutePolicy, TCPPort and Tunnel CRDs', () => {
-    expect([...crds.keys()].sort()).to.deep.equal(['Domain', 'RoutePolicy', 'TCPPort', 'Tunnel']);
+  it('holds exactly the Domain, GatewayParameters, RoutePolicy, TCPPort and Tunnel CRDs', () => {
+    expect([...crds.keys()].sort()).to.deep.equal(['Domain', 'GatewayParameters', 'RoutePolicy', 'TCPPort', 'Tunnel']);
+  });
+
+  it('defines GatewayParameters as a namespaced v1alpha1 CRD without status, its tunnelConnections bounded as the codec bounds it', () => {
+    const crd = crds.get('GatewayParameters')!;
+    expect(crd.metadata.name).to.equal(`gatewayparameters.${TUNA_GROUP}`);
+    expect(crd.spec.scope).to.equal('Namespaced');
+    expect(crd.spec.names.categories).to.include('tuna');
+    expect(crd.spec.versions.map((v) => `${crd.spec.group}/${v.name}`)).to.deep.equal([TUNA_API_VERSION]);
+    expect(crd.spec.versions[0]!.subresources).to.equal(undefined);
+    const spec = specSchema('GatewayParameters') as Schema & { properties: Record<string, Schema & { minimum?: number; maximum?: number }> };
+    expect(Object.keys(spec.properties)).to.deep.equal(['tunnelConnections']);
+    expect([spec.properties.tunnelConnections!.minimum, spec.properties.tunnelConnections!.maximum]).to.deep.equal([1, MAX_TUNNEL_CONNECTIONS]);
+    const sample = { apiVersion: TUNA_API_VERSION, kind: 'GatewayParameters', metadata: { name: 'p', namespace: 'n' } };
+    expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: MAX_TUNNEL_CONNECTIONS } }).ok).to.equal(true);
+    expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: MAX_TUNNEL_CONNECTIONS + 1 } }).ok).to.equal(false);
+    expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: 0 } }).ok).to.equal(false);
   });
 
   it('defines RoutePolicy as a namespaced v1alpha1 CRD with a status subresource and the codec\'s spec fields', () => {
@@ -122,6 +140,7 @@ describe('config/crd', () => {
 
 const decoders: Record<string, (u: unknown) => DecodeResult<unknown>> = {
   Domain: decodeDomain,
+  GatewayParameters: decodeGatewayParameters,
   RoutePolicy: decodeRoutePolicy,
   TCPPort: decodeTCPPort,
   Tunnel: decodeTunnel,

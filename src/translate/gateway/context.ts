@@ -65,6 +65,8 @@ export interface GatewayContext {
   requestedAddresses: string[];
   /** set when the Gateway as a whole is not accepted */
   rejected?: Problem;
+  /** GatewayParameters `tunnelConnections` (the Gateway's over its class's): the binding's connections per edge */
+  tunnelConnections?: number;
   listeners: ListenerContext[];
   /** the ListenerSets naming this Gateway as their parent, in listener precedence order (GEP-1713) */
   listenerSets: ListenerSetContext[];

@@ -6,23 +6,30 @@ import { SUPPORTED_FEATURES } from './features.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { asKube } from './kube-object.js';
 import { gatewayClassCodec, malformedField } from './codecs.js';
+import type { GatewayParametersSpec } from '../../crd/index.js';
+import { resolveParameters } from './parameters.js';
+import type { ParametersIndex } from './parameters.js';
 
 /** ClassVerdict is whether tuna accepted one of its GatewayClasses. */
 export interface ClassVerdict {
   accepted: boolean;
   message: string;
+  /** the GatewayParameters its parametersRef names: defaults for its Gateways */
+  parameters?: GatewayParametersSpec;
 }
 
 /**
  * translateGatewayClasses accepts every GatewayClass whose controllerName is tuna's and reports
- * `Accepted` and `status.supportedFeatures` (GatewayClassStatus, Gateway API v1.6). tuna takes no
- * parameters, so a class with a parametersRef is refused with reason InvalidParameters. Classes of
- * other controllers are not ours and get no status. Returns the verdict per class name.
+ * `Accepted` and `status.supportedFeatures` (GatewayClassStatus, Gateway API v1.6). A parametersRef
+ * must name a tuna.dev GatewayParameters that exists and decodes (parameters.ts); any other is
+ * refused with reason InvalidParameters. Classes of other controllers are not ours and get no
+ * status. Returns the verdict per class name.
  */
 export function translateGatewayClasses(
   classes: IGatewayClass[],
   controllerName: string,
   book: StatusBook,
+  parameters: ParametersIndex,
 ): Map<string, ClassVerdict> {
   const verdicts = new Map<string, ClassVerdict>();
   for (const gc of classes) {
@@ -32,14 +39,12 @@ export function translateGatewayClasses(
     const status = book.entry(asKube(gc), refOf(asKube(gc), 'GatewayClass', GATEWAY_GROUP));
     const params = gc.spec.parametersRef;
     const malformed = malformedField(gatewayClassCodec, gc);
+    const resolved = params && !malformed ? resolveParameters(parameters, params, 'parametersRef') : undefined;
     const verdict: ClassVerdict = malformed
       ? { accepted: false, message: `malformed ${malformed}` }
-      : params
-      ? {
-          accepted: false,
-          message: `parametersRef ${params.group}/${params.kind} ${params.name} is not supported: tuna GatewayClasses take no parameters`,
-        }
-      : { accepted: true, message: `accepted by ${controllerName}` };
+      : resolved && !resolved.ok
+      ? { accepted: false, message: resolved.message }
+      : { accepted: true, message: `accepted by ${controllerName}`, ...(resolved?.ok ? { parameters: resolved.spec } : {}) };
     verdicts.set(name, verdict);
     const accepted = verdict.accepted
       ? condition('Accepted', true, 'Accepted', verdict.message, gen)

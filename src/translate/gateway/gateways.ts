@@ -12,15 +12,19 @@ import { bindingListeners, isListenerSetAccepted } from './listener-sets.js';
 import { insecureFallbackCondition } from './frontend-validation.js';
 import { gatewayCodec, malformedField } from './codecs.js';
 import { asKube, namespacedRefOf } from './kube-object.js';
+import { mergeParameters, resolveParameters } from './parameters.js';
+import type { ParametersIndex } from './parameters.js';
 
 /**
  * buildGateways makes a context for every Gateway whose class tuna accepted or refused (other
  * classes are not ours) and checks its listeners. Each Gateway gets one `address` binding: a
  * dedicated address from the edge's pool, which the reconciler assigns and writes to
  * `status.addresses` (the translator leaves addresses alone). `spec.addresses` of type IPAddress
- * (IPv4) are carried on the binding for the reconciler to ask for; other types are refused.
+ * (IPv4) are carried on the binding for the reconciler to ask for; other types are refused. The
+ * Gateway's parameters (its class's GatewayParameters under its own, parameters.ts) go on the
+ * binding too: `tunnelConnections` becomes the binding's `connections`.
  */
-export function buildGateways(ctx: TranslationContext, gateways: IGateway[], classes: Map<string, ClassVerdict>): void {
+export function buildGateways(ctx: TranslationContext, gateways: IGateway[], classes: Map<string, ClassVerdict>, parameters: ParametersIndex): void {
   for (const obj of gateways) {
     const verdict = classes.get(obj.spec?.gatewayClassName ?? '');
     if (!verdict) continue;
@@ -44,9 +48,15 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       claimKeys: new Set(),
     };
     const malformed = malformedField(gatewayCodec, obj);
-    const rejected: Problem | undefined = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict);
+    const rejected: Problem | undefined = malformed ? { reason: 'Invalid', message: `malformed ${malformed}` } : rejectionOf(obj, verdict, parameters);
     if (rejected) gw.rejected = rejected;
-    else gw.requestedAddresses = requestedAddressesOf(obj);
+    else {
+      gw.requestedAddresses = requestedAddressesOf(obj);
+      const own = obj.spec.infrastructure?.parametersRef;
+      const resolved = own ? resolveParameters(parameters, own, 'infrastructure.parametersRef', namespace) : undefined;
+      const effective = mergeParameters(verdict.parameters, resolved?.ok ? resolved.spec : undefined);
+      if (effective.tunnelConnections !== undefined) gw.tunnelConnections = effective.tunnelConnections;
+    }
     // A malformed spec is not read any further: its listeners cannot be trusted.
     gw.listeners = malformed ? [] : buildListeners(ctx, gw);
     if (rejected) for (const l of gw.listeners) delete l.graph;
@@ -55,14 +65,17 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
 }
 
 /** rejectionOf returns why a whole Gateway cannot be accepted, if it cannot. */
-function rejectionOf(obj: IGateway, verdict: ClassVerdict): Problem | undefined {
+function rejectionOf(obj: IGateway, verdict: ClassVerdict, parameters: ParametersIndex): Problem | undefined {
   const spec = obj.spec;
   if (!verdict.accepted)
     return { reason: 'Invalid', message: `GatewayClass ${spec.gatewayClassName} is not accepted: ${verdict.message}` };
   const badAddress = (spec.addresses ?? []).map(addressProblem).find((p) => p !== undefined);
   if (badAddress !== undefined) return { reason: 'UnsupportedAddress', message: badAddress };
   const params = spec.infrastructure?.parametersRef;
-  if (params) return { reason: 'InvalidParameters', message: `infrastructure.parametersRef ${params.kind} ${params.name} is not supported` };
+  if (params) {
+    const resolved = resolveParameters(parameters, params, 'infrastructure.parametersRef', namespaceOf(asKube(obj)));
+    if (!resolved.ok) return { reason: 'InvalidParameters', message: resolved.message };
+  }
   // spec.tls.backend (the client certificate for TLS backends) is read by backend-client-certificate.ts
   return undefined;
 }
@@ -172,6 +185,7 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
     kind: 'address',
     hostnames: [...new Set(gw.claims.map((c) => c.hostname))],
     ...(gw.requestedAddresses.length > 0 ? { addresses: [...gw.requestedAddresses] } : {}),
+    ...(gw.tunnelConnections !== undefined ? { connections: gw.tunnelConnections } : {}),
     source: sourceOf(gw.ref),
   });
   for (const l of served) if (l.graph) graph.listeners.push(l.graph);

@@ -15,6 +15,7 @@ import type { PendingHttpRoute } from './cross-kind.js';
 import { placeHttpRules } from './emit.js';
 import { translateGatewayClasses } from './gateway-classes.js';
 import { buildGateways, finishGateway } from './gateways.js';
+import { indexParameters } from './parameters.js';
 import { finishListenerSet } from './listener-set-status.js';
 import { buildListenerSets } from './listener-sets.js';
 import { compileGrpcRoute } from './grpc-routes.js';
@@ -50,8 +51,9 @@ export function translateGatewayApi(index: SnapshotIndex, options: TranslateOpti
     listenerSets: new Map(),
   };
   const repeated = new Set<string>();
-  const classes = translateGatewayClasses(keepOneCopy(snap.gatewayClasses, repeated), options.gatewayControllerName, ctx.book);
-  buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes);
+  const parameters = indexParameters(snap.gatewayParameters);
+  const classes = translateGatewayClasses(keepOneCopy(snap.gatewayClasses, repeated), options.gatewayControllerName, ctx.book, parameters);
+  buildGateways(ctx, keepOneCopy(snap.gateways, repeated), classes, parameters);
   buildListenerSets(ctx, keepOneCopy(snap.listenerSets, repeated));
   if (ctx.gateways.size > 0) {
     translateHttpLikeRoutes(ctx, keepOneCopy(snap.httpRoutes, repeated), keepOneCopy(snap.grpcRoutes, repeated));
