@@ -154,6 +154,9 @@ describe('config/rbac/operator.yaml on the test cluster', function () {
     ['replace a Domain', { verb: 'update', group: 'tuna.dev', resource: 'domains', namespace: 'default' }, false],
     ['delete a Tunnel', { verb: 'delete', group: 'tuna.dev', resource: 'tunnels', namespace: 'default' }, false],
     ['create a TCPPort', { verb: 'create', group: 'tuna.dev', resource: 'tcpports', namespace: 'default' }, false],
+    // GatewayParameters: read, never written (tuna writes no status to it)
+    ['watch GatewayParameters', { verb: 'watch', group: 'tuna.dev', resource: 'gatewayparameters' }, true],
+    ['update a GatewayParameters', { verb: 'update', group: 'tuna.dev', resource: 'gatewayparameters', namespace: 'default' }, false],
   ] as const) {
     it(`${allowed ? 'may' : 'may not'} ${what}`, async () => {
       const review = await admin.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({ body: { spec: { user: SUBJECT, groups: ['system:serviceaccounts', 'system:serviceaccounts:tuna-system', 'system:authenticated'], resourceAttributes: attributes } } });
