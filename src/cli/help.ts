@@ -116,7 +116,8 @@ Options:
   --health-addr A    serve /healthz, /readyz (ready once synced with its tunnels up) and
                      /metrics (Prometheus) over HTTP on A: HOST:PORT or :PORT (default: off)
   --key-connections N the connection cap of each tunnel key it mints: every replica's
-                     connections, plus a surge pod's in a rolling upgrade (default 4)
+                     connections, plus a surge pod's in a rolling upgrade (default 4); a
+                     Gateway whose GatewayParameters set tunnelConnections gets it scaled
 ${logFlagsHelp}
 ${accessLogFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
