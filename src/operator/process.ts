@@ -263,7 +263,7 @@ export function describeSync(result: SyncResult): string {
   return `synced: ${bindings} binding(s), ${ready} with a tunnel key${pending.length > 0 ? `; held back: ${pending.join(', ')}` : ''}${deferred > 0 ? `; ${deferred} left to the next sync` : ''}`;
 }
 
-/** connectionsPerBinding is the tunnel connections per edge a binding holds by default: the agent's, and at least 2 (one replaced while the other serves). */
+/** connectionsPerBinding is the tunnel connections per edge a binding holds by default: the agent's `--connections`, where the default of 1 becomes 2 for the operator. */
 function connectionsPerBinding(connections: number): number {
   return connections === 1 ? 2 : connections;
 }
