@@ -39,6 +39,7 @@ import type { Http1ClientOptions } from './upstream-http1.js';
 import { Http2Client } from './upstream-http2.js';
 import type { UpstreamClient } from './upstream.js';
 import { DEFAULT_UDP_IDLE_TIMEOUT_MS, proxyUdp } from './udp-proxy.js';
+import type { UdpObserver } from './udp-proxy.js';
 import { proxyWebSocket } from './websocket-proxy.js';
 import { proxyHttp1Upgrade, writeLocal } from './websocket-upgrade.js';
 import type { Duplex } from 'node:stream';
@@ -65,6 +66,8 @@ export interface DataPlaneOptions {
   acceptUdp?: boolean;
   /** a UDP flow with no datagram either way for this long is ended (default 60 s) */
   udpIdleTimeoutMs?: number;
+  /** told of every UDP datagram dropped and flow refused, with why (the operator's /metrics) */
+  udpObserver?: UdpObserver;
 }
 
 /**
@@ -80,6 +83,7 @@ export class DataPlane implements TunnelStreamHandler {
   readonly acceptsUdp: boolean;
   private readonly udpIdleTimeoutMs: number;
   private readonly udpFlows = new Set<() => void>();
+  private readonly udpObserver: UdpObserver | undefined;
   private table: RouteTable = compileRouteTable(emptyGraph());
   private readonly deps: ProxyDeps;
   private readonly clients: { http: Http1Client; h2c: Http2Client; h2: Http2Client };
@@ -94,6 +98,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.acceptsSplicedHttp1 = options.spliceHttp1 ?? true;
     this.acceptsUdp = options.acceptUdp ?? true;
     this.udpIdleTimeoutMs = options.udpIdleTimeoutMs ?? DEFAULT_UDP_IDLE_TIMEOUT_MS;
+    this.udpObserver = options.udpObserver;
     // Each request of a spliced connection is routed on the table in force when it arrives.
     this.spliced = new SplicedHttp1Server(
       {
@@ -248,10 +253,17 @@ export class DataPlane implements TunnelStreamHandler {
 
   /** serveUdp relays one UDP flow (a plain CONNECT, docs/protocol.md §4.6) to the route of the binding's `udp` listener. */
   private serveUdp(table: RouteTable, stream: ServerHttp2Stream, headers: IncomingHttpHeaders, entry: EntryPoint): void {
-    if (!this.acceptsUdp || headers[':method'] !== 'CONNECT' || headers[':protocol'] !== undefined) return void stream.respond({ ':status': 400 }, { endStream: true });
+    const observer = this.udpObserver;
+    if (!this.acceptsUdp || headers[':method'] !== 'CONNECT' || headers[':protocol'] !== undefined) {
+      observer?.refused('udp-off');
+      return void stream.respond({ ':status': 400 }, { endStream: true });
+    }
     const result = routeDatagram(table, entry);
-    if (result.kind === 'none') return void stream.respond({ ':status': 404 }, { endStream: true });
-    proxyUdp(this.deps, stream, result.backends, { idleTimeoutMs: this.udpIdleTimeoutMs, open: this.udpFlows });
+    if (result.kind === 'none') {
+      observer?.refused('no-route');
+      return void stream.respond({ ':status': 404 }, { endStream: true });
+    }
+    proxyUdp(this.deps, stream, result.backends, { idleTimeoutMs: this.udpIdleTimeoutMs, open: this.udpFlows, observer });
   }
 
   /**

@@ -13,6 +13,7 @@ export { StaticCertificateSource } from './certificates.js';
 export type { CertificatePair, CertificateSource } from './certificates.js';
 export { compileRouteTable, routeDatagram, routeHttp, routeStream } from './router.js';
 export { DEFAULT_UDP_IDLE_TIMEOUT_MS } from './udp-proxy.js';
+export type { UdpDatagramDrop, UdpFlowRefusal, UdpObserver } from './udp-proxy.js';
 export type { RouteTable, EntryPoint, HttpRouteResult, StreamRouteResult } from './router.js';
 export { pickBackend } from './balancer.js';
 export type { Random } from './balancer.js';

@@ -24,11 +24,31 @@ export const DEFAULT_UDP_IDLE_TIMEOUT_MS = 60_000;
  */
 export const MAX_QUEUED_FLOW_BYTES = 256 << 10;
 
+/** UdpDatagramDrop is why the agent dropped a backend's datagram instead of framing it onto the flow's stream. */
+export type UdpDatagramDrop = 'too-large' | 'queue-full';
+
+/**
+ * UdpFlowRefusal is why the agent refused a flow (its stream answered non-2xx, so the edge drops
+ * the datagrams it held for it): `udp-off` (UDP switched off, or not a plain CONNECT: 400),
+ * `no-route` (the binding has no route on a `udp` listener of that port: 404), `no-endpoint` (no
+ * backend with weight, an unavailable one, or no ready endpoint: its status), `backend-error`
+ * (the socket towards the endpoint failed before it connected: 502).
+ */
+export type UdpFlowRefusal = 'udp-off' | 'no-route' | 'no-endpoint' | 'backend-error';
+
+/** UdpObserver hears what the agent's UDP flows lose (the operator counts it in /metrics). */
+export interface UdpObserver {
+  /** dropped is called for each datagram dropped, with why */
+  dropped(reason: UdpDatagramDrop): void;
+  /** refused is called for each flow refused, with why */
+  refused(reason: UdpFlowRefusal): void;
+}
+
 /** UdpFlowOptions tune one flow. */
 export interface UdpFlowOptions {
   idleTimeoutMs: number;
-  /** called with why a datagram was dropped (`too-large`, `queue-full`) */
-  onDrop?: (reason: 'too-large' | 'queue-full') => void;
+  /** told of each datagram dropped and of the flow's refusal */
+  observer?: UdpObserver;
   /** the open flows' enders: the data plane ends them when the agent stops (a flow never ends by itself but idle) */
   open?: Set<() => void>;
 }
@@ -42,7 +62,10 @@ export interface UdpFlowOptions {
  */
 export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: readonly Backend[], options: UdpFlowOptions): void {
   const choice = chooseEndpoint(deps, backends);
-  if (choice.kind === 'local') return refuse(stream, choice.status === 500 ? 503 : choice.status);
+  if (choice.kind === 'local') {
+    options.observer?.refused('no-endpoint');
+    return refuse(stream, choice.status === 500 ? 503 : choice.status);
+  }
   const { address, port } = choice.endpoint;
   const socket = dgram.createSocket({ type: isIPv6(address) ? 'udp6' : 'udp4' });
   let isConnected = false;
@@ -66,6 +89,7 @@ export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
   // UDP promises no delivery, so the flow carries on (the backend may come back).
   socket.on('error', () => {
     if (isConnected) return;
+    options.observer?.refused('backend-error');
     refuse(stream, 502);
     close();
   });
@@ -103,8 +127,8 @@ function relayFlow(stream: ServerHttp2Stream, socket: dgram.Socket, options: Udp
   socket.on('message', (msg: Buffer) => {
     touch();
     // IPv6 allows payloads up to 65,527 bytes: above the framing's limit, dropped here
-    if (msg.length > MAX_DATAGRAM_BYTES) return options.onDrop?.('too-large');
-    if (stream.writableLength > MAX_QUEUED_FLOW_BYTES) return options.onDrop?.('queue-full');
+    if (msg.length > MAX_DATAGRAM_BYTES) return options.observer?.dropped('too-large');
+    if (stream.writableLength > MAX_QUEUED_FLOW_BYTES) return options.observer?.dropped('queue-full');
     if (!stream.destroyed && !stream.writableEnded) stream.write(frameDatagram(msg));
   });
 }

@@ -20,6 +20,7 @@ export * from './accepted-certificates.js';
 export * from './health.js';
 export * from './health-server.js';
 export * from './request-metrics.js';
+export * from './udp-metrics.js';
 export * from './crd-reservations.js';
 export * from './crd-reservation-status.js';
 export * from './finalizers.js';

@@ -38,6 +38,7 @@ import { OperatorTunnels } from './operator.js';
 import type { Operator } from './operator.js';
 import type { SyncResult } from './operator.js';
 import { RequestMetrics } from './request-metrics.js';
+import { UdpMetrics } from './udp-metrics.js';
 import { CoreSecretGetter, SecretReader } from './secret-reader.js';
 import { SecretTunnelKeys } from './secret-tunnel-keys.js';
 import { StatusWriter } from './status-writer.js';
@@ -89,6 +90,8 @@ export const TUNNEL_MANAGER: InjectionToken<TunnelManager> = Symbol.for('tuna.op
 /** LEADER_ELECTOR resolves the elector of the one writer, or undefined when the keys are not in a Secret (one replica). */
 export const LEADER_ELECTOR: InjectionToken<LeaderElector | undefined> = Symbol.for('tuna.operator.LeaderElector');
 export const REQUEST_METRICS: InjectionToken<RequestMetrics> = Symbol.for('tuna.operator.RequestMetrics');
+/** UDP_METRICS resolves what the data plane's UDP flows lost, by reason (datagrams dropped, flows refused). */
+export const UDP_METRICS: InjectionToken<UdpMetrics> = Symbol.for('tuna.operator.UdpMetrics');
 export const OPERATOR_HEALTH: InjectionToken<OperatorHealth> = Symbol.for('tuna.operator.Health');
 export const OPERATOR_REPORTER: InjectionToken<Reporter> = Symbol.for('tuna.operator.Reporter');
 /** ACCESS_LOG_OBSERVER resolves the access log's observer of the data plane; not registered: no access log. */
@@ -126,11 +129,13 @@ export function registerOperator(c: DependencyContainer): void {
   once(SECRET_READER, (deps) => new SecretReader(new CoreSecretGetter(kube(deps)), { refreshMs: config(deps).secretRefreshMs, onProblem: (line) => log(deps).warn(line) }));
   // /metrics counts the data plane's requests by binding and status (the observer adds one closure per request).
   once(REQUEST_METRICS, () => new RequestMetrics());
+  once(UDP_METRICS, () => new UdpMetrics());
   once(DATA_PLANE, (deps) =>
     new DataPlane({
       endpoints: deps.resolve(ENDPOINTS),
       certificates: deps.resolve(CERTIFICATES),
       observer: combineObservers([deps.resolve(REQUEST_METRICS), deps.isRegistered(ACCESS_LOG_OBSERVER, true) ? deps.resolve(ACCESS_LOG_OBSERVER) : undefined]),
+      udpObserver: deps.resolve(UDP_METRICS),
       onError: (err, context) => log(deps).warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }),
     }),
   );
@@ -159,7 +164,7 @@ export function registerOperator(c: DependencyContainer): void {
         hasPendingChange: () => deps.resolve(OPERATOR).hasPendingChange,
       },
       Date.now,
-      [deps.resolve(REQUEST_METRICS).registry],
+      [deps.resolve(REQUEST_METRICS).registry, deps.resolve(UDP_METRICS).registry],
     ),
   );
   once(TUNNEL_CONTROL, (deps) => {

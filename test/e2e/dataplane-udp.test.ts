@@ -7,7 +7,7 @@ import type { ClientHttp2Session, ClientHttp2Stream, Http2Server, IncomingHttpHe
 import type { AddressInfo } from 'node:net';
 import { udpTarget } from '../../src/cli/quick-graph.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
-import type { DataPlaneOptions } from '../../src/dataplane/index.js';
+import type { DataPlaneOptions, UdpObserver } from '../../src/dataplane/index.js';
 import { DatagramReader, frameDatagram } from '../../src/wire/index.js';
 import { waitUntil } from '../support/tunnel-harness.js';
 
@@ -24,7 +24,7 @@ describe('data plane: UDP flows', function () {
   let received: Buffer[] = [];
   let dp: DataPlane | undefined;
 
-  async function start(options: Partial<DataPlaneOptions> = {}, withRoute = true): Promise<void> {
+  async function start(options: Partial<DataPlaneOptions> = {}, withRoute = true, withEndpoint = true): Promise<void> {
     backend = createSocket('udp4');
     received = [];
     backend.on('message', (msg, remote) => {
@@ -35,7 +35,7 @@ describe('data plane: UDP flows', function () {
     await once(backend, 'listening');
     const quick = udpTarget({ address: '127.0.0.1', port: backend.address().port }, 0, BINDING);
     const endpoints = new StaticEndpointResolver();
-    endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
+    endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, withEndpoint ? [quick.service.endpoint] : []);
     const plane = new DataPlane({ endpoints, ...options });
     dp = plane;
     if (withRoute) plane.update(quick.graph);
@@ -89,14 +89,37 @@ describe('data plane: UDP flows', function () {
     expect((await g.response)[':status']).to.equal(200);
   });
 
-  it('answers 404 when the binding has no udp listener, and 400 when UDP is switched off', async () => {
-    await start({}, false);
+  /** recorder is a UdpObserver that keeps what it was told. */
+  function recorder(): UdpObserver & { heard: string[] } {
+    const heard: string[] = [];
+    return { heard, dropped: (reason) => heard.push(`dropped:${reason}`), refused: (reason) => heard.push(`refused:${reason}`) };
+  }
+
+  it('answers 404 when the binding has no udp listener, 400 when UDP is switched off, 503 without a ready endpoint, and tells the observer each reason', async () => {
+    const udpObserver = recorder();
+    await start({ udpObserver }, false);
     expect((await flow().response)[':status']).to.equal(404);
     session!.destroy();
     server!.close();
     backend!.close();
-    await start({ acceptUdp: false });
+    await start({ acceptUdp: false, udpObserver });
     expect((await flow().response)[':status']).to.equal(400);
+    session!.destroy();
+    server!.close();
+    backend!.close();
+    await start({ udpObserver }, true, false);
+    expect((await flow().response)[':status']).to.equal(503);
+    expect(udpObserver.heard).to.deep.equal(['refused:no-route', 'refused:udp-off', 'refused:no-endpoint']);
+  });
+
+  it('tells the observer nothing for a flow that relays', async () => {
+    const udpObserver = recorder();
+    await start({ udpObserver });
+    const f = flow();
+    expect((await f.response)[':status']).to.equal(200);
+    f.stream.write(frameDatagram(Buffer.from('hi')));
+    await waitUntil(() => f.datagrams.length === 1);
+    expect(udpObserver.heard).to.deep.equal([]);
   });
 
   it('ends the stream with END_STREAM after its idle timeout', async () => {

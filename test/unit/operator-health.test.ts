@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import { ListenAddressString, decodeFlags } from '../../src/cli/flags.js';
 import { UsageError } from '../../src/cli/errors.js';
-import { OperatorHealth } from '../../src/operator/index.js';
+import { OperatorHealth, UdpMetrics } from '../../src/operator/index.js';
 import type { HealthSources } from '../../src/operator/index.js';
 
 /** sources is a settable view of the cache, the tunnels and the Lease. */
@@ -96,6 +96,22 @@ describe('OperatorHealth', () => {
     ]);
     for (const name of names) expect(text).to.match(new RegExp(`^# HELP ${name} \\S`, 'm'));
     expect(text.endsWith('\n')).to.equal(true);
+  });
+
+  it('renders the data plane\'s UDP losses by reason, every reason from 0, beside its own families', async () => {
+    const udp = new UdpMetrics();
+    const health = new OperatorHealth(sources(), Date.now, [udp.registry]);
+    const zero = (await health.metrics()).split('\n');
+    for (const reason of ['too-large', 'queue-full']) expect(zero).to.include(`tuna_operator_udp_datagrams_dropped_total{reason="${reason}"} 0`);
+    for (const reason of ['udp-off', 'no-route', 'no-endpoint', 'backend-error']) expect(zero).to.include(`tuna_operator_udp_flows_refused_total{reason="${reason}"} 0`);
+    udp.dropped('queue-full');
+    udp.dropped('queue-full');
+    udp.refused('no-route');
+    const text = (await health.metrics()).split('\n');
+    expect(text).to.include('tuna_operator_udp_datagrams_dropped_total{reason="queue-full"} 2');
+    expect(text).to.include('tuna_operator_udp_datagrams_dropped_total{reason="too-large"} 0');
+    expect(text).to.include('tuna_operator_udp_flows_refused_total{reason="no-route"} 1');
+    expect(text).to.include('tuna_operator_ready 0');
   });
 });
 
