@@ -49,6 +49,11 @@ pids=()
 cluster_started=0
 cleanup() {
   local status=$?
+  # What the edge and the operator counted (UDP drops by reason among it), kept beside their logs.
+  if [[ -n "${metrics_port:-}" ]]; then
+    curl -s -m 5 "http://127.0.0.1:$metrics_port/metrics" >"$out/edge-metrics.txt" 2>/dev/null || true
+    curl -s -m 5 "http://127.0.0.1:$health_port/metrics" >"$out/operator-metrics.txt" 2>/dev/null || true
+  fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [[ $cluster_started == 1 && -z "${TUNA_CONFORMANCE_KEEP_CLUSTER:-}" ]]; then hack/cluster/down.sh >/dev/null 2>&1 || true; fi
@@ -73,12 +78,14 @@ hack/gateway-api-crds.sh experimental >/dev/null
 # flows per client address held 60 s (DEFAULT_UDP_LIMITS), so the flows it left open made later
 # probes time out; flows are freed after 10 s here.
 tunnel_port="${TUNA_CONFORMANCE_TUNNEL_PORT:-17443}" http_port="${TUNA_CONFORMANCE_HTTP_PORT:-18180}"
+metrics_port="${TUNA_CONFORMANCE_METRICS_PORT:-18181}" health_port="${TUNA_CONFORMANCE_HEALTH_PORT:-18182}"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$work/tunnel.key" -out "$work/tunnel.crt" 2>/dev/null
 cat >"$work/edge.yaml" <<EOF
 listen:
   tunnel: { host: 127.0.0.1, port: $tunnel_port, tls: { certFile: $work/tunnel.crt, keyFile: $work/tunnel.key } }
   http: { host: 127.0.0.1, port: $http_port }
+  metrics: { host: 127.0.0.1, port: $metrics_port }
 store:
   url: $work/edge.db
   baseDomain: tuna.localhost
@@ -112,7 +119,7 @@ kind: GatewayClass
 metadata: { name: tuna }
 spec: { controllerName: tuna.dev/gateway-controller }
 EOF
-TUNA_ACCESS_LOG="$out/access.log" hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" >"$out/operator.log" 2>&1 & pids+=($!)
+TUNA_ACCESS_LOG="$out/access.log" hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" --health-addr "127.0.0.1:$health_port" >"$out/operator.log" 2>&1 & pids+=($!)
 
 # The features to test are the ones the GatewayClass advertises once tuna has accepted it.
 features="${TUNA_CONFORMANCE_FEATURES:-}"   # for development: test fewer features than advertised
