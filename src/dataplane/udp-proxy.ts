@@ -24,8 +24,13 @@ export const DEFAULT_UDP_IDLE_TIMEOUT_MS = 60_000;
  */
 export const MAX_QUEUED_FLOW_BYTES = 256 << 10;
 
-/** UdpDatagramDrop is why the agent dropped a backend's datagram instead of framing it onto the flow's stream. */
-export type UdpDatagramDrop = 'too-large' | 'queue-full';
+/**
+ * UdpDatagramDrop is why a datagram of a flow was lost at the agent: a backend's datagram dropped
+ * instead of framed onto the stream (`too-large`, `queue-full`), or one sent to the backend that
+ * the backend's host refused (`backend-unreachable`: an ICMP port or host unreachable, reported on
+ * the connected socket's next operation).
+ */
+export type UdpDatagramDrop = 'too-large' | 'queue-full' | 'backend-unreachable';
 
 /**
  * UdpFlowRefusal is why the agent refused a flow (its stream answered non-2xx, so the edge drops
@@ -88,7 +93,7 @@ export function proxyUdp(deps: ProxyDeps, stream: ServerHttp2Stream, backends: r
   // A connected UDP socket reports an ICMP port unreachable as ECONNREFUSED on a later send:
   // UDP promises no delivery, so the flow carries on (the backend may come back).
   socket.on('error', () => {
-    if (isConnected) return;
+    if (isConnected) return options.observer?.dropped('backend-unreachable');
     options.observer?.refused('backend-error');
     refuse(stream, 502);
     close();

@@ -112,6 +112,20 @@ describe('data plane: UDP flows', function () {
     expect(udpObserver.heard).to.deep.equal(['refused:no-route', 'refused:udp-off', 'refused:no-endpoint']);
   });
 
+  it('tells the observer of a datagram the backend host refused (ICMP port unreachable), and the flow carries on', async () => {
+    const udpObserver = recorder();
+    await start({ udpObserver });
+    const f = flow();
+    expect((await f.response)[':status']).to.equal(200);
+    // nothing listens on the endpoint's port any more: loopback answers ICMP port unreachable
+    await new Promise<void>((resolve) => backend!.close(() => resolve()));
+    backend = undefined;
+    f.stream.write(frameDatagram(Buffer.from('into the void')));
+    await waitUntil(() => udpObserver.heard.length > 0);
+    expect(udpObserver.heard).to.deep.equal(['dropped:backend-unreachable']);
+    expect(f.stream.closed, 'the flow is still open').to.equal(false);
+  });
+
   it('tells the observer nothing for a flow that relays', async () => {
     const udpObserver = recorder();
     await start({ udpObserver });

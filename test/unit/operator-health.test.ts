@@ -102,7 +102,7 @@ describe('OperatorHealth', () => {
     const udp = new UdpMetrics();
     const health = new OperatorHealth(sources(), Date.now, [udp.registry]);
     const zero = (await health.metrics()).split('\n');
-    for (const reason of ['too-large', 'queue-full']) expect(zero).to.include(`tuna_operator_udp_datagrams_dropped_total{reason="${reason}"} 0`);
+    for (const reason of ['too-large', 'queue-full', 'backend-unreachable']) expect(zero).to.include(`tuna_operator_udp_datagrams_dropped_total{reason="${reason}"} 0`);
     for (const reason of ['udp-off', 'no-route', 'no-endpoint', 'backend-error']) expect(zero).to.include(`tuna_operator_udp_flows_refused_total{reason="${reason}"} 0`);
     udp.dropped('queue-full');
     udp.dropped('queue-full');
