@@ -16,10 +16,9 @@
 #   6. tears down what it started and prints the result per profile; with -publish, copies the report
 #      to docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml.
 #
-# Profiles: GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS and GATEWAY-TCP by default; GATEWAY-UDP (the
+# Profiles: GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS, GATEWAY-TCP and GATEWAY-UDP by default (the
 # UDPRoute tests: DNS to the coredns stand-in and echo-basic's UDP echo, through UDP ports of each
-# Gateway's address) with -profiles GATEWAY-UDP, and TUNA_CONFORMANCE_FEATURES=<advertised>,UDPRoute
-# until UDPRoute is advertised.
+# Gateway's address).
 #
 # Exit status: the suite's (0 = every test it ran passed). Progress goes to stderr; the per-profile
 # summary to stdout.
@@ -28,7 +27,7 @@ cd "$(dirname "$0")/.."
 source hack/cluster/env.sh
 log() { echo "conformance: $*" >&2; }
 
-run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS,GATEWAY-TCP" publish=0 extra=()
+run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS,GATEWAY-TCP,GATEWAY-UDP" publish=0 extra=()
 while (( $# > 0 )); do
   case "$1" in
     -run-test|--run-test) run_test="$2"; shift 2 ;;

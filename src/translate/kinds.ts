@@ -200,7 +200,8 @@ export const KINDS = [
     kind: 'UDPRoute', group: GATEWAY_GROUP, versions: ['v1', 'v1alpha2'], plural: 'udproutes', key: 'udpRoutes', optional: true, watched: true, readBy: ['gateway'],
     codec: streamRouteCodec,
     route: { listenerProtocols: ['UDP'], serving: 'stream' },
-    features: [],
+    // advertised once the suite's nine UDPRoute tests (GATEWAY-UDP) passed (docs/conformance.md)
+    features: ['UDPRoute'],
   }),
   entry<IReferenceGrant>()({
     // v1beta1 first, as tuna always watched it (it is the stored version of v1.6's CRD); v1 where a

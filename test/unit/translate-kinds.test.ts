@@ -53,9 +53,9 @@ describe('the table of kinds', () => {
   it('claims exactly the features of its rows, sorted', () => {
     const fromRows = KINDS.flatMap((k) => ('features' in k ? [...k.features] : []));
     expect([...SUPPORTED_FEATURES]).to.deep.equal([...new Set(fromRows)].sort());
-    // Each route kind is claimed: TCPRoute too, now that a Gateway's address serves its listeners'
-    // ports; UDPRoute not until its conformance tests pass (docs/conformance.md).
-    const unclaimed = ['UDPRoute'];
+    // Each route kind is claimed: TCPRoute and UDPRoute too, now that a Gateway's address serves its
+    // listeners' ports and the GATEWAY-UDP profile passes (docs/conformance.md).
+    const unclaimed: string[] = [];
     for (const route of ROUTE_KINDS) expect(SUPPORTED_FEATURES.includes(route.kind), route.kind).to.equal(!unclaimed.includes(route.kind));
   });
 
