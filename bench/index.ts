@@ -1,7 +1,9 @@
 /**
  * npm run bench [-- part [--flag value ...] ...]: runs the named benchmark parts (default: all but
  * scale, which needs the test cluster) and rewrites their sections of docs/benchmarks.md. Flags
- * after a part's name are that part's (`npm run bench -- scale --hosts 100,1000`).
+ * after a part's name are that part's (`npm run bench -- scale --hosts 100,1000`). It prints an
+ * estimate of each part's time first (bench/plan.ts); the tunnel part installs the tools it misses
+ * with hack/bench-tools.sh (bench/tunnel/tools.ts ensureTools).
  */
 import { runScaleBench } from './scale/index.js';
 import { runTranslateBench } from './translate.js';
@@ -10,6 +12,7 @@ import { runBindingsBench } from './bindings/index.js';
 import { runPoliciesBench } from './policies.js';
 import { runAccessLogBench } from './access-log.js';
 import { runSyncBench } from './scale/sync.js';
+import { formatPlan, planParts } from './plan.js';
 
 const parts: Record<string, (args: readonly string[]) => void | Promise<void>> = {
   translate: () => runTranslateBench(),
@@ -32,12 +35,17 @@ for (const arg of process.argv.slice(2)) {
   else if (wanted.length > 0 && wanted.at(-1)!.args.at(-1)?.startsWith('--') && wanted.at(-1)!.args.length % 2 === 1) wanted.at(-1)!.args.push(arg);
   else wanted.push({ name: arg, args: [] });
 }
-for (const { name, args } of wanted.length > 0 ? wanted : defaults.map((name) => ({ name, args: [] }))) {
-  const run = parts[name];
-  if (!run) {
+const chosen = wanted.length > 0 ? wanted : defaults.map((name) => ({ name, args: [] }));
+for (const { name } of chosen) {
+  if (!parts[name]) {
     console.error(`unknown benchmark part ${name}; known: ${Object.keys(parts).join(', ')}`);
     process.exit(2);
   }
+}
+// how long the run will take, before it starts
+for (const line of formatPlan(planParts(chosen.map((p) => p.name)))) console.log(line);
+for (const { name, args } of chosen) {
+  const run = parts[name]!;
   console.log(`== ${name}`);
   await run(args);
 }

@@ -2,7 +2,8 @@
 # bench-tools.sh: installs what the `tunnel` benchmark compares tuna with (docs/benchmarking.md).
 #
 #   Debian packages (apt-get): nginx (one-hop reverse proxy), wrk (closed-loop HTTP/1.1 load),
-#   nghttp2-client (h2load: open-loop fixed-rate load for the latency figure).
+#   nghttp2-client (h2load: open-loop fixed-rate load for the latency figure), curl (downloads) and
+#   openssl (the tuna rows' throw-away tunnel certificate) when absent.
 #   Go modules, built through the module proxy into a cache outside the repository keyed by version:
 #   frp (frps + frpc) and chisel. A finished build is reused; nothing is written into the repository.
 #
@@ -54,7 +55,8 @@ build_go_tools() {
   rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
   for spec in "$@"; do
     log "$module $version: go build ${spec#*=}"
-    (cd "$src" && go_env go build -ldflags="-s -w" -o "$dest.tmp/${spec%%=*}" "${spec#*=}")
+    # explicit: under `build_go_tools ... || log`, set -e does not stop a failed build here
+    (cd "$src" && go_env go build -ldflags="-s -w" -o "$dest.tmp/${spec%%=*}" "${spec#*=}") || return 1
   done
   rm -rf "$dest" && mv "$dest.tmp" "$dest"
 }
@@ -65,6 +67,8 @@ install_debian() {
   command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || want+=(nginx)
   command -v wrk >/dev/null || want+=(wrk)
   command -v h2load >/dev/null || want+=(nghttp2-client)
+  command -v curl >/dev/null || want+=(curl)
+  command -v openssl >/dev/null || want+=(openssl)
   [[ ${#want[@]} == 0 ]] && return 0
   local sudo=()
   [[ $(id -u) == 0 ]] || sudo=(sudo)
@@ -98,8 +102,10 @@ print_paths() {
 if [[ "${1:-}" != "--check" ]]; then
   install_debian
   mkdir -p "$TOOLS_DIR"
-  build_go_tools github.com/fatedier/frp "v$TUNA_FRP_VERSION" "$FRP_DIR" frps=./cmd/frps frpc=./cmd/frpc
+  # A build that fails (no Go, no module proxy) leaves that tool's path empty: its rows then say
+  # "not available" and the other contenders still run.
+  build_go_tools github.com/fatedier/frp "v$TUNA_FRP_VERSION" "$FRP_DIR" frps=./cmd/frps frpc=./cmd/frpc || log "frp not built"
   # chisel's main package is the module root.
-  build_go_tools github.com/jpillora/chisel "v$TUNA_CHISEL_VERSION" "$CHISEL_DIR" chisel=.
+  build_go_tools github.com/jpillora/chisel "v$TUNA_CHISEL_VERSION" "$CHISEL_DIR" chisel=. || log "chisel not built"
 fi
 print_paths

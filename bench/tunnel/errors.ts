@@ -7,7 +7,7 @@
 export class BenchToolMissingError extends Error {
   readonly code = 'TUNA_BENCH_TOOL_MISSING';
   constructor(readonly tool: string) {
-    super(`${tool} is not installed: run hack/bench-tools.sh`);
+    super(`${tool} is not installed, and hack/bench-tools.sh did not install it (see its output above; TUNA_BENCH_INSTALL=0 skips the install)`);
     this.name = 'BenchToolMissingError';
   }
 }

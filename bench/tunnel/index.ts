@@ -22,7 +22,8 @@ import { inRounds, startAll } from './rounds.js';
 import type { Figures } from './table.js';
 import { renderSection } from './section.js';
 import { emptyFigures, formatNumber } from './table.js';
-import { findTools, requireTool, toolVersions } from './tools.js';
+import { toolsNeeded } from './plan.js';
+import { ensureTools, requireTool, toolVersions } from './tools.js';
 
 /** TunnelBenchOptions tunes a run; every field has an environment variable and a default. */
 export interface TunnelBenchOptions {
@@ -42,6 +43,8 @@ export interface TunnelBenchOptions {
   writeReport?: boolean;
   /** seconds after which no further round starts (TUNA_BENCH_BUDGET, default 540) */
   budgetSeconds?: number;
+  /** install missing tools with hack/bench-tools.sh before the run (TUNA_BENCH_INSTALL=0 to not; default true) */
+  install?: boolean;
 }
 
 /** phaseShare is the cumulative share of the time budget by the end of each phase. */
@@ -70,7 +73,7 @@ async function rounds(run: Run, phase: keyof typeof phaseShare, figure: string, 
 
 type Resolved = Required<TunnelBenchOptions>;
 
-const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers', 'tuna-processes'];
+export const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers', 'tuna-processes'];
 const connections = 64;
 const wrkThreads = 2;
 const latencyClients = 20;
@@ -92,6 +95,7 @@ export function resolveOptions(options: TunnelBenchOptions, env: NodeJS.ProcessE
     contenders: options.contenders ?? (env.TUNA_BENCH_CONTENDERS ? env.TUNA_BENCH_CONTENDERS.split(',').map((s) => s.trim()) : allNames),
     writeReport: options.writeReport ?? env.TUNA_BENCH_WRITE !== '0',
     budgetSeconds: Math.max(60, num(options.budgetSeconds, 'TUNA_BENCH_BUDGET', 540)),
+    install: options.install ?? env.TUNA_BENCH_INSTALL !== '0',
   };
 }
 
@@ -133,7 +137,7 @@ function makeContender(name: string): Contender {
 export async function runTunnelBench(options: TunnelBenchOptions = {}): Promise<void> {
   const o = resolveOptions(options);
   const contenders = o.contenders.map(makeContender);
-  const tools = findTools();
+  const tools = ensureTools(toolsNeeded(o.contenders), { install: o.install });
   for (const t of ['wrk', 'h2load', 'curl'] as const) requireTool(tools, t);
   const started = performance.now();
   const loadBefore = loadavg()[0] ?? 0;

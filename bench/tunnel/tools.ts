@@ -45,10 +45,49 @@ export function parseToolPaths(text: string): BenchTools {
   };
 }
 
+/**
+ * ToolScript runs hack/bench-tools.sh with `args` and returns what it prints on stdout: `--check`
+ * installs nothing; no arguments installs what is missing (apt-get, Go module builds cached in
+ * $TUNA_CACHE) and then prints the paths.
+ */
+export type ToolScript = (args: readonly string[]) => string;
+
+/** runToolScript is the real script; its progress (apt-get, go build) goes to this process's stderr. */
+export const runToolScript: ToolScript = (args) =>
+  execFileSync('bash', [join(repoRoot, 'hack', 'bench-tools.sh'), ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    // an install (apt-get update, two Go module downloads and builds) takes minutes on a cold cache
+    timeout: args.includes('--check') ? 30_000 : 30 * 60_000,
+  });
+
 /** findTools runs `hack/bench-tools.sh --check` (installs nothing) and returns what is present. */
-export function findTools(): BenchTools {
-  const out = execFileSync('bash', [join(repoRoot, 'hack', 'bench-tools.sh'), '--check'], { encoding: 'utf8', timeout: 30_000 });
-  return parseToolPaths(out);
+export function findTools(script: ToolScript = runToolScript): BenchTools {
+  return parseToolPaths(script(['--check']));
+}
+
+/**
+ * ensureTools returns the tools, installing first when one of `needed` is missing, as .ci/run
+ * does on a fresh machine: it runs hack/bench-tools.sh (which installs only what is missing)
+ * unless `install` is false (TUNA_BENCH_INSTALL=0). An install that fails is reported and the
+ * tools found afterwards are returned: the caller's requireTool names what is still missing.
+ */
+export function ensureTools(needed: readonly (keyof BenchTools)[], options: { install?: boolean; script?: ToolScript; log?: (line: string) => void } = {}): BenchTools {
+  const { install = true, script = runToolScript, log = (line: string) => console.log(line) } = options;
+  const found = findTools(script);
+  const missing = needed.filter((t) => !found[t]);
+  if (missing.length === 0) return found;
+  if (!install) {
+    log(`tunnel bench: missing ${missing.join(', ')}; not installing (TUNA_BENCH_INSTALL=0)`);
+    return found;
+  }
+  log(`tunnel bench: missing ${missing.join(', ')}: running hack/bench-tools.sh (apt-get; frp and chisel built from Go modules into $TUNA_CACHE)`);
+  try {
+    return parseToolPaths(script([]));
+  } catch (err) {
+    log(`tunnel bench: hack/bench-tools.sh failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    return findTools(script);
+  }
 }
 
 /** requireTool returns the path of a tool, or throws BenchToolMissingError naming it. */
