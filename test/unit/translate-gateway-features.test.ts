@@ -19,8 +19,12 @@ describe('Gateway API supported features', () => {
     expect(SUPPORTED_FEATURES).to.include('ListenerSet');
   });
 
-  it('does not claim UDPRoute, which tuna does not serve', () => {
-    expect(SUPPORTED_FEATURES).to.not.include('UDPRoute');
+  it('claims UDPRoute, whose datagrams the tunnels carry per flow', () => {
+    expect(SUPPORTED_FEATURES).to.include('UDPRoute');
+  });
+
+  it('does not claim GatewayInfrastructure: tuna creates no per-Gateway ServiceAccount, Pod or Service to carry its labels', () => {
+    expect(SUPPORTED_FEATURES).to.not.include('GatewayInfrastructure');
   });
 
   it('reports SupportedVersion=True when every CRD carries a supported bundle version', () => {
