@@ -8,3 +8,4 @@ export * from './errors.js';
 export * from './error-line.js';
 export * from './policies.js';
 export * from './ip-address.js';
+export * from './address-pool.js';

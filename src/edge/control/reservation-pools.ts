@@ -1,5 +1,5 @@
-import { isIPv4 } from 'node:net';
 import { ControlInvalidRequestError } from '../../control-api/index.js';
+import { isInAddressPool } from '../../model/index.js';
 import type { PortPool } from '../../control-api/index.js';
 
 /**
@@ -38,9 +38,7 @@ export function checkAddressInPool(address: string, rules: PoolRules): string {
   if (pool === undefined) {
     throw new ControlInvalidRequestError('this edge has no address pool (store.addressPool): no address can be reserved', 'address');
   }
-  const range = parseIpv4Pool(pool);
-  const value = isIPv4(address) ? ipv4ToInt(address) : undefined;
-  if (range === undefined || value === undefined || value < range.first || value > range.last) {
+  if (!isInAddressPool(pool, address)) {
     throw new ControlInvalidRequestError(`address ${address} is outside the address pool ${pool}`, 'address');
   }
   return address;
@@ -48,27 +46,5 @@ export function checkAddressInPool(address: string, rules: PoolRules): string {
 
 /** isAddressInPool reports whether an IPv4 address lies inside a pool (CIDR or range); false for a pool that does not parse. */
 export function isAddressInPool(address: string, pool: string): boolean {
-  const range = parseIpv4Pool(pool);
-  if (range === undefined || !isIPv4(address)) return false;
-  const value = ipv4ToInt(address);
-  return value >= range.first && value <= range.last;
-}
-
-function ipv4ToInt(address: string): number {
-  return address.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
-}
-
-// The same reading as the store's parseAddressPool (network and broadcast left out of a CIDR up to /30).
-function parseIpv4Pool(text: string): { first: number; last: number } | undefined {
-  if (text.includes('/')) {
-    const [base = '', lenText = ''] = text.split('/');
-    const len = Number(lenText);
-    if (!isIPv4(base) || !/^\d{1,2}$/.test(lenText) || len > 32) return undefined;
-    const size = 2 ** (32 - len);
-    const first = ipv4ToInt(base) - (ipv4ToInt(base) % size);
-    return len <= 30 ? { first: first + 1, last: first + size - 2 } : { first, last: first + size - 1 };
-  }
-  const [a = '', b = ''] = text.split('-');
-  if (!isIPv4(a) || !isIPv4(b)) return undefined;
-  return { first: ipv4ToInt(a), last: ipv4ToInt(b) };
+  return isInAddressPool(pool, address);
 }

@@ -1,4 +1,5 @@
-import { isIPv4 } from 'node:net';
+import { intToIpv4, ipv4ToInt, readAddressPool } from '../../model/index.js';
+import type { AddressPoolRange } from '../../model/index.js';
 import { StoreInvalidInputError } from './errors.js';
 import type { PortPool } from './store.js';
 import { checkPort } from './validate.js';
@@ -26,41 +27,18 @@ export function pickFreePort(pool: PortPool, used: ReadonlySet<number>): number 
   return undefined;
 }
 
-/** AddressPool is an inclusive range of IPv4 addresses as 32-bit integers. */
-export interface AddressPool {
-  readonly first: number;
-  readonly last: number;
-}
+/** AddressPool is an inclusive range of IPv4 addresses as 32-bit integers (the model's reading of a pool). */
+export type AddressPool = AddressPoolRange;
 
-function ipv4ToInt(address: string): number {
-  return address.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
-}
+export { intToIpv4 };
 
-/** intToIpv4 formats a 32-bit integer as a dotted quad. */
-export function intToIpv4(value: number): string {
-  return [24, 16, 8, 0].map((shift) => String(Math.floor(value / 2 ** shift) % 256)).join('.');
-}
-
-/** parseAddressPool reads `a.b.c.d/len` or `a.b.c.d-e.f.g.h` (IPv4 only). */
+/** parseAddressPool reads `a.b.c.d/len` or `a.b.c.d-e.f.g.h` (IPv4 only), as the model's readAddressPool does, and bounds its size. */
 export function parseAddressPool(field: string, text: string): AddressPool {
   const bad = (why: string): never => {
     throw new StoreInvalidInputError(field, `${why}: want an IPv4 CIDR (127.77.0.0/16) or range (127.77.0.1-127.77.0.9)`);
   };
-  let pool: AddressPool;
-  if (text.includes('/')) {
-    const [base = '', lenText = ''] = text.split('/');
-    const len = Number(lenText);
-    if (!isIPv4(base) || !/^\d{1,2}$/.test(lenText) || len > 32) return bad('bad CIDR');
-    const size = 2 ** (32 - len);
-    const first = ipv4ToInt(base) - (ipv4ToInt(base) % size);
-    // Leave out the network and broadcast addresses of a real subnet (RFC 919/922), keep /31 and /32 whole.
-    pool = len <= 30 ? { first: first + 1, last: first + size - 2 } : { first, last: first + size - 1 };
-  } else {
-    const [a = '', b = ''] = text.split('-');
-    if (!isIPv4(a) || !isIPv4(b)) return bad('bad range');
-    pool = { first: ipv4ToInt(a), last: ipv4ToInt(b) };
-    if (pool.first > pool.last) return bad('range is reversed');
-  }
+  const pool = readAddressPool(text);
+  if ('problem' in pool) return bad(pool.problem);
   if (pool.last - pool.first + 1 > MAX_POOL_SIZE) return bad(`more than ${MAX_POOL_SIZE} addresses`);
   return pool;
 }
@@ -76,7 +54,6 @@ export function pickFreeAddress(pool: AddressPool, used: ReadonlySet<string>): s
 
 /** addressInPool reports whether a canonical IPv4 address lies inside a pool. */
 export function addressInPool(pool: AddressPool, address: string): boolean {
-  if (!isIPv4(address)) return false;
   const value = ipv4ToInt(address);
-  return value >= pool.first && value <= pool.last;
+  return value !== undefined && value >= pool.first && value <= pool.last;
 }
