@@ -70,10 +70,14 @@ export class AddressBindings {
     this.#deps = deps;
   }
 
-  /** begin starts a reconcile; `listed`: what the edge holds was just listed, so refused changes are asked again. */
-  begin(listed: boolean): void {
+  /** the binding ids of this reconcile's graph: an address held for one no longer in it is free to take */
+  #wanted: ReadonlySet<string> = new Set();
+
+  /** begin starts a reconcile of the graph's bindings `wanted`; `listed`: what the edge holds was just listed, so refused changes are asked again. */
+  begin(listed: boolean, wanted: ReadonlySet<string>): void {
     if (listed) this.#refused.clear();
     this.#next = new Map();
+    this.#wanted = wanted;
   }
 
   /** end closes a reconcile; one that did not look at every binding keeps what the others were waiting for. */
@@ -95,7 +99,10 @@ export class AddressBindings {
   /** hold makes an address binding hold its reservation, with the ports its listeners need, and a key (`holdKey` mints one where needed and marks the binding ready). */
   async hold(edge: EdgeHoldings, b: Binding, listeners: readonly Listener[], wantedReservations: Set<string>, report: AddressReport, holdKey: HoldKey): Promise<void> {
     const requested = b.addresses?.[0];
-    const unusable = this.#unusable(b.addresses ?? []);
+    // the edge would hand a held address over to this binding: one another Gateway of the graph holds stays with it
+    const held = requested === undefined ? undefined : edge.addressHolder(requested, b.id);
+    const holder = held !== undefined && this.#wanted.has(held) ? held : undefined;
+    const unusable = this.#unusable(b.addresses ?? []) ?? (holder === undefined ? undefined : `spec.addresses ${requested} is not usable: ${holder} holds it`);
     if (unusable !== undefined) {
       report.pending.push({ bindingId: b.id, reason: 'AddressNotUsable', message: unusable });
       this.#deps.forgetKey(b.id);

@@ -15,6 +15,8 @@ export class EdgeHoldings {
   readonly liveKeys = new Map<string, TunnelKey>();
   readonly #domains = new Map<string, Reservation>();
   readonly #addresses = new Map<string, Reservation[]>();
+  /** labelled address reservations by address */
+  readonly #addressAt = new Map<string, Reservation>();
   /** tcp-port reservations by the binding label, and by port */
   readonly #tcpPorts = new Map<string, Reservation>();
   readonly #ports = new Map<string, Reservation>();
@@ -47,6 +49,16 @@ export class EdgeHoldings {
     return this.#addresses.get(bindingId)?.find((r) => requested === undefined || r.value === requested);
   }
 
+  /**
+   * addressHolder is the binding id of another binding holding the address `value` (undefined when
+   * none does): the edge adopts a held address for whoever of the account asks for it, relabelling
+   * it, so a second Gateway asking for it would take it from the first.
+   */
+  addressHolder(value: string, bindingId: string): string | undefined {
+    const holder = this.#addressAt.get(value)?.labels[this.#bindingLabel];
+    return holder === bindingId ? undefined : holder;
+  }
+
   /** tcpPort is the tcp-port reservation labelled with a binding id. */
   tcpPort(bindingId: string): Reservation | undefined {
     return this.#tcpPorts.get(bindingId);
@@ -67,7 +79,10 @@ export class EdgeHoldings {
     this.reservations.set(r.id, r);
     if (r.kind === 'domain') this.#domains.set(r.value, r);
     const bindingId = r.labels[this.#bindingLabel];
-    if (r.kind === 'address' && bindingId !== undefined) this.#addresses.set(bindingId, [...(this.#addresses.get(bindingId) ?? []), r]);
+    if (r.kind === 'address' && bindingId !== undefined) {
+      this.#addresses.set(bindingId, [...(this.#addresses.get(bindingId) ?? []), r]);
+      this.#addressAt.set(r.value, r);
+    }
     if (r.kind === 'tcp-port') this.#ports.set(r.value, r);
     if (r.kind === 'tcp-port' && bindingId !== undefined) this.#tcpPorts.set(bindingId, r);
   }
@@ -76,7 +91,10 @@ export class EdgeHoldings {
   updateReservation(r: Reservation): void {
     const bindingId = r.labels[this.#bindingLabel];
     this.reservations.set(r.id, r);
-    if (r.kind === 'address' && bindingId !== undefined) this.#addresses.set(bindingId, (this.#addresses.get(bindingId) ?? []).map((x) => (x.id === r.id ? r : x)));
+    if (r.kind === 'address' && bindingId !== undefined) {
+      this.#addresses.set(bindingId, (this.#addresses.get(bindingId) ?? []).map((x) => (x.id === r.id ? r : x)));
+      if (this.#addressAt.get(r.value)?.id === r.id) this.#addressAt.set(r.value, r);
+    }
   }
 
   /** released forgets a reservation and the keys bound to it (the edge revokes them with it). */
@@ -86,6 +104,7 @@ export class EdgeHoldings {
     this.reservations.delete(id);
     if (r.kind === 'domain' && this.#domains.get(r.value)?.id === id) this.#domains.delete(r.value);
     if (r.kind === 'tcp-port' && this.#ports.get(r.value)?.id === id) this.#ports.delete(r.value);
+    if (r.kind === 'address' && this.#addressAt.get(r.value)?.id === id) this.#addressAt.delete(r.value);
     const bindingId = r.labels[this.#bindingLabel];
     if (r.kind === 'tcp-port' && bindingId !== undefined && this.#tcpPorts.get(bindingId)?.id === id) this.#tcpPorts.delete(bindingId);
     if (bindingId !== undefined) {

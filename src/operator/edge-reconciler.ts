@@ -269,7 +269,7 @@ export class EdgeReconciler {
     this.#keyCaps = new Map(graph.bindings.flatMap((b) => (b.connections === undefined ? [] : [[b.id, this.#keyCapFor(b.connections)] as const])));
     try {
       const edge = await this.#holdings(options.refresh === true, report);
-      this.#addresses.begin(report.listed === true);
+      this.#addresses.begin(report.listed === true, wanted);
       const wantedReservations = new Set<string>();
       // the CRDs' reservations first: a Tunnel on a Domain then finds the Domain's reservation
       const crd = (report.crd = emptyCrdReport());

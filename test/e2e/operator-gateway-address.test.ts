@@ -204,4 +204,40 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
     expect(keys.get('binding/address/shop/gw-a')).to.equal(undefined);
     expect((await client.listTunnelKeys({ 'tuna.dev/cluster': 'east' })).tunnelKeys.filter((k) => k.revokedAt === null)).to.deep.equal([]);
   });
+
+  it('holds back a second Gateway asking for an address another Gateway holds as AddressNotUsable, with a Warning event, and the first keeps serving', async () => {
+    const first = [...objects.items.filter((o) => o.kind === 'GatewayClass'), ...gatewayWithRoute('gw-a', 'web-a', backendA.port, undefined, ['127.77.5.5'])];
+    objects.items = first;
+    const alone = await operator.start();
+    expect(alone.edge?.pending).to.deep.equal([]);
+    expect((JSON.parse((await served('127.77.5.5', 'anything.example')).body) as EchoReply).backend).to.equal('a');
+
+    objects.items = [...first, ...gatewayWithRoute('gw-b', 'web-b', backendB.port, undefined, ['127.77.5.5'])];
+    const both = await operator.sync();
+    expect(both.edge?.pending.map((p) => [p.bindingId, p.reason])).to.deep.equal([['binding/address/shop/gw-b', 'AddressNotUsable']]);
+    expect(both.edge?.pending[0]?.message).to.match(/^spec\.addresses 127\.77\.5\.5 is not usable: /);
+    const b = both.state.statuses.find((s) => s.ref.kind === 'Gateway' && s.ref.name === 'gw-b');
+    expect(programmed(b?.status)).to.include({ status: 'False', reason: 'AddressNotUsable' });
+    expect(b?.status?.addresses).to.deep.equal([]);
+    expect(b?.events.filter((e) => e.type === 'Warning').map((e) => e.reason)).to.deep.equal(['AddressNotUsable']);
+    // the first Gateway keeps its address, its status and its traffic; nothing of gw-b reaches the edge
+    expect(gatewayStatus(both, 'gw-a')?.addresses).to.deep.equal([{ type: 'IPAddress', value: '127.77.5.5' }]);
+    expect(programmed(gatewayStatus(both, 'gw-a'))).to.include({ status: 'True' });
+    expect((await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations.map((r) => [r.value, r.labels['tuna.dev/binding']])).to.deep.equal([['127.77.5.5', 'binding/address/shop/gw-a']]);
+    expect(keys.get('binding/address/shop/gw-b')).to.equal(undefined);
+    expect((JSON.parse((await served('127.77.5.5', 'anything.example')).body) as EchoReply).backend).to.equal('a');
+    expect(backendB.requests).to.deep.equal([]);
+    // a later sync keeps it that way
+    const again = await operator.sync();
+    expect(again.edge?.pending.map((p) => [p.bindingId, p.reason])).to.deep.equal([['binding/address/shop/gw-b', 'AddressNotUsable']]);
+    expect(programmed(gatewayStatus(again, 'gw-a'))).to.include({ status: 'True' });
+    // once the first Gateway goes, the second gets the address
+    objects.items = [...objects.items.filter((o) => o.kind === 'GatewayClass'), ...gatewayWithRoute('gw-b', 'web-b', backendB.port, undefined, ['127.77.5.5'])];
+    const after = await operator.sync();
+    expect(after.edge?.pending).to.deep.equal([]);
+    expect(programmed(gatewayStatus(after, 'gw-b'))).to.include({ status: 'True' });
+    expect((JSON.parse((await served('127.77.5.5', 'anything.example')).body) as EchoReply).backend).to.equal('b');
+    expect(keys.get('binding/address/shop/gw-a')).to.equal(undefined);
+    expect((await client.listTunnelKeys({ 'tuna.dev/cluster': 'east' })).tunnelKeys.filter((k) => k.revokedAt === null).map((k) => k.id)).to.deep.equal([keys.get('binding/address/shop/gw-b')?.keyId]);
+  });
 });
