@@ -7,6 +7,8 @@ import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import { EdgeReconciler, Operator, OperatorTunnels, TunnelKeys } from '../../src/operator/index.js';
 import type { SyncResult } from '../../src/operator/index.js';
+import type { EdgeReconcilerOptions } from '../../src/operator/edge-reconciler.js';
+import { addressPortLimitsOf } from '../../src/operator/edge-settings.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
@@ -25,7 +27,12 @@ const obj = (o: Record<string, unknown>): KubernetesObject => o as KubernetesObj
 /** gatewayWithRoute is a Gateway with one HTTP listener (on `hostname`, if given) and an HTTPRoute to Service `service`. */
 function gatewayWithRoute(name: string, service: string, port: number, hostname?: string, addresses?: string[]): KubernetesObject[] {
   const listener = { name: 'web', protocol: 'HTTP', port: ADDRESS_PORT, ...(hostname !== undefined ? { hostname } : {}) };
-  const spec = { gatewayClassName: 'tuna', listeners: [listener], ...(addresses !== undefined ? { addresses: addresses.map((value) => ({ type: 'IPAddress', value })) } : {}) };
+  return gatewayObjects(name, service, port, [listener], addresses);
+}
+
+/** gatewayObjects is a Gateway with `listeners`, an HTTPRoute on all of them to Service `service`, and its endpoint on loopback `port`. */
+function gatewayObjects(name: string, service: string, port: number, listeners: Record<string, unknown>[], addresses?: string[]): KubernetesObject[] {
+  const spec = { gatewayClassName: 'tuna', listeners, ...(addresses !== undefined ? { addresses: addresses.map((value) => ({ type: 'IPAddress', value })) } : {}) };
   return [
     obj({ apiVersion: GW, kind: 'Gateway', metadata: { name, namespace: 'shop', uid: `uid-${name}`, generation: 1 }, spec }),
     obj({
@@ -46,10 +53,10 @@ function gatewayWithRoute(name: string, service: string, port: number, hostname?
   ];
 }
 
-/** get sends one HTTP GET to address:ADDRESS_PORT with a Host header. */
-function get(address: string, host: string): Promise<{ status: number; body: string }> {
+/** get sends one HTTP GET to address:port with a Host header; rejects when the connection fails (ECONNREFUSED: nothing listens). */
+function get(address: string, host: string, port = ADDRESS_PORT): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: address, port: ADDRESS_PORT, path: '/', headers: { host }, agent: false }, (res) => {
+    const req = httpRequest({ host: address, port, path: '/', headers: { host }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
@@ -59,15 +66,58 @@ function get(address: string, host: string): Promise<{ status: number; body: str
   });
 }
 
-/** served waits (a bounded number of tries, 100 ms apart) until the address answers other than 503 (no tunnel yet). */
-async function served(address: string, host: string): Promise<{ status: number; body: string }> {
+/** served waits (a bounded number of tries, 100 ms apart) until address:port answers other than 503 (no tunnel yet). */
+async function served(address: string, host: string, port = ADDRESS_PORT): Promise<{ status: number; body: string }> {
   let last: { status: number; body: string } | undefined;
   for (let i = 0; i < 100; i++) {
-    last = await get(address, host).catch(() => undefined);
+    last = await get(address, host, port).catch(() => undefined);
     if (last !== undefined && last.status !== 503) return last;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${address} never answered: last ${JSON.stringify(last)}`);
+}
+
+/** startOperator is an in-process operator on `objects`, serving through the store-mode edge `running`, reconciled with `options` (clusterId east). */
+function startOperator(running: StoreEdge, client: ControlClient, objects: ListedObjects, keys: TunnelKeys, options: Omit<EdgeReconcilerOptions, 'clusterId'>): Operator {
+  const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
+  const endpoints = new StaticEndpointResolver();
+  const dataPlane = new DataPlane({ endpoints });
+  const manager = new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {});
+  return new Operator({
+    objects,
+    dataPlane,
+    endpoints,
+    tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
+    reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', ...options }),
+    keyRefOf,
+    edgeIdOf: (id) => keys.edgeIdOf(id),
+  });
+}
+
+/** Fixture is a store-mode edge on an in-memory store, a control client of a seeded account's reservations key, and two HTTP backends. */
+interface Fixture {
+  store: Store;
+  running: StoreEdge;
+  client: ControlClient;
+  backendA: TestBackend;
+  backendB: TestBackend;
+}
+
+async function startFixture(edge: Parameters<typeof storeEdgeConfig>[1]): Promise<Fixture> {
+  const store = await openSqliteStore(':memory:');
+  const running = await startStoreEdge(store, storeEdgeConfig('unused', edge));
+  const seeded = await seedAccount(store);
+  const client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
+  return { store, running, client, backendA: await startHttpBackend('a'), backendB: await startHttpBackend('b') };
+}
+
+/** stopAll stops the operator, then what the fixture started. */
+async function stopAll(operator: Operator, f: Fixture): Promise<void> {
+  await operator.stop();
+  await f.running.edge.close();
+  await f.store.close();
+  await f.backendA.close();
+  await f.backendB.close();
 }
 
 describe('operator: Gateway addresses end to end (store-mode edge with an address pool)', () => {
@@ -81,12 +131,7 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
   let operator: Operator;
 
   beforeEach(async () => {
-    store = await openSqliteStore(':memory:');
-    running = await startStoreEdge(store, storeEdgeConfig('unused', { addressPorts: [{ port: ADDRESS_PORT, protocol: 'http' }] }));
-    const seeded = await seedAccount(store);
-    client = new ControlClient({ url: new URL(`http://127.0.0.1:${running.controlPort}`) }, seeded.reservationsToken);
-    backendA = await startHttpBackend('a');
-    backendB = await startHttpBackend('b');
+    ({ store, running, client, backendA, backendB } = await startFixture({ addressPorts: [{ port: ADDRESS_PORT, protocol: 'http' }] }));
     objects = new ListedObjects();
     objects.items = [
       obj({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tuna', uid: 'uid-class', generation: 1 }, spec: { controllerName: 'tuna.dev/gateway-controller' } }),
@@ -94,28 +139,10 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
       ...gatewayWithRoute('gw-b', 'web-b', backendB.port, 'b.example'),
     ];
     keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints });
-    const manager = new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {});
-    operator = new Operator({
-      objects,
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', addressPool: '127.77.0.0/16' }),
-      keyRefOf,
-      edgeIdOf: (id) => keys.edgeIdOf(id),
-    });
+    operator = startOperator(running, client, objects, keys, { addressPool: '127.77.0.0/16' });
   });
 
-  afterEach(async () => {
-    await operator.stop();
-    await running.edge.close();
-    await store.close();
-    await backendA.close();
-    await backendB.close();
-  });
+  afterEach(() => stopAll(operator, { store, running, client, backendA, backendB }));
 
   const gatewayStatus = (result: SyncResult, name: string) => result.state.statuses.find((s) => s.ref.kind === 'Gateway' && s.ref.name === name)?.status;
   const programmed = (status: Record<string, unknown> | undefined) => (status?.conditions as { type: string; status: string; reason: string }[]).find((c) => c.type === 'Programmed');
@@ -239,5 +266,82 @@ describe('operator: Gateway addresses end to end (store-mode edge with an addres
     expect((JSON.parse((await served('127.77.5.5', 'anything.example')).body) as EchoReply).backend).to.equal('b');
     expect(keys.get('binding/address/shop/gw-a')).to.equal(undefined);
     expect((await client.listTunnelKeys({ 'tuna.dev/cluster': 'east' })).tunnelKeys.filter((k) => k.revokedAt === null).map((k) => k.id)).to.deep.equal([keys.get('binding/address/shop/gw-b')?.keyId]);
+  });
+});
+
+describe('operator: a Gateway listener port outside the edge’s address port range (store-mode edge, end to end)', () => {
+  const RANGE = { first: 18600, last: 18699 };
+  const PORT_IN = 18611;
+  const PORT_OTHER = 18612;
+  const PORT_FAR = 28611;
+  let store: Store;
+  let running: StoreEdge;
+  let client: ControlClient;
+  let backendA: TestBackend;
+  let backendB: TestBackend;
+  let operator: Operator;
+
+  beforeEach(async () => {
+    ({ store, running, client, backendA, backendB } = await startFixture({ addressPorts: [], addressPortRange: RANGE }));
+    const objects = new ListedObjects();
+    objects.items = [
+      obj({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tuna', uid: 'uid-class', generation: 1 }, spec: { controllerName: 'tuna.dev/gateway-controller' } }),
+      ...gatewayObjects('gw-a', 'web-a', backendA.port, [
+        { name: 'web', protocol: 'HTTP', port: PORT_IN },
+        { name: 'far', protocol: 'HTTP', port: PORT_FAR },
+      ]),
+      ...gatewayObjects('gw-b', 'web-b', backendB.port, [{ name: 'web', protocol: 'HTTP', port: PORT_OTHER }]),
+    ];
+    const learned = (await client.describeEdge()).edge;
+    operator = startOperator(running, client, objects, new TunnelKeys(), { addressPool: learned.addressPool?.range ?? null, addressPorts: addressPortLimitsOf(learned) });
+  });
+
+  afterEach(() => stopAll(operator, { store, running, client, backendA, backendB }));
+
+  type Cond = { type: string; status: string; reason: string; message: string };
+  const gatewayOf = (result: SyncResult, name: string) => result.state.statuses.find((s) => s.ref.kind === 'Gateway' && s.ref.name === name);
+  const conditionsOf = (status: Record<string, unknown> | undefined): Cond[] => (status?.conditions as Cond[] | undefined) ?? [];
+  const listenerOf = (status: Record<string, unknown> | undefined, name: string): Cond[] =>
+    ((status?.listeners as { name: string; conditions: Cond[] }[] | undefined) ?? []).find((l) => l.name === name)?.conditions ?? [];
+  const find = (list: Cond[], type: string): Cond | undefined => list.find((c) => c.type === type);
+  const backendOf = async (address: string, port: number): Promise<string> => (JSON.parse((await served(address, 'shop.example', port)).body) as EchoReply).backend;
+
+  it('holds back that listener alone as PortUnavailable with a Warning event; the Gateway’s other listener and another Gateway keep answering', async () => {
+    await operator.start();
+    // a port just asked for is Pending until the edge reports it listening: the next sync sees it
+    const result = await operator.sync();
+    const message = `port ${PORT_FAR} is not available: the edge serves ports ${RANGE.first}-${RANGE.last} on its addresses`;
+    expect(result.edge?.pending).to.deep.equal([{ bindingId: 'binding/address/shop/gw-a', reason: 'PortUnavailable', message, port: PORT_FAR }]);
+
+    const a = gatewayOf(result, 'gw-a');
+    expect(find(listenerOf(a?.status, 'far'), 'Accepted')).to.include({ status: 'False', reason: 'PortUnavailable', message });
+    expect(find(listenerOf(a?.status, 'far'), 'Programmed')).to.include({ status: 'False' });
+    expect(find(listenerOf(a?.status, 'web'), 'Programmed')).to.include({ status: 'True' });
+    expect(find(conditionsOf(a?.status), 'Programmed')).to.include({ status: 'True' });
+    expect(find(conditionsOf(a?.status), 'Accepted')).to.include({ status: 'True', reason: 'ListenersNotValid' });
+    expect(a?.events).to.deep.equal([{ type: 'Warning', reason: 'PortUnavailable', message }]);
+    const b = gatewayOf(result, 'gw-b');
+    expect(find(conditionsOf(b?.status), 'Programmed')).to.include({ status: 'True' });
+    expect(b?.events).to.deep.equal([]);
+
+    // the edge serves exactly the ports in range: gw-a's other listener and gw-b answer, the far port is not opened
+    const addressA = result.edge?.addresses.get('binding/address/shop/gw-a');
+    const addressB = result.edge?.addresses.get('binding/address/shop/gw-b');
+    expect(addressA).to.match(/^127\.77\.\d+\.\d+$/);
+    expect(addressB).to.match(/^127\.77\.\d+\.\d+$/);
+    const reservations = (await client.listReservations({ 'tuna.dev/cluster': 'east' })).reservations;
+    expect(reservations.map((r) => [r.value, r.ports]).sort()).to.deep.equal(
+      [
+        [addressA, [{ port: PORT_IN, protocol: 'http' }]],
+        [addressB, [{ port: PORT_OTHER, protocol: 'http' }]],
+      ].sort(),
+    );
+    expect(await backendOf(addressA!, PORT_IN)).to.equal('a');
+    expect(await backendOf(addressB!, PORT_OTHER)).to.equal('b');
+    const far = await get(addressA!, 'shop.example', PORT_FAR).then(
+      (r) => `answered ${r.status}`,
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    expect(far).to.equal('ECONNREFUSED');
   });
 });
