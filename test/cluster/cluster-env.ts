@@ -50,8 +50,13 @@ export const ECHO_IMAGE = 'gcr.io/k8s-staging-gateway-api/echo-basic:v20240412-v
 /**
  * echoDeployment is a Deployment of `replicas` echo-basic pods labelled `labels`, serving on the
  * container port named `http` (3000) and told their pod name and namespace, which they echo back.
+ * With `udp`, they run echo-basic's UDP echo instead (UDP_ECHO_SERVER, on the container port named
+ * `udp`, UDP 8080), answering each datagram with JSON naming the request and SERVICE_NAME (`name`),
+ * as the conformance suite's UDPRoute backends do.
  */
-export function echoDeployment(name: string, labels: Record<string, string>, replicas: number): V1Deployment {
+export function echoDeployment(name: string, labels: Record<string, string>, replicas: number, options: { udp?: boolean } = {}): V1Deployment {
+  const ports = options.udp === true ? [{ name: 'udp', containerPort: 8080, protocol: 'UDP' }] : [{ name: 'http', containerPort: 3000 }];
+  const udpEnv = options.udp === true ? [{ name: 'UDP_ECHO_SERVER', value: '1' }, { name: 'SERVICE_NAME', value: name }] : [];
   return {
     metadata: { name },
     spec: {
@@ -64,8 +69,9 @@ export function echoDeployment(name: string, labels: Record<string, string>, rep
             {
               name: 'echo',
               image: ECHO_IMAGE,
-              ports: [{ name: 'http', containerPort: 3000 }],
+              ports,
               env: [
+                ...udpEnv,
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
               ],

@@ -7,7 +7,6 @@ import { expect } from 'chai';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
-import type { V1Deployment } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
 import type { Reservation } from '../../src/control-api/index.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
@@ -23,7 +22,7 @@ import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import { TunnelManager } from '../../src/tunnel/manager.js';
 import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
-import { ECHO_IMAGE, clusterConfig, echoDeployment, runScript, waitFor } from './cluster-env.js';
+import { clusterConfig, echoDeployment, runScript, waitFor } from './cluster-env.js';
 
 const GW = 'gateway.networking.k8s.io';
 /** the edge's fixed list: what an address whose reservation names no ports would serve */
@@ -62,39 +61,6 @@ function refused(address: string, port: number): Promise<boolean> {
     socket.on('connect', () => (socket.destroy(), resolve(false)));
     socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
   });
-}
-
-/**
- * udpEchoDeployment is one echo-basic pod running its UDP echo (UDP_ECHO_SERVER, on UDP 8080): it
- * answers each datagram with JSON naming the request and SERVICE_NAME, as the conformance suite's
- * UDPRoute backends do.
- */
-function udpEchoDeployment(name: string, labels: Record<string, string>): V1Deployment {
-  return {
-    metadata: { name },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: 'echo',
-              image: ECHO_IMAGE,
-              ports: [{ name: 'udp', containerPort: 8080, protocol: 'UDP' }],
-              env: [
-                { name: 'UDP_ECHO_SERVER', value: '1' },
-                { name: 'SERVICE_NAME', value: name },
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-              ],
-            },
-          ],
-        },
-      },
-    },
-  };
 }
 
 /**
@@ -166,7 +132,7 @@ describe('operator: a Gateway’s TCP listeners served on exactly their ports of
     await config.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body: echoDeployment('echo', labels, 1) });
     await core.createNamespacedService({ namespace, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ name: 'tcp', port: 8080, targetPort: 'http' }] } } });
     const udpLabels = { app: 'udp-echo' };
-    await config.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body: udpEchoDeployment('udp-echo', udpLabels) });
+    await config.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace, body: echoDeployment('udp-echo', udpLabels, 1, { udp: true }) });
     await core.createNamespacedService({ namespace, body: { metadata: { name: 'udp-echo' }, spec: { selector: udpLabels, ports: [{ name: 'udp', protocol: 'UDP', port: 8080, targetPort: 'udp' }] } } });
     await custom.createClusterCustomObject({ group: GW, version: 'v1', plural: 'gatewayclasses', body: { apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: { name: className }, spec: { controllerName: 'tuna.dev/gateway-controller' } } });
     await custom.createNamespacedCustomObject({
