@@ -1,7 +1,7 @@
 import { ControlAnswerError, ControlPortUnavailableError } from '../control-api/index.js';
 import type { PortSpec, Reservation, ReservationRequest } from '../control-api/index.js';
 import type { Binding, Listener } from '../model/index.js';
-import { inAddressPool } from './address-pool.js';
+import { isInAddressPool } from '../model/index.js';
 import { listenerProblems, planAddressPorts, samePorts, servedPorts, udpOf } from './address-ports.js';
 import type { AddressPortLimits, PortProblem } from './address-ports.js';
 import type { EdgeControl, EdgeHoldings } from './edge-holdings.js';
@@ -219,7 +219,7 @@ export class AddressBindings {
     const pool = this.#deps.addressPool;
     if (ip === undefined || pool === undefined) return undefined;
     if (pool === null) return `spec.addresses ${ip} is not usable: the edge has no address pool`;
-    if (!inAddressPool(pool, ip)) return `spec.addresses ${ip} is not usable: it is not in the edge's address pool ${pool}`;
+    if (!isInAddressPool(pool, ip)) return `spec.addresses ${ip} is not usable: it is not in the edge's address pool ${pool}`;
     return undefined;
   }
 }

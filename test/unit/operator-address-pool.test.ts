@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { inAddressPool } from '../../src/operator/address-pool.js';
+import { isInAddressPool as inAddressPool } from '../../src/model/index.js';
 
 describe('operator: the edge’s address pool (spec.addresses inside it)', () => {
   it('tells addresses of a CIDR (without network and broadcast) and of a range', () => {

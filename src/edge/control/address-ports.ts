@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { ControlInvalidRequestError, ControlPortUnavailableError, portTransportOf } from '../../control-api/index.js';
 import type { PortPool, PortSpec } from '../../control-api/index.js';
-import { isAddressInPool } from './reservation-pools.js';
+import { isInAddressPool } from '../../model/index.js';
 
 /**
  * Which ports an address reservation may ask the edge to open (`ports` of POST /v1/reservations and
@@ -43,7 +43,7 @@ const UNSPECIFIED: ReadonlySet<string> = new Set(['0.0.0.0', '::', '']);
 function collides(listener: OwnListener, target: AddressTarget): boolean {
   if (UNSPECIFIED.has(listener.host)) return true;
   if ('address' in target) return listener.host === target.address;
-  return isIPv4(listener.host) && isAddressInPool(listener.host, target.pool);
+  return isIPv4(listener.host) && isInAddressPool(target.pool, listener.host);
 }
 
 function describeAllowed(rules: AddressPortRules): string {

@@ -43,8 +43,3 @@ export function checkAddressInPool(address: string, rules: PoolRules): string {
   }
   return address;
 }
-
-/** isAddressInPool reports whether an IPv4 address lies inside a pool (CIDR or range); false for a pool that does not parse. */
-export function isAddressInPool(address: string, pool: string): boolean {
-  return isInAddressPool(pool, address);
-}
