@@ -35,8 +35,8 @@ function exchange(): Downstream & { close(): void } {
   };
 }
 
-/** perExchange runs `n` exchanges (respond, two body writes, end, close) and returns nanoseconds each. */
-function perExchange(observer: ExchangeObserver | undefined, n: number): number {
+/** perExchange runs `n` exchanges (respond, two body writes, end, close) and returns nanoseconds each (bench/tracing.ts uses it too). */
+export function perExchange(observer: ExchangeObserver | undefined, n: number): number {
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
     const ds = exchange();

@@ -11,6 +11,7 @@ import { runTunnelBench } from './tunnel/index.js';
 import { runBindingsBench } from './bindings/index.js';
 import { runPoliciesBench } from './policies.js';
 import { runAccessLogBench } from './access-log.js';
+import { runTracingBench } from './tracing.js';
 import { runSyncBench } from './scale/sync.js';
 import { formatPlan, planParts } from './plan.js';
 
@@ -24,6 +25,8 @@ const parts: Record<string, (args: readonly string[]) => void | Promise<void>> =
   policies: () => runPoliciesBench(),
   // not in the default set: prints the per-exchange cost of the access log for docs/dataplane.md
   'access-log': () => runAccessLogBench(),
+  // not in the default set: prints the per-exchange cost of traces for docs/dataplane.md
+  tracing: () => runTracingBench(),
   // not in the default set: the operator's sync in one process (no cluster), for the scale notes
   sync: (args) => runSyncBench(args),
 };

@@ -2,6 +2,7 @@ import { agentFlagsHelp } from './agent-options.js';
 import { logFlagsHelp } from './log.js';
 import { inspectFlagsHelp } from './inspect-options.js';
 import { accessLogFlagsHelp } from './access-log-options.js';
+import { traceFlagsHelp } from './trace-options.js';
 import { policyFlagsHelp } from './policy-flags.js';
 import { accountsHelp, edgeInitHelp, keysHelp, releaseHelp, reserveHelp, statusHelp } from './control-help.js';
 import { edgeKeyHelp } from './commands/edge-key.js';
@@ -50,6 +51,8 @@ ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}
 ${accessLogFlagsHelp}
+
+${traceFlagsHelp}
 ${policyFlagsHelp}
 
 Example: tuna http 3000 --host app.example.com --edge edge.example.com:7443 --key-file key.txt`,
@@ -93,7 +96,9 @@ Options:
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}
-${accessLogFlagsHelp}`,
+${accessLogFlagsHelp}
+
+${traceFlagsHelp}`,
   operator: `Usage: tuna operator --edge ADDR --key API_KEY [options]
 
 The in-cluster operator: watch Ingress, Service (LoadBalancer, class tuna), Gateway API and
@@ -120,6 +125,8 @@ Options:
                      Gateway whose GatewayParameters set tunnelConnections gets it scaled
 ${logFlagsHelp}
 ${accessLogFlagsHelp}
+
+${traceFlagsHelp}
 ${agentFlagsHelp.replace('the tunnel key, or an account key with the tunnels scope', 'an account API key with the reservations scope').replace('(default 1)', '(default 2)')}`,
   edge: `Usage: tuna edge --config FILE
        tuna edge --tunnel HOST:PORT [--http HOST:PORT] --store FILE|URL [--base-domain D]

@@ -5,6 +5,9 @@ export type { ExchangeObserver } from './observer.js';
 export { combineObservers } from './observer.js';
 export { ACCESS_LOG_FIELDS, AccessLog, AccessLogFormatError, REDACTED, compileAccessLogFormat, redactTarget } from './access-log.js';
 export type { AccessLogEntry, AccessLogOptions } from './access-log.js';
+// tracing.ts imports the OpenTelemetry SDK only inside startTracing: exporting it here loads none of it
+export { TraceObserver, startTracing } from './tracing.js';
+export type { TracingHandle, TracingOptions } from './tracing.js';
 export type { Downstream } from './exchange.js';
 export type { HeaderMap } from './headers.js';
 export { StaticEndpointResolver, endpointsFromSlices, EndpointPicker } from './endpoints.js';

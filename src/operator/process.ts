@@ -96,6 +96,8 @@ export const OPERATOR_HEALTH: InjectionToken<OperatorHealth> = Symbol.for('tuna.
 export const OPERATOR_REPORTER: InjectionToken<Reporter> = Symbol.for('tuna.operator.Reporter');
 /** ACCESS_LOG_OBSERVER resolves the access log's observer of the data plane; not registered: no access log. */
 export const ACCESS_LOG_OBSERVER: InjectionToken<ExchangeObserver> = Symbol.for('tuna.operator.AccessLogObserver');
+/** TRACE_OBSERVER resolves the tracer's observer of the data plane; not registered: no spans. */
+export const TRACE_OBSERVER: InjectionToken<ExchangeObserver> = Symbol.for('tuna.operator.TraceObserver');
 export const OPERATOR: InjectionToken<Operator> = Symbol.for('tuna.operator.Operator');
 
 /** Reporter logs a problem, except what our own stop aborts (watches, a sync in flight): not an error worth a line. */
@@ -134,7 +136,7 @@ export function registerOperator(c: DependencyContainer): void {
     new DataPlane({
       endpoints: deps.resolve(ENDPOINTS),
       certificates: deps.resolve(CERTIFICATES),
-      observer: combineObservers([deps.resolve(REQUEST_METRICS), deps.isRegistered(ACCESS_LOG_OBSERVER, true) ? deps.resolve(ACCESS_LOG_OBSERVER) : undefined]),
+      observer: combineObservers([optional(deps, TRACE_OBSERVER), deps.resolve(REQUEST_METRICS), optional(deps, ACCESS_LOG_OBSERVER)]),
       udpObserver: deps.resolve(UDP_METRICS),
       onError: (err, context) => log(deps).warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }),
     }),
@@ -269,6 +271,11 @@ export function describeSync(result: SyncResult): string {
 }
 
 /** connectionsPerBinding is the tunnel connections per edge a binding holds by default: the agent's `--connections`, where the default of 1 becomes 2 for the operator. */
+/** optional resolves a token that may not be registered (an observer that is off). */
+function optional<T>(deps: DependencyContainer, token: InjectionToken<T>): T | undefined {
+  return deps.isRegistered(token, true) ? deps.resolve(token) : undefined;
+}
+
 function connectionsPerBinding(connections: number): number {
   return connections === 1 ? 2 : connections;
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newKey, startCli } from '../support/backend-cli.js';
+import { CliRuns, newKey } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { TestBackend } from '../support/backend-servers.js';
@@ -25,26 +25,19 @@ function send(port: number, host: string, method: string, path: string, body: st
 /** The access log of `tuna http` through a real config-mode edge: one line per request, with what the request really moved. */
 describe('tuna http --access-log', function () {
   this.timeout(30_000);
-  let runs: CliRun[] = [];
+  const runs = new CliRuns();
+  const cli = (argv: string[]): CliRun => runs.start(argv);
   let backends: TestBackend[] = [];
   let dir: string;
-
-  function cli(argv: string[]): CliRun {
-    const run = startCli(argv);
-    runs.push(run);
-    return run;
-  }
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'tuna-access-log-'));
   });
 
   afterEach(async () => {
-    for (const r of runs.reverse()) r.stop();
-    await Promise.all(runs.map((r) => r.exit.catch(() => 0)));
+    await runs.stopAll();
     await Promise.all(backends.map((b) => b.close()));
     rmSync(dir, { recursive: true, force: true });
-    runs = [];
     backends = [];
   });
 

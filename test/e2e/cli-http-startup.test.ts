@@ -42,6 +42,7 @@ async function roomsLoadedByHttpImports(): Promise<Record<string, number>> {
     await import('./src/cli/container.ts');
     const rooms = {};
     for (const url of seen) {
+      if (url.includes('/node_modules/@opentelemetry/')) rooms.opentelemetry = (rooms.opentelemetry ?? 0) + 1;
       const at = url.indexOf('/src/');
       if (at >= 0 && url.startsWith('file:')) rooms[url.slice(at + 5).split('/')[0]] = (rooms[url.slice(at + 5).split('/')[0]] ?? 0) + 1;
     }
@@ -58,18 +59,20 @@ describe('tuna http: start-up (first byte through a fresh tunnel)', function () 
     expect(lazy).to.deep.equal({ undici: false, namedWebSocket: false, globalWebSocket: 'function', request: 'function' });
   });
 
-  it('loads none of the translators (nor the CRD codecs they use): the agent room leaves translateObjects to its second entry', async () => {
+  it('loads none of the translators (nor the CRD codecs they use, nor the OpenTelemetry SDK): the agent room leaves translateObjects to its second entry', async () => {
     const rooms = await roomsLoadedByHttpImports();
     // the rooms tuna http does use are seen, so a hook that saw nothing cannot pass
     expect(rooms.dataplane ?? 0, JSON.stringify(rooms)).to.be.greaterThan(10);
     expect(rooms.tunnel ?? 0, JSON.stringify(rooms)).to.be.greaterThan(5);
     expect(rooms.agent ?? 0, JSON.stringify(rooms)).to.be.greaterThan(0);
-    expect({ translate: rooms.translate ?? 0, crd: rooms.crd ?? 0, codec: rooms.codec ?? 0, operator: rooms.operator ?? 0, edge: rooms.edge ?? 0 }).to.deep.equal({
+    // nor the OpenTelemetry SDK: tracing is off unless an endpoint is named (src/dataplane/tracing.ts)
+    expect({ translate: rooms.translate ?? 0, crd: rooms.crd ?? 0, codec: rooms.codec ?? 0, operator: rooms.operator ?? 0, edge: rooms.edge ?? 0, opentelemetry: rooms.opentelemetry ?? 0 }).to.deep.equal({
       translate: 0,
       crd: 0,
       codec: 0,
       operator: 0,
       edge: 0,
+      opentelemetry: 0,
     });
   });
 

@@ -181,6 +181,16 @@ describe('charts/tuna (helm template)', function () {
     expect(await helmFails(helm, ['template', 'tuna', CHART, ...setFlags({ ...REQUIRED, 'accessLog.sample': 0 })])).to.include("at '/accessLog/sample'");
   });
 
+  it('passes the trace flags only with tracing.endpoint, and refuses an endpoint that is not an http(s) URL or a share above 1', async () => {
+    const objects = await helmTemplate(helm, { ...REQUIRED, 'tracing.endpoint': 'http://otel-collector.observability:4318/v1/traces', 'tracing.sample': 0.25 });
+    const args = podSpec(objects).containers[0]!.args;
+    expect(args.slice(-2)).to.deep.equal(['--trace-endpoint=http://otel-collector.observability:4318/v1/traces', '--trace-sample=0.25']);
+    expect(podSpec(defaults).containers[0]!.args.filter((a) => a.startsWith('--trace'))).to.deep.equal([]);
+    expect(await helmFails(helm, ['template', 'tuna', CHART, ...setFlags({ ...REQUIRED, 'tracing.endpoint': 'grpc://collector:4317' })])).to.include("at '/tracing/endpoint'");
+    expect(await helmFails(helm, ['template', 'tuna', CHART, ...setFlags({ ...REQUIRED, 'tracing.endpoint': 'http://user:pw@collector:4318/v1/traces' })])).to.include("at '/tracing/endpoint'");
+    expect(await helmFails(helm, ['template', 'tuna', CHART, ...setFlags({ ...REQUIRED, 'tracing.sample': 2 })])).to.include("at '/tracing/sample'");
+  });
+
   it('renders the uninstall hook only with a cluster id: a post-delete Job running tuna release --cluster-id with copies of the key and CA', async () => {
     expect(defaults.filter((o) => o.kind === 'Job'), 'no cluster id and no cluster to look up: no hook').to.deep.equal([]);
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';

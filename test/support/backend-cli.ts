@@ -57,6 +57,27 @@ export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   };
 }
 
+/**
+ * CliRuns starts commands for a test and stops them all after it: `start` is startCli that
+ * remembers the run, `stopAll` (an afterEach) sends each a stop, last started first, and waits.
+ */
+export class CliRuns {
+  private runs: CliRun[] = [];
+
+  start(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+    const run = startCli(argv, env);
+    this.runs.push(run);
+    return run;
+  }
+
+  async stopAll(): Promise<void> {
+    const runs = this.runs.reverse();
+    this.runs = [];
+    for (const r of runs) r.stop();
+    await Promise.all(runs.map((r) => r.exit.catch(() => 0)));
+  }
+}
+
 /** newKey returns a random tunnel key and the SHA-256 digest the edge config holds. */
 export function newKey(): { key: string; sha256: string } {
   // A prefix, as real keys have: a bare base64url token may start with '-', which a command line

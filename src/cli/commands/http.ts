@@ -11,10 +11,11 @@ import { policyFlagOptions, resolvePolicyFlags } from '../policy-flags.js';
 import { probePort } from '../port-probe.js';
 import { httpTarget } from '../quick-graph.js';
 import type { CliRuntime } from '../runtime.js';
+import { openTracing, resolveTracing, traceFlagOptions } from '../trace-options.js';
 import { serveUntilStopped } from './serve.js';
 import * as t from 'io-ts';
 
-const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...accessLogFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
+const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...accessLogFlagOptions, ...traceFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
 
 const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean, processes: PositiveIntString });
 
@@ -66,6 +67,7 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'http');
   const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'http');
+  const traceConfig = resolveTracing(pick(parsed.values, Object.keys(traceFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
   // --processes N: this process supervises N agent processes, each of which runs this command
   // (docs/cli.md); loaded only then (or in such a process: AGENT_PROCESS_ENV), so that `tuna http`
@@ -85,14 +87,16 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   // the request inspector listens on one port: the first agent process alone runs it, and prints the banner
   const inspector = isFirst ? await startInspector(inspectOptions, log, 'http') : undefined;
   const accessLog = await openAccessLog(accessLogConfig, io, 'http');
+  const tracing = await openTracing(traceConfig, log);
   try {
-    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([inspector?.observer, accessLog?.observer]));
+    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([tracing?.observer, inspector?.observer, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
     return await serveUntilStopped(agent, quick.graph, io, log, banner, asProcess?.ready, asProcess?.stop);
   } finally {
     await inspector?.close();
     await accessLog?.close();
+    await tracing?.close();
   }
 }
 

@@ -2,7 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import * as t from 'io-ts';
 import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
-import { ACCESS_LOG_OBSERVER, CONTROL_CLIENT, KUBE_CONFIG, OPERATOR_CONFIG, OPERATOR_LOG, OperatorProcess, PooledKubeConfig, learnEdge, registerOperator } from '../../operator/index.js';
+import { ACCESS_LOG_OBSERVER, TRACE_OBSERVER, CONTROL_CLIENT, KUBE_CONFIG, OPERATOR_CONFIG, OPERATOR_LOG, OperatorProcess, PooledKubeConfig, learnEdge, registerOperator } from '../../operator/index.js';
 import type { OperatorConfig } from '../../operator/index.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { ControlClient } from '../../control-api/index.js';
@@ -12,12 +12,14 @@ import { commandHelp } from '../help.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
+import { openTracing, resolveTracing, traceFlagOptions } from '../trace-options.js';
 import { pick } from './http.js';
 
 const options = {
   ...agentFlagOptions,
   ...logFlagOptions,
   ...accessLogFlagOptions,
+  ...traceFlagOptions,
   kubeconfig: { type: 'string' },
   'cluster-id': { type: 'string' },
   'base-domain': { type: 'string' },
@@ -42,6 +44,7 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   const flags = decodeFlags(OperatorFlags, pick(parsed.values, ['kubeconfig', 'cluster-id', 'base-domain', 'no-status', 'keys-namespace', 'secret-refresh', 'health-addr', 'key-connections']), 'operator');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'operator'));
   const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'operator');
+  const traceConfig = resolveTracing(pick(parsed.values, Object.keys(traceFlagOptions)), io.env, 'operator');
   const agent = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'operator');
   if (!agent.key.startsWith('tuna_ak_'))
     throw new UsageError('tuna operator: --key must be an account API key with the reservations scope (tuna_ak_…); the operator mints a tunnel key per binding itself');
@@ -81,9 +84,12 @@ export async function operatorCommand(args: string[], io: CliIo, runtime: CliRun
   scope.register(OPERATOR_LOG, { useValue: log });
   const accessLog = await openAccessLog(accessLogConfig, io, 'operator');
   if (accessLog !== undefined) scope.register(ACCESS_LOG_OBSERVER, { useValue: accessLog.observer });
+  const tracing = await openTracing(traceConfig, log);
+  if (tracing !== undefined) scope.register(TRACE_OBSERVER, { useValue: tracing.observer });
   registerOperator(scope);
   await scope.resolve(OperatorProcess).run(io.stopSignal);
   await accessLog?.close();
+  await tracing?.close();
   return 0;
 }
 

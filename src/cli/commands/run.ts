@@ -12,6 +12,7 @@ import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import { FileProvider } from '../file-provider.js';
 import type { CliRuntime } from '../runtime.js';
 import { pick } from './http.js';
+import { openTracing, resolveTracing, traceFlagOptions } from '../trace-options.js';
 import { serveUntilStopped } from './serve.js';
 
 const options = {
@@ -19,6 +20,7 @@ const options = {
   ...logFlagOptions,
   ...inspectFlagOptions,
   ...accessLogFlagOptions,
+  ...traceFlagOptions,
   manifests: { type: 'string', multiple: true },
   keys: { type: 'string' },
   'base-domain': { type: 'string' },
@@ -36,6 +38,7 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   const flags = decodeFlags(RunFlags, pick(parsed.values, ['manifests', 'base-domain', 'once', 'keys']), 'run');
   const inspectOptions = resolveInspectOptions(pick(parsed.values, Object.keys(inspectFlagOptions)), io.env, 'run');
   const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'run');
+  const traceConfig = resolveTracing(pick(parsed.values, Object.keys(traceFlagOptions)), io.env, 'run');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'run'));
   const provider = new FileProvider(flags.manifests, log, flags['base-domain'] === undefined ? {} : { baseDomain: flags['base-domain'] });
   const state = await provider.read();
@@ -45,13 +48,15 @@ export async function runCommand(args: string[], io: CliIo, runtime: CliRuntime)
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'run', keys);
   const inspector = await startInspector(inspectOptions, log, 'run');
   const accessLog = await openAccessLog(accessLogConfig, io, 'run');
+  const tracing = await openTracing(traceConfig, log);
   try {
-    const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), combineObservers([inspector?.observer, accessLog?.observer]));
+    const agent = runtime.createAgent(agentOptions, provider.endpoints, provider.certificates, (line) => log.warn(line), combineObservers([tracing?.observer, inspector?.observer, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     return await serveUntilStopped(agent, state.graph, io, log, ['Serving; watching the manifests for changes (Ctrl-C stops)', ...inspectorBanner(inspector)], () => provider.watch(agent));
   } finally {
     await provider.close();
     await inspector?.close();
     await accessLog?.close();
+    await tracing?.close();
   }
 }
