@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import { CodedError } from '../model/index.js';
+import { CodedError, filterBackend } from '../model/index.js';
 import type { BackendProtocol, BackendSubjectAltName, BackendTls, RouteGraph, ServiceBackend } from '../model/index.js';
 import type { CertificatePair, CertificateSource } from './certificates.js';
 import { Http1Client } from './upstream-http1.js';
@@ -165,13 +165,16 @@ export function upgradeRequest(options: http.RequestOptions, backend: ServiceBac
   return https.request({ ...options, ...clients.settingsOf(backend.tls).options, agent: false });
 }
 
-/** serviceBackendsOf lists the Service backends of a graph's HTTP routes that speak TLS, mirrors included. */
+/** serviceBackendsOf lists the Service backends of a graph's HTTP routes that speak TLS, those of mirrors and external authorization included. */
 export function serviceBackendsOf(graph: RouteGraph): ServiceBackend[] {
   const out: ServiceBackend[] = [];
   for (const v of graph.virtualHosts)
     for (const r of v.routes) {
       for (const b of r.backends) if (b.kind === 'service' && b.tls) out.push(b);
-      for (const f of r.filters) if (f.type === 'RequestMirror' && f.backend.tls) out.push(f.backend);
+      for (const f of r.filters) {
+        const b = filterBackend(f);
+        if (b?.tls) out.push(b);
+      }
     }
   return out;
 }

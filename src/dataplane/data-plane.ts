@@ -16,6 +16,7 @@ import type { Downstream } from './exchange.js';
 import { normalizeHost } from './host.js';
 import { resolveRequest } from './http-handler.js';
 import type { ConnectionFacts } from './http-handler.js';
+import { authorize, withBody } from './external-auth.js';
 import { forwardRequest } from './http-proxy.js';
 import type { ProxyDeps } from './http-proxy.js';
 import { MirrorSender } from './mirror.js';
@@ -191,7 +192,21 @@ export class DataPlane implements TunnelStreamHandler {
     if (routed.policies !== undefined) return this.serveHttpWithPolicies(routed, routed.policies, ds, conn, context);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
+    if (plan.externalAuth) return this.forwardAuthorized(routed.route, ds, plan, routed.facts, context);
     forwardRequest(this.deps, routed.route, ds, plan, context);
+  }
+
+  /**
+   * forwardAuthorized asks the plan's external authorization first (external-auth.ts): allowed,
+   * the request goes on with the headers the answer lets through (and the body it read, if it did);
+   * refused, the client gets the answer.
+   */
+  private forwardAuthorized(route: RoutedRequest['route'], ds: Downstream, plan: ForwardPlan, facts: RoutedRequest['facts'], context: TunnelStreamContext, onLocal?: (local: LocalAnswer) => void): void {
+    authorize(this.deps, plan.externalAuth!, facts, ds, (verdict) => {
+      if (verdict.kind === 'local') return onLocal ? onLocal(verdict) : sendLocalResponse(ds, verdict.status, verdict.body, verdict.headers);
+      Object.assign(plan.headers, verdict.headers);
+      forwardRequest(this.deps, route, verdict.body === undefined ? ds : withBody(ds, verdict.body), plan, context);
+    });
   }
 
   /** serveHttpWithPolicies applies a route's policies (src/dataplane/policies), then forwards as serveHttp does. */
@@ -203,7 +218,9 @@ export class DataPlane implements TunnelStreamHandler {
       // A declared length was judged already; only a body of unknown length is counted on the way.
       const isCounted = p.maxBodyBytes !== undefined && ds.hasBody && ds.headers['content-length'] === undefined;
       const down = isCounted ? limitBody(ds, p.maxBodyBytes) : ds;
-      forwardRequest(this.deps, p.route, down, decoratePlan(p, plan), context);
+      const decorated = decoratePlan(p, plan);
+      if (decorated.externalAuth) return this.forwardAuthorized(p.route, down, decorated, routed.facts, context, (a) => sendLocalResponse(ds, a.status, a.body, withResponseHeaders(p, a).headers));
+      forwardRequest(this.deps, p.route, down, decorated, context);
     };
     gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false }, proceed, (err) => {
       this.onError(err, context);
@@ -217,7 +234,14 @@ export class DataPlane implements TunnelStreamHandler {
     const plan = (): void => {
       const planned = planRequest(p?.route ?? routed.route, routed.facts);
       if (planned.kind === 'local') return onLocal(p ? withResponseHeaders(p, planned) : planned);
-      onForward(p ? decoratePlan(p, planned) : planned);
+      const decorated = p ? decoratePlan(p, planned) : planned;
+      if (!decorated.externalAuth) return onForward(decorated);
+      // an upgrade is asked about without its body (it has none before the switch)
+      authorize(this.deps, decorated.externalAuth, routed.facts, undefined, (verdict) => {
+        if (verdict.kind === 'local') return onLocal(p ? withResponseHeaders(p, verdict) : verdict);
+        Object.assign(decorated.headers, verdict.headers);
+        onForward(decorated);
+      });
     };
     if (p === undefined) return plan();
     gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: true }, (local) => (local ? onLocal(local) : plan()), (err) => {

@@ -7,6 +7,9 @@ import { headerValue } from './match.js';
 import { rewritePath } from './path-rewrite.js';
 import { redirectLocation } from './redirect.js';
 
+/** ExternalAuthFilter is the ExternalAuth filter of the route graph (external-auth.ts). */
+export type ExternalAuthFilter = Extract<HttpFilter, { type: 'ExternalAuth' }>;
+
 /** Mirror is the RequestMirror filter of the route graph. */
 export type MirrorFilter = Extract<HttpFilter, { type: 'RequestMirror' }>;
 
@@ -38,6 +41,8 @@ export interface ForwardPlan {
   cors: CorsPolicy | undefined;
   origin: string | undefined;
   mirrors: MirrorFilter[];
+  /** the route's external authorization, asked before the request is forwarded (external-auth.ts) */
+  externalAuth: ExternalAuthFilter | undefined;
 }
 
 /** LocalAnswer is a response the data plane gives itself (redirect, preflight, direct response). */
@@ -64,6 +69,7 @@ export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan |
     cors: undefined,
     origin: headerValue(req.headers, 'origin'),
     mirrors: [],
+    externalAuth: undefined,
   };
   // Only the data plane speaks for a client certificate: whatever a client sent under that name
   // is dropped before any filter runs, and the verified identity (if any) is set after them.
@@ -96,6 +102,9 @@ export function planRequest(route: HttpRoute, req: IncomingFacts): ForwardPlan |
         break;
       case 'DirectResponse':
         return { kind: 'local', status: f.statusCode, body: f.body ?? '', headers: {} };
+      case 'ExternalAuth':
+        plan.externalAuth = f;
+        break;
     }
   }
   plan.target = path + req.search;

@@ -1,5 +1,6 @@
 /** The route graph: types, canonical order, validation and diff, and one-line error descriptions (no I/O). */
 export * from './types.js';
+export * from './filters.js';
 export * from './order.js';
 export * from './validate.js';
 export * from './diff.js';

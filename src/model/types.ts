@@ -161,6 +161,40 @@ export interface CorsPolicy {
   maxAgeSeconds?: number;
 }
 
+/**
+ * ExternalAuth asks an authorization Service about each request before it is forwarded: Gateway
+ * API's HTTPRoute `ExternalAuth` filter in HTTP mode (GEP-1494) and ingress-nginx's `auth-url`
+ * (docs/dataplane.md "External authorization").
+ */
+export interface ExternalAuth {
+  /** the authorization Service port (HTTP, h2c or h2; TLS from a BackendTLSPolicy) */
+  backend: ServiceBackend;
+  /**
+   * 'gateway': prepended to the request's path (its query kept) in the authorization request, ''
+   * for none; 'nginx': the auth-url's own path and query, asked as they are
+   */
+  pathPrefix: string;
+  /**
+   * the client's headers sent to it besides `Host`, `Authorization` and `Content-Length` (which
+   * always go), lowercase; 'all': every end-to-end header the client sent
+   */
+  requestHeaders: string[] | 'all';
+  /** the headers of an allowing answer copied into the request to the backend, lowercase; 'all': every end-to-end one but Host */
+  responseHeaders: string[] | 'all';
+  /** bytes of the request body sent along (0: none); a longer body is refused with 413 */
+  forwardBodyBytes: number;
+  /** how long the answer may take, ms; past it the request gets 503 */
+  timeoutMs: number;
+  /**
+   * how the answer is read. 'gateway' (HTTPExternalAuthFilter): 200 allows, any other status is
+   * the client's answer. 'nginx' (ingress-nginx auth-url): 2xx allows, 401 and 403 are the client's
+   * answer, others become 500; with `signinUrl` a 401 becomes a 302 there.
+   */
+  semantics: 'gateway' | 'nginx';
+  /** ingress-nginx auth-signin: where a 401 sends a browser, with `rd` set to the URL it asked for */
+  signinUrl?: string;
+}
+
 /** HttpFilter is one request or response transformation, applied in the listed order. */
 export type HttpFilter =
   | ({ type: 'RequestHeaderModifier' } & HeaderModifier)
@@ -176,7 +210,8 @@ export type HttpFilter =
   | { type: 'URLRewrite'; hostname?: string; path?: PathModifier }
   | { type: 'RequestMirror'; backend: ServiceBackend; percent: number }
   | ({ type: 'CORS' } & CorsPolicy)
-  | { type: 'DirectResponse'; statusCode: number; body?: string };
+  | { type: 'DirectResponse'; statusCode: number; body?: string }
+  | ({ type: 'ExternalAuth' } & ExternalAuth);
 
 /**
  * BackendFilter is a filter of one backend reference (Gateway API HTTPBackendRef.filters): it runs

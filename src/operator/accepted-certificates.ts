@@ -1,5 +1,6 @@
 import type { CertificatePair, CertificateSource } from '../dataplane/index.js';
 import type { RouteGraph, SecretRef } from '../model/index.js';
+import { filterBackend } from '../model/index.js';
 
 /**
  * AcceptedCertificates is the operator's CertificateSource: after each sync it holds the pairs of
@@ -26,7 +27,10 @@ export class AcceptedCertificates implements CertificateSource {
     for (const v of graph.virtualHosts)
       for (const r of v.routes) {
         for (const b of r.backends) if (b.kind === 'service' && b.tls?.clientCertificate) take(b.tls.clientCertificate);
-        for (const f of r.filters) if (f.type === 'RequestMirror' && f.backend.tls?.clientCertificate) take(f.backend.tls.clientCertificate);
+        for (const f of r.filters) {
+          const ref = filterBackend(f)?.tls?.clientCertificate;
+          if (ref) take(ref);
+        }
       }
     this.#pairs = next;
   }

@@ -329,7 +329,7 @@ describe('data plane: cancellation, timeouts and failures mid-exchange', () => {
     const client = new Http1Client();
     cleanups.push(() => client.close());
     const mirror = new MirrorSender(endpoints, new EndpointPicker(), () => client, () => 0, { timeoutMs: 200 });
-    const plan: ForwardPlan = { kind: 'forward', method: 'GET', authority: 'app.test', target: '/m', headers: {}, responseModifiers: [], cors: undefined, origin: undefined, mirrors: [] };
+    const plan: ForwardPlan = { kind: 'forward', method: 'GET', authority: 'app.test', target: '/m', headers: {}, responseModifiers: [], cors: undefined, origin: undefined, mirrors: [], externalAuth: undefined };
     const started = Date.now();
     mirror.send({ type: 'RequestMirror', backend: serviceBackend('m'), percent: 100 }, plan, undefined);
     expect(mirror.inFlightCount()).to.equal(1);

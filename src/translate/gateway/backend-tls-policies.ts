@@ -1,6 +1,6 @@
 import type { IBackendTLSPolicy } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/BackendTLSPolicy';
 import type { Backend, BackendSubjectAltName, BackendTls, Condition, HttpRoute, ObjectStatus, SecretRef, ServiceBackend } from '../../model/index.js';
-import { compareStrings } from '../../model/index.js';
+import { compareStrings, withFilterBackend } from '../../model/index.js';
 import { checkCaBundle } from '../common/ca-bundle.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import { createdOf, generationOf, namespaceOf } from '../common/meta.js';
@@ -69,7 +69,7 @@ export function applyBackendTlsPolicies(index: SnapshotIndex, opts: TranslateOpt
       if (!isKind(r.source, 'HTTPRoute') && !isKind(r.source, 'GRPCRoute')) continue;
       const place = (b: ServiceBackend): Backend => placePolicy(b, winners, entries, gateway, clientCertificate);
       r.backends = r.backends.map((b) => (b.kind === 'service' ? place(b) : b));
-      r.filters = mirrorsWithTls(r, place);
+      r.filters = filterBackendsWithTls(r, place);
     }
   }
   const statuses = [...result.statuses, ...entries.map((e) => statusOf(e, opts))];
@@ -91,16 +91,22 @@ function placePolicy(b: ServiceBackend, winners: Map<string, Entry>, entries: En
   return { ...b, tls };
 }
 
-/** mirrorsWithTls applies policies to mirror backends too; a mirror whose policy has no usable CA is dropped (never sent in plain text). */
-function mirrorsWithTls(r: HttpRoute, place: (b: ServiceBackend) => Backend): HttpRoute['filters'] {
+/**
+ * filterBackendsWithTls applies policies to the Services filters send to as well: a mirror whose
+ * policy has no usable CA is dropped (never sent in plain text); an external authorization whose
+ * policy has none answers 500 instead, as its invalid backendRef would (never skipped: that would let
+ * every request through).
+ */
+function filterBackendsWithTls(r: HttpRoute, place: (b: ServiceBackend) => Backend): HttpRoute['filters'] {
   const out: HttpRoute['filters'] = [];
   for (const f of r.filters) {
-    if (f.type !== 'RequestMirror') {
+    if (f.type !== 'RequestMirror' && f.type !== 'ExternalAuth') {
       out.push(f);
       continue;
     }
     const placed = place(f.backend);
-    if (placed.kind === 'service') out.push({ ...f, backend: placed });
+    if (placed.kind === 'service') out.push(withFilterBackend(f, placed));
+    else if (f.type === 'ExternalAuth') out.push({ type: 'DirectResponse', statusCode: 500 });
   }
   return out;
 }

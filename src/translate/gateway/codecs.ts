@@ -38,6 +38,13 @@ const filter = looseObject('HTTPRouteFilter', {
     maxAge: num,
   }),
   extensionRef: looseObject('LocalObjectReference', { group: str, kind: str, name: str }),
+  externalAuth: looseObject('HTTPExternalAuthFilter', {
+    protocol: required(str),
+    backendRef: required(looseObject('BackendObjectReference', { group: str, kind: str, name: required(str), namespace: str, port: num })),
+    http: looseObject('HTTPAuthConfig', { path: str, allowedHeaders: list(str), allowedResponseHeaders: list(str) }),
+    grpc: looseObject('GRPCAuthConfig', { allowedHeaders: list(str) }),
+    forwardBody: looseObject('ForwardBodyConfig', { maxSize: num }),
+  }),
 });
 const parentRefs = list(looseObject('ParentReference', { group: str, kind: str, namespace: str, name: required(str), sectionName: str, port: num }));
 const namedMatch = looseObject('NamedMatch', { name: required(str), type: str, value: required(str) });

@@ -104,6 +104,8 @@ function convertOne(ctx: TranslationContext, route: RouteOf, f: IHTTPRouteFilter
       out.filters.push({ type: 'DirectResponse', statusCode: 500 });
       return undefined;
     }
+    case 'ExternalAuth':
+      return externalAuth(ctx, route, (f as { externalAuth?: ExternalAuthSpec }).externalAuth, out);
     default:
       return unsupported(`filter type ${type} is not supported`);
   }
@@ -146,6 +148,53 @@ function mirror(ctx: TranslationContext, route: RouteOf, m: IHTTPRequestMirrorFi
     return undefined;
   }
   out.filters.push({ type: 'RequestMirror', backend: { ...r.backend, weight: 1 }, percent });
+  return undefined;
+}
+
+/** ExternalAuthSpec is an HTTPExternalAuthFilter as the codec admits it (experimental: not in the typed models). */
+interface ExternalAuthSpec {
+  protocol: string;
+  backendRef: { group?: string; kind?: string; name: string; namespace?: string; port?: number };
+  http?: { path?: string; allowedHeaders?: string[]; allowedResponseHeaders?: string[] };
+  forwardBody?: { maxSize?: number };
+}
+
+/** EXTERNAL_AUTH_TIMEOUT_MS is how long an authorization answer may take (the filter has no field for it). */
+export const EXTERNAL_AUTH_TIMEOUT_MS = 10_000;
+
+/** the HTTPAuthConfig path pattern of the CRD (a path's characters and percent escapes) */
+const AUTH_PATH = /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/;
+
+/**
+ * externalAuth resolves an ExternalAuth filter (HTTP mode). A request it cannot ask about is never
+ * let through: an authorization Service that does not resolve makes the rule answer 500, with a
+ * ResolvedRefs problem, as an unresolved ExtensionRef does.
+ */
+function externalAuth(ctx: TranslationContext, route: RouteOf, spec: ExternalAuthSpec | undefined, out: FilterResult): Problem | undefined {
+  if (!spec) return unsupported('ExternalAuth filter without externalAuth');
+  if (spec.protocol !== 'HTTP') return unsupported(`ExternalAuth protocol ${spec.protocol} is not supported; tuna speaks HTTP to authorization Services (protocol: HTTP)`);
+  const path = spec.http?.path ?? '';
+  if (path !== '' && (!AUTH_PATH.test(path) || path.includes('..'))) return unsupported(`ExternalAuth http.path ${JSON.stringify(path)} is not a clean path`);
+  const maxSize = spec.forwardBody?.maxSize ?? 0;
+  if (!Number.isInteger(maxSize) || maxSize < 0 || maxSize > 65_535) return unsupported(`ExternalAuth forwardBody.maxSize ${maxSize} is not 0 to 65535`);
+  const r = resolveServiceRef(ctx, route, spec.backendRef);
+  if (!r.ok || (r.backend.protocol !== 'http' && r.backend.protocol !== 'h2c' && r.backend.protocol !== 'h2')) {
+    const problem = r.ok ? { reason: 'UnsupportedProtocol' as const, message: `backendRef ${r.backend.namespace}/${r.backend.service} speaks ${r.backend.protocol}, not HTTP` } : r.problem;
+    out.unresolved.push({ reason: problem.reason, message: `ExternalAuth ${problem.message}; matching requests get 500` });
+    out.filters.push({ type: 'DirectResponse', statusCode: 500 });
+    return undefined;
+  }
+  const response = spec.http?.allowedResponseHeaders ?? [];
+  out.filters.push({
+    type: 'ExternalAuth',
+    backend: { ...r.backend, weight: 1 },
+    pathPrefix: path === '' ? '' : path.startsWith('/') ? path.replace(/\/+$/, '') : `/${path.replace(/\/+$/, '')}`,
+    requestHeaders: (spec.http?.allowedHeaders ?? []).map((h) => h.toLowerCase()),
+    responseHeaders: response.length === 0 ? 'all' : response.map((h) => h.toLowerCase()),
+    forwardBodyBytes: maxSize,
+    timeoutMs: EXTERNAL_AUTH_TIMEOUT_MS,
+    semantics: 'gateway',
+  });
   return undefined;
 }
 

@@ -118,7 +118,7 @@ function toRoute(spec: RouteSpec, listener: string, hasCertificate: boolean): Ht
     source: sourceOf(spec.owner.ref, spec.section),
     origin: { created: spec.owner.created, key: spec.owner.key, rule: spec.rule, match: spec.match },
     match: { path: spec.matchPath, headers: [], query: [] },
-    filters: [],
+    filters: spec.owner.nginx?.externalAuth ? [{ type: 'ExternalAuth', ...spec.owner.nginx.externalAuth }] : [],
     backends,
     ...(policies ? { policies } : {}),
   };

@@ -1,6 +1,7 @@
 import type { V1Ingress } from '@kubernetes/client-node';
-import type { CorsPolicy, HtpasswdParse, RoutePolicies } from '../../model/index.js';
+import type { CorsPolicy, ExternalAuth, HtpasswdParse, RoutePolicies } from '../../model/index.js';
 import { compareStrings, validatePolicies } from '../../model/index.js';
+import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import { namespaceOf } from '../common/meta.js';
 import type { TunaReason } from '../common/reasons.js';
@@ -31,6 +32,8 @@ export interface NginxAnnotations {
   warnings: { reason: TunaReason; message: string }[];
   /** reasons to publish none of the Ingress's routes */
   holdBack: Problem[];
+  /** `auth-url` (with `auth-signin`, `auth-response-headers`): every route of the Ingress asks this Service first */
+  externalAuth?: ExternalAuth;
 }
 
 /** The annotations read, without the prefix. */
@@ -41,6 +44,9 @@ const known = new Set([
   'auth-secret',
   'auth-secret-type',
   'auth-realm',
+  'auth-url',
+  'auth-signin',
+  'auth-response-headers',
   'limit-rps',
   'limit-rpm',
   'limit-burst-multiplier',
@@ -101,7 +107,7 @@ export function readNginxAnnotations(ingress: V1Ingress, index: SnapshotIndex): 
   }
   const ignore = (name: string, why: string): void => void out.warnings.push({ reason: 'InvalidAnnotation', message: `annotation ${nginxPrefix}${name}: ${why}; ignored` });
   const refuse = (reason: TunaReason, name: string, why: string): void =>
-    void out.holdBack.push({ condition: reason.startsWith('AuthSecret') ? 'ResolvedRefs' : 'Accepted', reason, message: `annotation ${nginxPrefix}${name}: ${why}; no route of this Ingress is published` });
+    void out.holdBack.push({ condition: reason.startsWith('AuthSecret') || reason.startsWith('Service') || reason === 'ExternalNameService' ? 'ResolvedRefs' : 'Accepted', reason, message: `annotation ${nginxPrefix}${name}: ${why}; no route of this Ingress is published` });
   /** checked sets one policy kind only if validatePolicies accepts it. */
   const checked = <K extends keyof RoutePolicies>(name: string, kind: K, value: RoutePolicies[K], onError: (why: string) => void): void => {
     const errors = validatePolicies(`annotation ${nginxPrefix}${name}`, { [kind]: value });
@@ -119,6 +125,7 @@ export function readNginxAnnotations(ingress: V1Ingress, index: SnapshotIndex): 
   }
 
   readAuth(a, ingress, index, out, refuse, checked);
+  readExternalAuth(a, ingress, index, out, refuse, ignore);
   readRateLimit(a, ignore, checked);
   readBodySize(a, ignore, checked);
 
@@ -161,6 +168,63 @@ export function readNginxAnnotations(ingress: V1Ingress, index: SnapshotIndex): 
   if (prefix !== undefined && prefix !== '')
     checked('x-forwarded-prefix', 'requestHeaders', { set: [{ name: 'X-Forwarded-Prefix', value: prefix }], add: [], remove: [] }, (why) => ignore('x-forwarded-prefix', why));
   return out;
+}
+
+/** NGINX_AUTH_TIMEOUT_MS is how long an auth-url answer may take (ingress-nginx has no annotation for it either). */
+const NGINX_AUTH_TIMEOUT_MS = 10_000;
+
+/**
+ * readExternalAuth reads `auth-url`: the Service it names must be of the Ingress's own namespace
+ * (`http://NAME[.NAMESPACE[.svc[.cluster.local]]][:PORT]/PATH`, plain HTTP: a route publishes only
+ * its own namespace's Services, and tuna reaches only Services). One it cannot use holds the
+ * Ingress back (fail closed).
+ */
+function readExternalAuth(
+  a: Map<string, string>,
+  ingress: V1Ingress,
+  index: SnapshotIndex,
+  out: NginxAnnotations,
+  refuse: (reason: TunaReason, name: string, why: string) => void,
+  ignore: (name: string, why: string) => void,
+): void {
+  const raw = a.get('auth-url');
+  if (raw === undefined) {
+    for (const n of ['auth-signin', 'auth-response-headers']) if (a.has(n)) ignore(n, `without ${nginxPrefix}auth-url it does nothing`);
+    return;
+  }
+  const own = namespaceOf(ingress);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse('InvalidAnnotation', 'auth-url', `${JSON.stringify(raw)} is not a URL`);
+  }
+  if (url.protocol !== 'http:') return refuse('InvalidAnnotation', 'auth-url', `${url.protocol} is not supported; tuna asks in-cluster Services over plain http://`);
+  const labels = url.hostname.split('.');
+  const tail = labels.slice(2).join('.');
+  if (labels.length > 2 && tail !== 'svc' && tail !== 'svc.cluster.local')
+    return refuse('InvalidAnnotation', 'auth-url', `${url.hostname} is not a Service name (NAME, NAME.NAMESPACE or NAME.NAMESPACE.svc.cluster.local); tuna asks only in-cluster Services`);
+  const [name = '', namespace = own] = labels;
+  if (namespace !== own) return refuse('InvalidAnnotation', 'auth-url', `Service ${namespace}/${name} is in another namespace; an Ingress may use only Services of its own (${own})`);
+  const port = url.port === '' ? 80 : Number(url.port);
+  const r = resolveServiceBackend(index, namespace, name, port);
+  if (!r.ok) return refuse(r.reason === 'ServiceNotFound' || r.reason === 'ServicePortNotFound' || r.reason === 'ExternalNameService' ? r.reason : 'InvalidAnnotation', 'auth-url', r.message);
+  if (r.backend.protocol !== 'http' && r.backend.protocol !== 'h2c') return refuse('InvalidAnnotation', 'auth-url', `Service ${namespace}/${name} port ${port} speaks ${r.backend.protocol}, not HTTP`);
+  const signin = a.get('auth-signin');
+  if (signin !== undefined && !/^https?:\/\/\S+$/.test(signin)) return refuse('InvalidAnnotation', 'auth-signin', `${JSON.stringify(signin)} is not an http(s) URL`);
+  const response = splitList(a.get('auth-response-headers') ?? '').map((h) => h.toLowerCase());
+  const bad = response.find((h) => !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(h));
+  if (bad !== undefined) return refuse('InvalidAnnotation', 'auth-response-headers', `${JSON.stringify(bad)} is not a header name`);
+  out.externalAuth = {
+    backend: { ...r.backend, weight: 1 },
+    pathPrefix: `${url.pathname}${url.search}`,
+    requestHeaders: 'all',
+    responseHeaders: response,
+    forwardBodyBytes: 0,
+    timeoutMs: NGINX_AUTH_TIMEOUT_MS,
+    semantics: 'nginx',
+    ...(signin !== undefined ? { signinUrl: signin } : {}),
+  };
 }
 
 type Checked = <K extends keyof RoutePolicies>(name: string, kind: K, value: RoutePolicies[K], onError: (why: string) => void) => void;
