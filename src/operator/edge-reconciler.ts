@@ -83,6 +83,8 @@ export interface ReconcileReport {
   deferred?: string[];
   /** the keys could not all be persisted: they are held and served all the same, and written on the next reconcile */
   persistError?: Error;
+  /** with `persistLater`, the write of the keys, settling (never rejecting) once persistError is known */
+  persisting?: Promise<void>;
   /** what the edge holds for the graph's reservations (Domains, TCPPorts) and what was let go (crd-reservations.ts) */
   crd?: CrdReport;
   /** a port of an address was just asked for and the edge has not reported it listening yet: reconcile again soon */
@@ -102,6 +104,12 @@ export interface ReconcileOptions {
   shouldYield?: () => boolean;
   /** tuna.dev objects being deleted: their reservations are released or retained before their finalizers go */
   releasing?: readonly ReleasingObject[];
+  /**
+   * return before the keys are persisted, with the write in flight as the report's `persisting`
+   * (its failure in `persistError` once it settles): the operator attaches new bindings while
+   * the key Secret is written, since a key is served whether or not it is persisted yet
+   */
+  persistLater?: boolean;
 }
 
 /** OwnerKind names the kind of object a reservation or key was made for (group '' is core). */
@@ -303,7 +311,8 @@ export class EdgeReconciler {
       await this.#persist(report);
       throw err;
     }
-    await this.#persist(report);
+    if (options.persistLater === true) report.persisting = this.#persist(report);
+    else await this.#persist(report);
     return report;
   }
 

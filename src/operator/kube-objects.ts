@@ -83,7 +83,10 @@ export async function chooseVersion(kind: WatchedKind, discovery: ApiDiscovery):
 /** KubeObjectsOptions tune the cache. */
 export interface KubeObjectsOptions {
   kinds?: readonly WatchedKind[];
-  /** quiet time after the last change before `onChange` runs (default 100 ms) */
+  /**
+   * quiet time after the last change before `onChange` runs (default 100 ms); the first change
+   * after such a quiet spell is reported at once
+   */
   debounceMs?: number;
   /** longest a change waits for quiet: under a steady stream of changes `onChange` still runs this often (default 1 s) */
   maxWaitMs?: number;
@@ -136,6 +139,10 @@ export class KubeObjects {
   #debounce: NodeJS.Timeout | undefined;
   /** when the first change not yet reported arrived (performance.now()) */
   #pendingSince: number | undefined;
+  /** when changes were last reported (performance.now()); a change after `debounceMs` of quiet is reported at once */
+  #lastReport = -Infinity;
+  /** the pending report is a leading one (a change after quiet, reported on the next turn) */
+  #isLeading = false;
   readonly #maxWaitMs: number;
   /** status-only updates (tuna's own status writes coming back) are not changes */
   readonly #specChanges = new SpecChanges();
@@ -381,6 +388,16 @@ export class KubeObjects {
   #changed(): void {
     if (this.#isStopped) return;
     const now = performance.now();
+    // After a quiet spell the first change is reported at once, on the next turn (so the events
+    // of one read still make one report): a lone new Ingress does not wait out the debounce. What
+    // follows it within `debounceMs` is debounced as before.
+    if (this.#debounce === undefined && now - this.#lastReport >= this.#debounceMs) {
+      this.#isLeading = true;
+      this.#debounce = setTimeout(() => this.#report(), 0);
+      return;
+    }
+    // the leading report has not run yet: it will see this change too
+    if (this.#isLeading) return;
     this.#pendingSince ??= now;
     // a steady stream of changes never leaves `debounceMs` of quiet: after `maxWaitMs` the timer runs out as set
     const left = this.#pendingSince + this.#maxWaitMs - now;
@@ -388,11 +405,15 @@ export class KubeObjects {
       if (left <= 0) return;
       clearTimeout(this.#debounce);
     }
-    this.#debounce = setTimeout(() => {
-      this.#debounce = undefined;
-      this.#pendingSince = undefined;
-      for (const l of this.#listeners) l();
-    }, Math.max(0, Math.min(this.#debounceMs, left)));
+    this.#debounce = setTimeout(() => this.#report(), Math.max(0, Math.min(this.#debounceMs, left)));
+  }
+
+  #report(): void {
+    this.#debounce = undefined;
+    this.#isLeading = false;
+    this.#pendingSince = undefined;
+    this.#lastReport = performance.now();
+    for (const l of this.#listeners) l();
   }
 }
 

@@ -242,12 +242,19 @@ export class Operator {
     const reconcileFrom = this.#clock.now();
     const slice = Math.max(this.#o.minSliceMs ?? 250, reconcileFrom - syncFrom);
     const shouldYield = (): boolean => this.#hasPendingChange && this.#clock.now() - reconcileFrom >= slice;
-    const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, ...(preemptible ? { shouldYield } : {}) };
+    const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, persistLater: true, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
-    // the edge's ids could collide where the graph's did not: the renamed graph is checked too
-    await this.#admit(served, isWriter, objects);
-    let { tunnelsChanged } = await this.#agent.apply(served);
+    let tunnelsChanged: boolean;
+    try {
+      // the edge's ids could collide where the graph's did not: the renamed graph is checked too
+      await this.#admit(served, isWriter, objects);
+      ({ tunnelsChanged } = await this.#agent.apply(served));
+    } finally {
+      // the keys' Secret is written while the new bindings attach (a key is served before it is
+      // persisted); the next sync starts only once it is written
+      await edge?.persisting;
+    }
     if (this.#o.keyRefOf) {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
       const keyRefOf = this.#o.keyRefOf;

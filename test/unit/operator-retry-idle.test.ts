@@ -79,6 +79,39 @@ describe('operator: one retry timer, and nothing done when nothing changed', () 
     expect(clock.pending()).to.have.length(0);
   });
 
+  it('attaches a new binding while its key is being persisted, and ends the sync only once the write has settled', async () => {
+    let release: () => void = () => undefined;
+    let persistStarted = 0;
+    class SlowKeys extends TunnelKeys {
+      override persist(): Promise<void> {
+        persistStarted++;
+        return new Promise<void>((resolve) => (release = resolve)).then(() => super.persist());
+      }
+    }
+    const keys = new SlowKeys();
+    const objects = new ListedObjects();
+    objects.items = [service('web')];
+    const tunnels = new RecordingTunnels();
+    const operator = new Operator({
+      objects,
+      dataPlane: new DataPlane({ endpoints: new StaticEndpointResolver() }),
+      endpoints: new StaticEndpointResolver(),
+      tunnels,
+      reconciler: new EdgeReconciler(new FakeEdgeControl(), keys, { clusterId: 'c' }),
+      keyRefOf: (id) => keys.forTunnel(id)?.keyId,
+      translate: { baseDomain: BASE },
+    });
+    let isDone = false;
+    const started = operator.start().then((r) => ((isDone = true), r));
+    for (let i = 0; i < 100 && tunnels.applied.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(persistStarted, 'the key Secret write has begun').to.equal(1);
+    expect(tunnels.applied.at(-1), 'the binding is handed to the tunnels before the write ends').to.deep.equal([`binding/host/web-default.${BASE}`]);
+    expect(isDone, 'the sync waits for the write').to.equal(false);
+    release();
+    expect((await started).edge?.persistError).to.equal(undefined);
+    await operator.stop();
+  });
+
   it('serves the keys it minted when they cannot be persisted, retries the persist, and calls the edge no more', async () => {
     const clock = new FakeClock();
     const objects = new ChangingObjects();

@@ -153,6 +153,25 @@ describe('KubeObjects: status-only updates and the longest wait', () => {
     expect(counted.since()).to.equal(1);
   });
 
+  it('reports the first change after a quiet spell at once, and debounces the ones right after it', async function () {
+    this.timeout(10_000);
+    // a 2 s debounce: a report within its first half is a leading one
+    objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: ingressKind, debounceMs: 2_000, maxWaitMs: 60_000 });
+    let changes = 0;
+    objects.onChange(() => changes++);
+    await objects.start();
+    await api.watching();
+    await sleep(2_200); // quiet since the initial list's report
+    const before = changes;
+    api.push(ingress(2));
+    for (let i = 0; i < 100 && changes === before; i++) await sleep(10);
+    expect(changes - before, 'the lone change, reported without waiting out the debounce').to.equal(1);
+    api.push(ingress(3));
+    api.push(ingress(4));
+    await sleep(200);
+    expect(changes - before, 'the changes right after it wait for quiet').to.equal(1);
+  });
+
   it('reports a change while changes keep arriving closer together than the debounce, once maxWaitMs has passed', async () => {
     objects = new KubeObjects(fakeKubeConfig(await api.listen()), { kinds: ingressKind, debounceMs: 300, maxWaitMs: 150 });
     const counted = await watch(objects);
