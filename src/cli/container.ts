@@ -49,7 +49,9 @@ export class AgentFactory {
   create(options: AgentOptions, endpoints: EndpointResolver, certificates?: CertificateSource, log?: (line: string) => void, observer?: ExchangeObserver): Agent {
     const onError = (err: unknown, context: TunnelStreamContext): void =>
       log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
-    const dataPlane = new DataPlane({ endpoints, certificates, onError, observer, ...(options.udpIdleTimeoutMs !== undefined ? { udpIdleTimeoutMs: options.udpIdleTimeoutMs } : {}) });
+    const onJwksError = (url: string, err: unknown): void =>
+      log?.(`JWT key set ${url} could not be fetched (the last good keys, if any, stay in force): ${err instanceof Error ? err.message : String(err)}`);
+    const dataPlane = new DataPlane({ endpoints, certificates, onError, onJwksError, observer, ...(options.udpIdleTimeoutMs !== undefined ? { udpIdleTimeoutMs: options.udpIdleTimeoutMs } : {}) });
     return new Agent(dataPlane, this.tunnels(options, dataPlane, log));
   }
 }

@@ -26,8 +26,10 @@ import type { ForwardPlan, LocalAnswer } from './request-plan.js';
 import { compileRouteTable, routeDatagram, routeStream } from './router.js';
 import type { RoutedRequest } from './http-handler.js';
 import { decoratePlan, gatePolicies, withResponseHeaders } from './policies/apply.js';
+import type { PolicyRequest } from './policies/apply.js';
 import { limitBody } from './policies/body-limit.js';
 import { PolicyCompiler } from './policies/compile.js';
+import type { JwksFetch } from './policies/jwks.js';
 import type { CompiledPolicies } from './policies/compile.js';
 import type { EntryPoint, RouteTable } from './router.js';
 import { SplicedHttp1Server } from './spliced-http1.js';
@@ -59,6 +61,10 @@ export interface DataPlaneOptions {
   observer?: ExchangeObserver;
   /** clock of the rate-limit policies, in milliseconds (tests inject a fake one); default performance.now */
   now?: () => number;
+  /** fetches a JWT policy's key set from its URL (tests inject one; default: GET over http or https) */
+  fetchJwks?: JwksFetch;
+  /** told of a JWT key-set fetch that failed (the route keeps its last good keys, or answers 503 without any) */
+  onJwksError?: (url: string, err: unknown) => void;
   /** false: do not tell edges that whole HTTP/1.1 connections may come on one stream (docs/protocol.md §4.5); default true */
   spliceHttp1?: boolean;
   /** limits of spliced connections whose edge sends none (`tuna-http1-limits`; default: the edge's public defaults) */
@@ -124,7 +130,10 @@ export class DataPlane implements TunnelStreamHandler {
     this.contexts = new SecureContextCache(certificates);
     this.onError = options.onError ?? (() => undefined);
     this.observer = options.observer;
-    this.policies = new PolicyCompiler(options.now ?? (() => performance.now()));
+    this.policies = new PolicyCompiler(options.now ?? (() => performance.now()), {
+      ...(options.fetchJwks ? { fetchJwks: options.fetchJwks } : {}),
+      ...(options.onJwksError ? { onJwksError: options.onJwksError } : {}),
+    });
   }
 
   /** update replaces the route graph; streams already routed keep their route (and their policies' state, where the policy is unchanged). */
@@ -172,6 +181,7 @@ export class DataPlane implements TunnelStreamHandler {
 
   /** close releases pooled upstream connections (and stops the spliced servers' deadline checks). */
   close(): void {
+    this.policies.close();
     this.spliced.close();
     this.clients.http.close();
     this.clients.h2c.close();
@@ -218,11 +228,12 @@ export class DataPlane implements TunnelStreamHandler {
       // A declared length was judged already; only a body of unknown length is counted on the way.
       const isCounted = p.maxBodyBytes !== undefined && ds.hasBody && ds.headers['content-length'] === undefined;
       const down = isCounted ? limitBody(ds, p.maxBodyBytes) : ds;
-      const decorated = decoratePlan(p, plan);
+      const decorated = decoratePlan(p, plan, req);
       if (decorated.externalAuth) return this.forwardAuthorized(p.route, down, decorated, routed.facts, context, (a) => sendLocalResponse(ds, a.status, a.body, withResponseHeaders(p, a).headers));
       forwardRequest(this.deps, p.route, down, decorated, context);
     };
-    gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false }, proceed, (err) => {
+    const req: PolicyRequest = { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false };
+    gatePolicies(p, req, proceed, (err) => {
       this.onError(err, context);
       sendLocalResponse(ds, 500, 'policy error\n');
     });
@@ -231,10 +242,11 @@ export class DataPlane implements TunnelStreamHandler {
   /** planUpgrade plans a WebSocket handshake, after the route's policies when it has any. */
   private planUpgrade(routed: RoutedRequest, conn: ConnectionFacts, context: TunnelStreamContext, onLocal: (local: LocalAnswer) => void, onForward: (plan: ForwardPlan) => void): void {
     const p = routed.policies;
+    const req: PolicyRequest = { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: true };
     const plan = (): void => {
       const planned = planRequest(p?.route ?? routed.route, routed.facts);
       if (planned.kind === 'local') return onLocal(p ? withResponseHeaders(p, planned) : planned);
-      const decorated = p ? decoratePlan(p, planned) : planned;
+      const decorated = p ? decoratePlan(p, planned, req) : planned;
       if (!decorated.externalAuth) return onForward(decorated);
       // an upgrade is asked about without its body (it has none before the switch)
       authorize(this.deps, decorated.externalAuth, routed.facts, undefined, (verdict) => {
@@ -244,7 +256,7 @@ export class DataPlane implements TunnelStreamHandler {
       });
     };
     if (p === undefined) return plan();
-    gatePolicies(p, { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: true }, (local) => (local ? onLocal(local) : plan()), (err) => {
+    gatePolicies(p, req, (local) => (local ? onLocal(local) : plan()), (err) => {
       this.onError(err, context);
       onLocal({ kind: 'local', status: 500, body: 'policy error\n', headers: {} });
     });

@@ -8,5 +8,6 @@ export * from './status.js';
 export * from './errors.js';
 export * from './error-line.js';
 export * from './policies.js';
+export * from './jwt.js';
 export * from './ip-address.js';
 export * from './address-pool.js';

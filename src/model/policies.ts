@@ -1,4 +1,6 @@
 import { parseCidr } from './ip-address.js';
+import { validateJwt } from './jwt.js';
+import type { JwtPolicy } from './jwt.js';
 import type { CorsPolicy, HeaderModifier } from './types.js';
 
 /**
@@ -23,6 +25,8 @@ export interface RoutePolicies {
   basicAuth?: BasicAuthPolicy;
   /** a header that must carry one of the accepted keys */
   keyAuth?: KeyAuthPolicy;
+  /** a bearer JSON Web Token signed by one of the policy's keys (src/model/jwt.ts) */
+  jwt?: JwtPolicy;
   /** largest request body accepted, in bytes (larger: 413) */
   maxBodyBytes?: number;
   /** request headers set, added and removed before the backend is called */
@@ -80,6 +84,7 @@ export const policyKinds = [
   'cors',
   'basicAuth',
   'keyAuth',
+  'jwt',
   'maxBodyBytes',
   'requestHeaders',
   'responseHeaders',
@@ -185,6 +190,7 @@ export function validatePolicies(id: string, p: RoutePolicies): string[] {
     if (p.keyAuth.sha256.length === 0) fail('keyAuth.sha256: empty');
     for (const d of p.keyAuth.sha256) if (!/^[0-9a-f]{64}$/.test(d)) fail('keyAuth.sha256: not a lowercase hex SHA-256 digest');
   }
+  if (p.jwt) for (const e of validateJwt(p.jwt, isHeaderName, isQuotableRealm)) fail(e);
   if (p.maxBodyBytes !== undefined && !isWhole(p.maxBodyBytes, 1, Number.MAX_SAFE_INTEGER)) fail(`maxBodyBytes: ${p.maxBodyBytes} is not a whole number of bytes from 1`);
   for (const kind of ['requestHeaders', 'responseHeaders'] as const) {
     const mod = p[kind];

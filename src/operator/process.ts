@@ -139,6 +139,7 @@ export function registerOperator(c: DependencyContainer): void {
       observer: combineObservers([optional(deps, TRACE_OBSERVER), deps.resolve(REQUEST_METRICS), optional(deps, ACCESS_LOG_OBSERVER)]),
       udpObserver: deps.resolve(UDP_METRICS),
       onError: (err, context) => log(deps).warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }),
+      onJwksError: (url, err) => log(deps).warn(`JWT key set ${url} could not be fetched (the last good keys, if any, stay in force)`, { err }),
     }),
   );
   // one tunnel manager, in a child container holding the data plane and the keys (the clock and dialer are the CLI's)

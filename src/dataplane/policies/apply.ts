@@ -6,6 +6,7 @@ import { redirectLocation } from '../redirect.js';
 import type { ForwardPlan, IncomingFacts, LocalAnswer } from '../request-plan.js';
 import { tooLargeBody } from './body-limit.js';
 import type { CompiledPolicies } from './compile.js';
+import type { JwtVerdict } from './jwt.js';
 
 /** PolicyRequest is what the policies look at: the parsed request and what the tunnel metadata says. */
 export interface PolicyRequest {
@@ -14,6 +15,8 @@ export interface PolicyRequest {
   publicScheme: 'http' | 'https';
   /** true for a WebSocket handshake: no CORS preflight, no body */
   isUpgrade: boolean;
+  /** set by the jwt check that passed: the claim headers to send to the backend */
+  claimHeaders?: HeaderMap;
 }
 
 /**
@@ -21,8 +24,8 @@ export interface PolicyRequest {
  * redirect, rate limit (429), CORS preflight (204, before authentication: a browser sends a
  * preflight without credentials, Fetch §4.8), basic auth and key auth (401; with both, both
  * must pass), and a declared body length over the maximum (413). It returns the local answer
- * that ends the request, or undefined to go on. Only a bcrypt verification (a credential not
- * remembered yet) makes it asynchronous.
+ * that ends the request, or undefined to go on. Only a bcrypt or JWT verification (a credential
+ * or token not remembered yet) makes it asynchronous.
  */
 export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAnswer | undefined | Promise<LocalAnswer | undefined> {
   const { facts } = req;
@@ -47,15 +50,29 @@ export function checkPolicies(p: CompiledPolicies, req: PolicyRequest): LocalAns
   }
   if (p.basicAuth) {
     const checker = p.basicAuth;
-    const after = (isGood: boolean): LocalAnswer | undefined => (isGood ? checkAfterBasic(p, facts) : answer(p, facts, 401, 'authentication required\n', { 'www-authenticate': checker.challenge }));
+    const after = (isGood: boolean): LocalAnswer | undefined | Promise<LocalAnswer | undefined> => (isGood ? checkAfterBasic(p, req) : answer(p, facts, 401, 'authentication required\n', { 'www-authenticate': checker.challenge }));
     const verdict = checker.check(facts.headers.authorization);
     return typeof verdict === 'boolean' ? after(verdict) : verdict.then(after);
   }
-  return checkAfterBasic(p, facts);
+  return checkAfterBasic(p, req);
 }
 
-function checkAfterBasic(p: CompiledPolicies, facts: IncomingFacts): LocalAnswer | undefined {
+function checkAfterBasic(p: CompiledPolicies, req: PolicyRequest): LocalAnswer | undefined | Promise<LocalAnswer | undefined> {
+  const { facts } = req;
   if (p.keyAuth && !p.keyAuth.isAccepted(facts.headers[p.keyAuth.header])) return answer(p, facts, 401, `missing or wrong key in header ${p.keyAuth.header}\n`);
+  if (p.jwt) {
+    const after = (v: JwtVerdict): LocalAnswer | undefined => {
+      if (v.kind === 'refuse') return answer(p, facts, v.status, v.body, { ...v.headers });
+      req.claimHeaders = v.claimHeaders;
+      return checkBody(p, facts);
+    };
+    const verdict = p.jwt.check(facts.headers);
+    return verdict instanceof Promise ? verdict.then(after) : after(verdict);
+  }
+  return checkBody(p, facts);
+}
+
+function checkBody(p: CompiledPolicies, facts: IncomingFacts): LocalAnswer | undefined {
   if (p.maxBodyBytes !== undefined) {
     const length = headerValue(facts.headers, 'content-length');
     if (length !== undefined && /^\d+$/.test(length) && Number(length) > p.maxBodyBytes) return answer(p, facts, 413, tooLargeBody(p.maxBodyBytes));
@@ -77,11 +94,16 @@ export function withResponseHeaders(p: CompiledPolicies, local: LocalAnswer): Lo
 
 /**
  * decoratePlan adds the shaping policies to a forward plan: request headers (after the route's
- * own filters, so the policy has the last word), response headers (after the route's), and CORS
- * on responses (the policy's replaces a route CORS filter's).
+ * own filters, so the policy has the last word), the JWT's claim headers (every client-sent copy
+ * of a claim header removed first, whether or not the token has the claim), response headers
+ * (after the route's), and CORS on responses (the policy's replaces a route CORS filter's).
  */
-export function decoratePlan(p: CompiledPolicies, plan: ForwardPlan): ForwardPlan {
+export function decoratePlan(p: CompiledPolicies, plan: ForwardPlan, req: PolicyRequest): ForwardPlan {
   if (p.requestHeaders) applyHeaderModifier(plan.headers, p.requestHeaders);
+  if (p.jwt) {
+    for (const name of p.jwt.strip) delete plan.headers[name];
+    Object.assign(plan.headers, req.claimHeaders);
+  }
   if (p.responseHeaders) plan.responseModifiers.push(p.responseHeaders);
   if (p.cors) plan.cors = p.cors;
   return plan;

@@ -1,7 +1,10 @@
 import { mergePolicies, stableStringify } from '../../model/index.js';
-import type { Binding, CorsPolicy, HeaderModifier, HttpRoute, HttpsRedirectPolicy, RoutePolicies } from '../../model/index.js';
+import type { Binding, CorsPolicy, HeaderModifier, HttpRoute, HttpsRedirectPolicy, JwtPolicy, RoutePolicies } from '../../model/index.js';
 import { BasicAuthChecker } from './basic-auth.js';
 import { IpFilter } from './ip-filter.js';
+import { InlineKeys, RemoteKeys, fetchJwksText } from './jwks.js';
+import type { JwksFetch } from './jwks.js';
+import { JwtChecker } from './jwt.js';
 import { KeyChecker } from './key-auth.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { Clock } from './rate-limiter.js';
@@ -18,6 +21,7 @@ export interface CompiledPolicies {
   readonly cors?: CorsPolicy;
   readonly basicAuth?: BasicAuthChecker;
   readonly keyAuth?: KeyChecker;
+  readonly jwt?: JwtChecker;
   readonly maxBodyBytes?: number;
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
@@ -25,26 +29,43 @@ export interface CompiledPolicies {
   readonly route: HttpRoute;
 }
 
+/** PolicyCompilerOptions are the collaborators of fetched JWT key sets. */
+export interface PolicyCompilerOptions {
+  /** fetches a key set (default: fetchJwksText, GET over http or https) */
+  fetchJwks?: JwksFetch;
+  /** told of a key-set fetch that failed; the message names the URL and the cause, never a key */
+  onJwksError?: (url: string, err: unknown) => void;
+  /** least time between two fetches asked for by requests (unknown kid, no keys yet); default 10 s */
+  jwksCooldownMs?: number;
+}
+
+type Stateful = RateLimiter | BasicAuthChecker | JwtChecker | RemoteKeys;
+
 /**
  * PolicyCompiler builds CompiledPolicies for each route of a new graph. Rate limiters and
  * basic-auth checkers hold state (buckets, remembered credentials), so they are kept across graph
  * updates while their policy and its owner (the route, or the binding whose default it is) stay
- * the same: a reload of `tuna run` must not refill every bucket. A binding's default limiter is
+ * the same: a reload of `tuna run` must not refill every bucket. A fetched JWT key set is one per
+ * URL and refresh interval, shared by every route that names it, and kept across updates too (its
+ * refresh timer stops when no route names it any more, or at `close`). A binding's default limiter is
  * one for all its routes: the limit is per client on the binding, not per path. `sweep` drops
  * what the latest graph no longer uses.
  */
 export class PolicyCompiler {
-  private stateful = new Map<string, RateLimiter | BasicAuthChecker>();
+  private stateful = new Map<string, Stateful>();
   private used = new Set<string>();
 
-  constructor(private readonly now: Clock) {}
+  constructor(
+    private readonly now: Clock,
+    private readonly options: PolicyCompilerOptions = {},
+  ) {}
 
   /** compile returns the policies in force on `route` under `binding`, or undefined when there are none. */
   compile(route: HttpRoute, binding: Binding | undefined): CompiledPolicies | undefined {
     const merged = mergePolicies(binding?.policies, route.policies);
     if (merged === undefined) return undefined;
     const ownerOf = (kind: keyof RoutePolicies): string => (route.policies?.[kind] !== undefined ? route.id : (binding?.id ?? route.id));
-    const { rateLimit, basicAuth, timeoutMs } = merged;
+    const { rateLimit, basicAuth, jwt, timeoutMs } = merged;
     return {
       ...(merged.ipAccess ? { ipFilter: new IpFilter(merged.ipAccess) } : {}),
       ...(merged.httpsRedirect ? { httpsRedirect: merged.httpsRedirect } : {}),
@@ -52,6 +73,7 @@ export class PolicyCompiler {
       ...(merged.cors ? { cors: merged.cors } : {}),
       ...(basicAuth ? { basicAuth: this.reuse(`basic ${ownerOf('basicAuth')} ${stableStringify(basicAuth)}`, () => new BasicAuthChecker(basicAuth)) as BasicAuthChecker } : {}),
       ...(merged.keyAuth ? { keyAuth: new KeyChecker(merged.keyAuth) } : {}),
+      ...(jwt ? { jwt: this.jwtChecker(ownerOf('jwt'), jwt) } : {}),
       ...(merged.maxBodyBytes !== undefined ? { maxBodyBytes: merged.maxBodyBytes } : {}),
       ...(merged.requestHeaders ? { requestHeaders: merged.requestHeaders } : {}),
       ...(merged.responseHeaders ? { responseHeaders: merged.responseHeaders } : {}),
@@ -61,11 +83,34 @@ export class PolicyCompiler {
 
   /** sweep forgets the state the graph compiled last did not use. */
   sweep(): void {
-    for (const key of this.stateful.keys()) if (!this.used.has(key)) this.stateful.delete(key);
+    for (const [key, value] of this.stateful)
+      if (!this.used.has(key)) {
+        if (value instanceof RemoteKeys) value.stop();
+        this.stateful.delete(key);
+      }
     this.used = new Set();
   }
 
-  private reuse(key: string, make: () => RateLimiter | BasicAuthChecker): RateLimiter | BasicAuthChecker {
+  /** close stops the refresh of every fetched key set. */
+  close(): void {
+    this.used = new Set();
+    this.sweep();
+  }
+
+  /** jwtChecker is the checker of a jwt policy; a fetched key set is marked in use even when the checker is kept. */
+  private jwtChecker(owner: string, jwt: JwtPolicy): JwtChecker {
+    const { jwks } = jwt;
+    const remote = jwks.kind === 'url' ? this.remoteKeys(jwks.url, jwks.refreshSeconds) : undefined;
+    return this.reuse(`jwt ${owner} ${stableStringify(jwt)}`, () => new JwtChecker(jwt, remote ?? new InlineKeys(jwks.kind === 'inline' ? jwks.keys : []))) as JwtChecker;
+  }
+
+  private remoteKeys(url: string, refreshSeconds: number): RemoteKeys {
+    const onError = this.options.onJwksError ?? (() => undefined);
+    const options = { fetch: this.options.fetchJwks ?? fetchJwksText, now: this.now, onError, ...(this.options.jwksCooldownMs === undefined ? {} : { cooldownMs: this.options.jwksCooldownMs }) };
+    return this.reuse(`jwks ${refreshSeconds} ${url}`, () => new RemoteKeys(url, refreshSeconds * 1000, options)) as RemoteKeys;
+  }
+
+  private reuse(key: string, make: () => Stateful): Stateful {
     this.used.add(key);
     let value = this.stateful.get(key);
     if (value === undefined) {

@@ -1,0 +1,148 @@
+import { createLocalJWKSet } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
+import { MAX_JWKS_BYTES, parseJwks } from '../../model/index.js';
+import type { PublicJwk } from '../../model/index.js';
+import type { Clock } from './rate-limiter.js';
+
+/** KeyState is what a key source can give now: a key getter for jose, or why there is none (the route answers 503). */
+export type KeyState = { kind: 'ready'; getKey: JWTVerifyGetKey; kids: ReadonlySet<string> } | { kind: 'unavailable'; reason: string };
+
+/** KeySource gives a jwt policy its verification keys. */
+export interface KeySource {
+  /** keys gives the keys in force, waiting for a fetch under way when there are none yet */
+  keys(): KeyState | Promise<KeyState>;
+  /** refreshFor is told of a token whose `kid` no key has: a fetched set is fetched again (rate-limited); resolves to the keys then in force */
+  refreshFor(kid: string): KeyState | Promise<KeyState>;
+}
+
+/** readyKeys is the state of a set of keys (already checked by parseJwks). */
+export function readyKeys(keys: PublicJwk[]): KeyState {
+  return { kind: 'ready', getKey: createLocalJWKSet({ keys: keys.map((k) => ({ ...k })) }), kids: new Set(keys.flatMap((k) => (k.kid === undefined ? [] : [k.kid]))) };
+}
+
+/** InlineKeys are keys given in the graph: from a RoutePolicy's Secret or ConfigMap, or `tuna http --jwt-jwks FILE`. */
+export class InlineKeys implements KeySource {
+  private readonly state: KeyState;
+
+  constructor(keys: PublicJwk[]) {
+    this.state = readyKeys(keys);
+  }
+
+  keys(): KeyState {
+    return this.state;
+  }
+
+  refreshFor(): KeyState {
+    return this.state;
+  }
+}
+
+/** JwksFetch fetches a key set's text from a URL (tests inject one; the default is fetchJwksText). */
+export type JwksFetch = (url: string) => Promise<string>;
+
+/** RemoteKeysOptions tune a fetched key set. */
+export interface RemoteKeysOptions {
+  fetch: JwksFetch;
+  now: Clock;
+  /** told of a fetch that failed (the last good keys stay in force) */
+  onError: (url: string, err: unknown) => void;
+  /** least time between two fetches asked for by requests (unknown kid, or no keys yet); default 10 s */
+  cooldownMs?: number;
+}
+
+const defaultCooldownMs = 10_000;
+
+/**
+ * RemoteKeys is a key set the agent fetches from a URL: fetched at once, then every `refreshMs`
+ * and when a token names a `kid` the set lacks — at most once per cooldown, so that tokens with
+ * made-up kids cannot make the agent hammer the identity provider. A failed fetch (unreachable,
+ * not 200, too large, not a valid set) keeps the last good keys; before any fetch succeeded the
+ * source is unavailable and the route answers 503 with the reason.
+ */
+export class RemoteKeys implements KeySource {
+  private state: KeyState = { kind: 'unavailable', reason: 'keys not fetched yet' };
+  private inFlight: Promise<KeyState> | undefined;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly timer: NodeJS.Timeout;
+  private readonly cooldownMs: number;
+
+  constructor(
+    readonly url: string,
+    refreshMs: number,
+    private readonly options: RemoteKeysOptions,
+  ) {
+    this.cooldownMs = options.cooldownMs ?? defaultCooldownMs;
+    this.timer = setInterval(() => void this.fetchNow(), refreshMs);
+    this.timer.unref();
+    void this.fetchNow();
+  }
+
+  keys(): KeyState | Promise<KeyState> {
+    if (this.state.kind === 'ready') return this.state;
+    return this.inFlight ?? this.fetchSoon();
+  }
+
+  refreshFor(): KeyState | Promise<KeyState> {
+    return this.inFlight ?? this.fetchSoon();
+  }
+
+  /** stop ends the periodic refresh (the source left the graph). */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** fetchSoon fetches unless one started within the cooldown; either way it resolves to the keys in force after. */
+  private fetchSoon(): KeyState | Promise<KeyState> {
+    if (this.options.now() - this.lastStart < this.cooldownMs) return this.state;
+    return this.fetchNow();
+  }
+
+  private fetchNow(): Promise<KeyState> {
+    if (this.inFlight) return this.inFlight;
+    this.lastStart = this.options.now();
+    this.inFlight = this.options
+      .fetch(this.url)
+      .then((text) => {
+        const parsed = parseJwks(text);
+        if (parsed.kind === 'invalid') throw new Error(`the key set at ${this.url} is invalid: ${parsed.error}`);
+        this.state = readyKeys(parsed.keys);
+      })
+      .catch((err: unknown) => {
+        const reason = errorText(err);
+        this.options.onError(this.url, new Error(reason));
+        if (this.state.kind === 'unavailable') this.state = { kind: 'unavailable', reason: `the signing keys could not be fetched from ${this.url}: ${reason}` };
+      })
+      .then(() => {
+        this.inFlight = undefined;
+        return this.state;
+      });
+    return this.inFlight;
+  }
+}
+
+function errorText(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const message = err instanceof Error ? err.message : String(err);
+  return typeof cause?.code === 'string' ? `${message} (${cause.code})` : message;
+}
+
+/**
+ * fetchJwksText is the default JwksFetch: GET with a 5 s deadline, no redirect followed (a
+ * redirect could leave the origin the policy named), 200 only, at most MAX_JWKS_BYTES read.
+ */
+export async function fetchJwksText(url: string): Promise<string> {
+  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(5000), headers: { accept: 'application/jwk-set+json, application/json' } });
+  if (res.status !== 200) {
+    await res.body?.cancel();
+    throw new Error(`answered ${res.status}`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.length;
+    // leaving the loop cancels the stream
+    if (size > MAX_JWKS_BYTES) throw new Error(`answer larger than ${MAX_JWKS_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
