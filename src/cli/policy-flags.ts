@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import * as t from 'io-ts';
-import { isHeaderName, isHeaderValue, parseCidr, parseHtpasswd, validatePolicies } from '../model/index.js';
-import type { HeaderModifier, HtpasswdUser, RateLimitPolicy, RoutePolicies } from '../model/index.js';
+import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, MAX_JWKS_BYTES, isHeaderName, isHeaderValue, parseCidr, parseHtpasswd, parseJwks, validatePolicies } from '../model/index.js';
+import type { ClaimHeader, ClaimRequirement, HeaderModifier, HtpasswdUser, JwksSource, JwtPolicy, RateLimitPolicy, RoutePolicies } from '../model/index.js';
 import { UsageError } from './errors.js';
 import { decodeFlags } from './flags.js';
 
@@ -25,6 +25,13 @@ export const policyFlagOptions = {
   'max-body': { type: 'string' },
   cors: { type: 'string', multiple: true },
   timeout: { type: 'string' },
+  'jwt-issuer': { type: 'string', multiple: true },
+  'jwt-audience': { type: 'string', multiple: true },
+  'jwt-jwks': { type: 'string' },
+  'jwt-claim-header': { type: 'string', multiple: true },
+  'jwt-require': { type: 'string', multiple: true },
+  'jwt-cookie': { type: 'string' },
+  'jwt-header': { type: 'string' },
 } as const;
 
 /** policyFlagsHelp documents policyFlagOptions for --help. */
@@ -44,7 +51,16 @@ export const policyFlagsHelp = `Policies (applied by this agent before your serv
   --cors ORIGINS     allow these origins (* or https://a.example, comma-separated): preflights
                      answered, CORS headers on responses
   --timeout T        the whole request's deadline (500ms, 30s, 2m; a number is seconds),
-                     else 504`;
+                     else 504
+  --jwt-issuer ISS   require a bearer JWT from this issuer (repeatable: any of them);
+                     with --jwt-audience AUD (repeatable) and --jwt-jwks, else 401
+  --jwt-jwks SRC     the signing keys: a JWKS FILE, or an https URL (http only to
+                     loopback) fetched and refreshed by this agent (503 until fetched)
+  --jwt-claim-header CLAIM=HEADER  send a claim to your server in HEADER (a client's own
+                     HEADER is always removed; repeatable)
+  --jwt-require R    CLAIM=VALUE (equals), CLAIM[]=VALUE (an array contains it) or
+                     CLAIM~=VALUE (a space-separated scope contains it), else 403 (repeatable)
+  --jwt-cookie NAME, --jwt-header NAME  also take the token from this cookie or header`;
 
 const periods: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600 };
 
@@ -158,6 +174,30 @@ export const OriginsString = new t.Type<string[], string, unknown>(
   (l) => l.join(','),
 );
 
+/** ClaimHeaderString decodes `CLAIM=HEADER`. */
+export const ClaimHeaderString = new t.Type<ClaimHeader, string, unknown>(
+  'claim-header',
+  (u): u is ClaimHeader => typeof u === 'object' && u !== null && 'claim' in u && 'header' in u,
+  (u, c) => {
+    const m = typeof u === 'string' ? /^([^=\s]+)=(.+)$/.exec(u.trim()) : null;
+    if (!m || !isHeaderName(m[2]!)) return t.failure(u, c, 'must be CLAIM=HEADER, e.g. sub=X-User');
+    return t.success({ claim: m[1]!, header: m[2]! });
+  },
+  (h) => `${h.claim}=${h.header}`,
+);
+
+/** ClaimRequirementString decodes `CLAIM=VALUE` (equals), `CLAIM[]=VALUE` (an array claim contains it) and `CLAIM~=VALUE` (a space-separated scope contains it). */
+export const ClaimRequirementString = new t.Type<ClaimRequirement, string, unknown>(
+  'claim-requirement',
+  (u): u is ClaimRequirement => typeof u === 'object' && u !== null && 'match' in u,
+  (u, c) => {
+    const m = typeof u === 'string' ? /^([^=~[\]\s]+)(\[\]|~)?=(.+)$/.exec(u.trim()) : null;
+    if (!m) return t.failure(u, c, 'must be CLAIM=VALUE, CLAIM[]=VALUE or CLAIM~=VALUE, e.g. scope~=orders:write');
+    return t.success({ claim: m[1]!, match: m[2] === '[]' ? 'contains' : m[2] === '~' ? 'scope' : 'equals', value: m[3]! });
+  },
+  (r) => `${r.claim}${r.match === 'contains' ? '[]' : r.match === 'scope' ? '~' : ''}=${r.value}`,
+);
+
 const PolicyFlags = t.partial({
   'https-redirect': t.boolean,
   'rate-limit': RateLimitString,
@@ -170,6 +210,13 @@ const PolicyFlags = t.partial({
   'max-body': SizeString,
   cors: t.array(OriginsString),
   timeout: DurationString,
+  'jwt-issuer': t.array(t.string),
+  'jwt-audience': t.array(t.string),
+  'jwt-jwks': t.string,
+  'jwt-claim-header': t.array(ClaimHeaderString),
+  'jwt-require': t.array(ClaimRequirementString),
+  'jwt-cookie': t.string,
+  'jwt-header': t.string,
 });
 
 /** BasicAuthHasher turns a password given on the command line into an htpasswd hash (bcrypt). */
@@ -202,11 +249,51 @@ export async function resolvePolicyFlags(values: Record<string, unknown>, comman
   if (flags['request-header']) p.requestHeaders = toModifier(flags['request-header']);
   if (flags['response-header']) p.responseHeaders = toModifier(flags['response-header']);
   if (flags.timeout !== undefined) p.timeoutMs = flags.timeout;
+  const jwt = await readJwt(flags, command);
+  if (jwt) p.jwt = jwt;
   if (Object.keys(p).length === 0) return undefined;
   // The flags were checked one by one; this is the graph's own check, a backstop.
   const problems = validatePolicies('flags', p);
   if (problems.length > 0) throw new UsageError(`tuna ${command}: ${problems.join('; ')}`);
   return p;
+}
+
+const jwtFlags = ['jwt-issuer', 'jwt-audience', 'jwt-jwks', 'jwt-claim-header', 'jwt-require', 'jwt-cookie', 'jwt-header'] as const;
+
+/** readJwt reads the --jwt-* flags: none, or all of issuer, audience and keys (a JWKS file is read and checked here). */
+async function readJwt(flags: t.TypeOf<typeof PolicyFlags>, command: string): Promise<JwtPolicy | undefined> {
+  if (jwtFlags.every((f) => flags[f] === undefined)) return undefined;
+  const issuers = flags['jwt-issuer'] ?? [];
+  const audiences = flags['jwt-audience'] ?? [];
+  const source = flags['jwt-jwks'];
+  const missing = [issuers.length === 0 ? '--jwt-issuer' : '', audiences.length === 0 ? '--jwt-audience' : '', source === undefined ? '--jwt-jwks' : ''].filter((f) => f !== '');
+  if (missing.length > 0 || source === undefined) throw new UsageError(`tuna ${command}: a JWT policy needs ${missing.join(', ')} too`);
+  return {
+    realm: 'tuna',
+    issuers,
+    audiences,
+    jwks: await readJwks(source, command),
+    clockSkewSeconds: DEFAULT_JWT_CLOCK_SKEW_SECONDS,
+    ...(flags['jwt-cookie'] !== undefined ? { cookie: flags['jwt-cookie'] } : {}),
+    ...(flags['jwt-header'] !== undefined ? { header: flags['jwt-header'] } : {}),
+    claimToHeaders: flags['jwt-claim-header'] ?? [],
+    require: flags['jwt-require'] ?? [],
+  };
+}
+
+/** readJwks takes an http(s) URL as a key set to fetch (checked by validatePolicies), anything else as a JWKS file. */
+async function readJwks(source: string, command: string): Promise<JwksSource> {
+  if (/^https?:\/\//i.test(source)) return { kind: 'url', url: source, refreshSeconds: DEFAULT_JWKS_REFRESH_SECONDS };
+  let size: number;
+  try {
+    size = (await stat(source)).size;
+  } catch {
+    throw new UsageError(`tuna ${command}: --jwt-jwks ${source}: neither a readable file nor an http(s) URL`);
+  }
+  if (size > MAX_JWKS_BYTES) throw new UsageError(`tuna ${command}: --jwt-jwks ${source}: larger than ${MAX_JWKS_BYTES} bytes`);
+  const parsed = parseJwks(await readFile(source, 'utf8'));
+  if (parsed.kind === 'invalid') throw new UsageError(`tuna ${command}: --jwt-jwks ${source}: ${parsed.error}`);
+  return { kind: 'inline', keys: parsed.keys };
 }
 
 function toModifier(edits: HeaderEdit[]): HeaderModifier {

@@ -12,6 +12,7 @@ import { newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { TEST_AUDIENCE, TEST_ISSUER, hmacWithPublicKey, signToken, startJwksServer, testSigner, unsignedToken } from '../support/jwt-keys.js';
 
 /** Reply is one answer from the edge's public port. */
 interface Reply {
@@ -214,16 +215,75 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
     expect(res.body).to.contain('timeout');
   });
 
+  it('--jwt-* verify a bearer JWT from a JWKS file: 401 with a challenge for each bad token, claims to headers (a forged one removed), 403 for a requirement', async () => {
+    const signer = testSigner('k1');
+    const file = tempFile('jwks.json', JSON.stringify({ keys: [signer.jwk] }));
+    const flags = ['--jwt-issuer', TEST_ISSUER, '--jwt-audience', TEST_AUDIENCE, '--jwt-jwks', file, '--jwt-claim-header', 'sub=X-User', '--jwt-require', 'scope~=orders'];
+    const { port, backend } = await publish(flags);
+    const none = await send(port);
+    expect(none.status).to.equal(401);
+    expect(none.headers['www-authenticate']).to.equal('Bearer realm="tuna"');
+    const now = Math.floor(Date.now() / 1000);
+    const bad: Record<string, string> = {
+      'wrong iss': await signToken(signer, { iss: 'https://evil.test', scope: 'orders' }),
+      'wrong aud': await signToken(signer, { aud: 'other', scope: 'orders' }),
+      'wrong signature': await signToken(testSigner('k1'), { scope: 'orders' }),
+      expired: await signToken(signer, { exp: now - 3600, scope: 'orders' }),
+      'alg none': unsignedToken({ scope: 'orders' }),
+      'HS256 with the public key as secret': hmacWithPublicKey(signer),
+    };
+    for (const [what, token] of Object.entries(bad)) {
+      const res = await send(port, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status, what).to.equal(401);
+      expect(res.headers['www-authenticate'], what).to.equal('Bearer realm="tuna", error="invalid_token"');
+      expect(res.body, what).to.equal('invalid token\n');
+    }
+    expect(backend.requests).to.have.length(0);
+    const good = await send(port, { headers: { authorization: `Bearer ${await signToken(signer, { sub: 'ann', scope: 'read orders' })}`, 'x-user': 'admin' } });
+    expect(good.status).to.equal(200);
+    expect((JSON.parse(good.body) as EchoReply).headers['x-user']).to.equal('ann');
+    // a token without the claim: the client's own X-User still never reaches the server
+    const noSub = await send(port, { headers: { authorization: `Bearer ${await signToken(signer, { scope: 'orders' })}`, 'x-user': 'admin' } });
+    expect(noSub.status).to.equal(200);
+    expect((JSON.parse(noSub.body) as EchoReply).headers['x-user']).to.equal(undefined);
+    const forbidden = await send(port, { headers: { authorization: `Bearer ${await signToken(signer, { scope: 'read' })}` } });
+    expect(forbidden.status).to.equal(403);
+    expect(forbidden.headers['www-authenticate']).to.equal('Bearer realm="tuna", error="insufficient_scope"');
+  });
+
+  it('--jwt-jwks URL fetches the keys from a loopback server; an unreachable one answers 503 and logs why', async () => {
+    const signer = testSigner('k1', 'ES256');
+    const jwks = await startJwksServer([signer.jwk]);
+    backends.push({ close: () => jwks.close() } as TestBackend);
+    const { port } = await publish(['--jwt-issuer', TEST_ISSUER, '--jwt-audience', TEST_AUDIENCE, '--jwt-jwks', jwks.url]);
+    expect((await send(port, { headers: { authorization: `Bearer ${await signToken(signer)}` } })).status).to.equal(200);
+    expect(jwks.fetches).to.be.at.least(1);
+    await edge?.close();
+    for (const r of runs) r.stop();
+    await Promise.all(runs.map((r) => r.exit.catch(() => 0)));
+    runs = [];
+    const down = await startJwksServer([]);
+    const closedUrl = down.url;
+    await down.close();
+    const { port: port2 } = await publish(['--jwt-issuer', TEST_ISSUER, '--jwt-audience', TEST_AUDIENCE, '--jwt-jwks', closedUrl]);
+    const res = await send(port2, { headers: { authorization: `Bearer ${await signToken(signer)}` } });
+    expect(res.status).to.equal(503);
+    expect(res.body).to.contain('signing keys could not be fetched');
+    // the log line was written before the 503 was sent
+    expect(runs[0]!.err.join('\n')).to.match(new RegExp(`JWT key set ${closedUrl} could not be fetched .*ECONNREFUSED`));
+  });
+
   it('lists every policy flag in tuna http --help', async () => {
     const run = cli(['http', '--help']);
     expect(await run.exit).to.equal(0);
     const help = run.out.join('\n');
-    for (const flag of ['--https-redirect', '--rate-limit', '--basic-auth', '--key-auth', '--request-header', '--response-header', '--ip-allow', '--ip-deny', '--max-body', '--cors', '--timeout'])
+    for (const flag of ['--https-redirect', '--rate-limit', '--basic-auth', '--key-auth', '--request-header', '--response-header', '--ip-allow', '--ip-deny', '--max-body', '--cors', '--timeout', '--jwt-issuer', '--jwt-audience', '--jwt-jwks', '--jwt-claim-header', '--jwt-require', '--jwt-cookie', '--jwt-header'])
       expect(help, flag).to.contain(flag);
   });
 
   it('refuses bad policy values with a usage error naming the flag', async () => {
     const badHtpasswd = tempFile('htpasswd', 'ann:$apr1$abc$def\nbob\n');
+    const badJwks = tempFile('jwks.json', '{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}');
     const cases: [string[], string][] = [
       [['--rate-limit=-5/m'], '--rate-limit'],
       [['--rate-limit', '0/m'], '--rate-limit'],
@@ -236,6 +296,12 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
       [['--request-header', 'Bad Name:v'], '--request-header'],
       [['--key-auth', 'A:1', '--key-auth', 'B:2'], '--key-auth'],
       [['--cors', 'not-an-origin'], '--cors'],
+      [['--jwt-issuer', 'https://i.test', '--jwt-audience', 'a'], 'a JWT policy needs --jwt-jwks'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'http://idp.example/jwks'], 'jwt.jwks.url'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', badJwks], 'key 0: unsupported key type "oct"'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'no-such-file'], '--jwt-jwks'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-claim-header', 'sub=Host'], 'header Host may not be set'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-require', 'nothing'], '--jwt-require'],
     ];
     for (const [flags, named] of cases) {
       const run = cli(['http', '1', '--no-check', '--edge', 'tcp://127.0.0.1:1', '--key', 'k', ...flags]);

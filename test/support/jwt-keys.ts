@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { JWTPayload } from 'jose';
 import type { JwtPolicy, PublicJwk } from '../../src/model/index.js';
+import { startHttpBackend } from './backend-servers.js';
 
 /** Test signing keys, made fresh in each run: no private key is committed. */
 
@@ -54,4 +55,35 @@ export function hmacWithPublicKey(signer: TestSigner, secretForm: 'pem' | 'jwk' 
 /** testJwtPolicy accepts TEST_ISSUER and TEST_AUDIENCE with the signers' keys inline. */
 export function testJwtPolicy(signers: TestSigner[], extra: Partial<JwtPolicy> = {}): JwtPolicy {
   return { realm: 'api', issuers: [TEST_ISSUER], audiences: [TEST_AUDIENCE], jwks: { kind: 'inline', keys: signers.map((s) => s.jwk) }, clockSkewSeconds: 60, claimToHeaders: [], require: [], ...extra };
+}
+
+/** JwksServer serves a key set on loopback; `keys` may be replaced (a rotation), `fetches` counts GETs. */
+export interface JwksServer {
+  url: string;
+  keys: PublicJwk[];
+  fetches: number;
+  close(): Promise<void>;
+}
+
+/** startJwksServer serves `{"keys": …}` at /jwks on 127.0.0.1. */
+export async function startJwksServer(keys: PublicJwk[]): Promise<JwksServer> {
+  const state = { keys, fetches: 0 };
+  const backend = await startHttpBackend('jwks', (_req, res) => {
+    state.fetches++;
+    res.setHeader('content-type', 'application/jwk-set+json');
+    res.end(JSON.stringify({ keys: state.keys }));
+  });
+  return {
+    url: `http://127.0.0.1:${backend.port}/jwks`,
+    get keys() {
+      return state.keys;
+    },
+    set keys(k: PublicJwk[]) {
+      state.keys = k;
+    },
+    get fetches() {
+      return state.fetches;
+    },
+    close: () => backend.close(),
+  };
 }
