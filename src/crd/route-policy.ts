@@ -15,9 +15,29 @@ const targetRefCodec = closedObject('RoutePolicyTargetRef', { group: t.string, k
 const headerValueCodec = closedObject('HTTPHeader', { name: t.string, value: t.string }, {});
 const headerModifierCodec = closedObject('HeaderModifier', {}, { set: t.array(headerValueCodec), add: t.array(headerValueCodec), remove: t.array(t.string) });
 
+const jwksRefCodec = closedObject('JWKSRef', { name: nonEmptyString }, { key: nonEmptyString });
+
+const jwtCodec = closedObject(
+  'JWT',
+  {
+    issuers: t.array(t.string),
+    audiences: t.array(t.string),
+    jwks: closedObject('JWKS', {}, { secretRef: jwksRefCodec, configMapRef: jwksRefCodec, url: t.string, refreshInterval: t.string }),
+  },
+  {
+    realm: t.string,
+    clockSkew: t.string,
+    cookie: t.string,
+    header: t.string,
+    claimToHeaders: t.array(closedObject('ClaimToHeader', { claim: nonEmptyString, header: t.string }, {})),
+    require: t.array(closedObject('ClaimRequirement', { claim: nonEmptyString }, { equals: t.string, contains: t.string, scope: t.string })),
+  },
+);
+
 const policyFields = {
   basicAuth: closedObject('BasicAuth', { secretRef: localObjectReferenceCodec }, { realm: t.string }),
   keyAuth: closedObject('KeyAuth', { header: t.string, secretRef: localObjectReferenceCodec }, {}),
+  jwt: jwtCodec,
   ipAccess: closedObject('IPAccess', {}, { allow: t.array(t.string), deny: t.array(t.string) }),
   rateLimit: closedObject('RateLimit', { requests: t.number, periodSeconds: t.number }, { burst: t.number }),
   httpsRedirect: closedObject('HTTPSRedirect', {}, { statusCode: t.number, port: t.number }),

@@ -112,6 +112,22 @@ export function parseJwks(input: string | unknown): JwksParse {
   return { kind: 'ok', keys };
 }
 
+/**
+ * looksLikeJwks is a cheap first look at a Secret or ConfigMap value (no JSON parse): a JSON object
+ * naming "keys", within the size limit. Only such values are read as key sets (parseJwks), so that
+ * certificates and other data of the same object are never parsed nor kept.
+ */
+export function looksLikeJwks(value: string): boolean {
+  return value.length <= MAX_JWKS_BYTES && /^\s*\{/.test(value) && value.includes('"keys"');
+}
+
+/** jwksOfData reads every value of an object's data that looks like a key set: the key names to their parse (public keys only, or the problem). */
+export function jwksOfData(values: Record<string, string | undefined>): Record<string, JwksParse> | undefined {
+  let out: Record<string, JwksParse> | undefined;
+  for (const [key, value] of Object.entries(values)) if (value !== undefined && looksLikeJwks(value)) (out ??= {})[key] = parseJwks(value);
+  return out;
+}
+
 /** publicJwk checks one key: the public key, undefined for an encryption key, or what is wrong. */
 function publicJwk(raw: unknown): PublicJwk | undefined | string {
   if (typeof raw !== 'object' || raw === null) return 'not an object';

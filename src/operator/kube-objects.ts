@@ -289,7 +289,7 @@ export class KubeObjects {
         if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
         if (isConfigMapKind(kind)) {
           keepOnlyCaBundle(obj);
-          if (!isNamedByPolicy(obj, this.#listOf('BackendTLSPolicy'))) return;
+          if (!isNamedByPolicy(obj, this.#listOf('BackendTLSPolicy'), this.#listOf('RoutePolicy'))) return;
         }
         if (this.#specChanges.isChange(kind, verb, obj)) this.#changed();
       });

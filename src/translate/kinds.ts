@@ -20,7 +20,7 @@ import type * as t from 'io-ts';
 import { TUNA_GROUP, domainCodec, gatewayParametersCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
 import type { Domain, GatewayParameters, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
-import { parseHtpasswd } from '../model/index.js';
+import { jwksOfData, parseHtpasswd } from '../model/index.js';
 import { backendTlsPolicyCodec, gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
@@ -350,6 +350,9 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
   if (auth !== undefined) out.authHtpasswd = parseHtpasswd(auth);
   // Key-auth Secrets (RoutePolicy keyAuth) reach a translator as SHA-256 digests of each value, never the values.
   if (rest.type === KEY_AUTH_SECRET_TYPE) out.keyDigests = Object.fromEntries(keys.map((k) => [k, createHash('sha256').update(secretValue(data, stringData, k) ?? '').digest('hex')]));
+  // JSON Web Key Sets (RoutePolicy jwt) reach a translator as their public signing keys, or what is wrong with them.
+  const jwks = jwksOfData(Object.fromEntries(keys.map((k) => [k, secretValue(data, stringData, k)])));
+  if (jwks) out.jwks = jwks;
   if (rest.type === 'kubernetes.io/tls') {
     const cert = secretValue(data, stringData, 'tls.crt');
     const key = secretValue(data, stringData, 'tls.key');
@@ -364,11 +367,16 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
 /** CA_BUNDLE_KEY is the ConfigMap key holding a PEM CA bundle (BackendTLSPolicy caCertificateRefs, GEP-1897). */
 export const CA_BUNDLE_KEY = 'ca.crt';
 
-/** onlyCaBundle keeps a ConfigMap's metadata and its `ca.crt` key, dropping every other key. */
+/**
+ * onlyCaBundle keeps a ConfigMap's metadata and its `ca.crt` key, dropping every other key; a
+ * value that is a JSON Web Key Set (RoutePolicy jwt) is kept as its parse, in `jwks`.
+ */
 function onlyCaBundle(configMap: Record<string, unknown>): unknown {
   const { data, binaryData: _binary, ...rest } = configMap;
-  const bundle = (data as Record<string, unknown> | undefined)?.[CA_BUNDLE_KEY];
-  return typeof bundle === 'string' ? { ...rest, data: { [CA_BUNDLE_KEY]: bundle } } : rest;
+  const values = (data ?? {}) as Record<string, unknown>;
+  const bundle = values[CA_BUNDLE_KEY];
+  const jwks = jwksOfData(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, typeof v === 'string' ? v : undefined])));
+  return { ...rest, ...(typeof bundle === 'string' ? { data: { [CA_BUNDLE_KEY]: bundle } } : {}), ...(jwks ? { jwks } : {}) };
 }
 
 /** KEY_AUTH_SECRET_TYPE is the Secret type of a RoutePolicy's key-auth keys (every data value is one accepted key). */

@@ -25,6 +25,20 @@ describe('operator: ConfigMaps of CA bundles', () => {
     expect(without).to.deep.equal(configMap('web', 'settings'));
   });
 
+  it('keeps a value that looks like a JSON Web Key Set (RoutePolicy jwt), not other JSON', () => {
+    const jwks = '{"keys": [{"kty": "EC"}]}';
+    const cm = configMap('web', 'idp', { 'jwks.json': jwks, 'app.json': '{"a": 1}', 'huge.json': `{"keys": [${' '.repeat(300 * 1024)}]}` });
+    keepOnlyCaBundle(cm);
+    expect(cm).to.deep.equal(configMap('web', 'idp', { 'jwks.json': jwks }));
+  });
+
+  it('counts a ConfigMap as a change when a RoutePolicy of its namespace takes its key set', () => {
+    const routePolicy = (namespace: string, name: string): KubernetesObject =>
+      ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { namespace, name: 'p' }, spec: { jwt: { jwks: { configMapRef: { name } } } } }) as KubernetesObject;
+    expect(isNamedByPolicy(configMap('web', 'idp'), [], [routePolicy('web', 'idp')])).to.equal(true);
+    expect(isNamedByPolicy(configMap('web', 'idp'), [], [routePolicy('other', 'idp'), routePolicy('web', 'x')])).to.equal(false);
+  });
+
   it('counts a ConfigMap as a change only when a BackendTLSPolicy of its namespace names it', () => {
     const policies = [policy('web', [{ group: '', kind: 'ConfigMap', name: 'ca' }]), policy('other', [{ kind: 'ConfigMap', name: 'elsewhere' }]), policy('web', 'malformed')];
     expect(isNamedByPolicy(configMap('web', 'ca'), policies)).to.equal(true);

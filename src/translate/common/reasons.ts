@@ -116,6 +116,8 @@ export const TUNA_REASONS = [
   'Conflicted',
   'TargetNotFound',
   'Invalid',
+  'JWKSNotFound',
+  'JWKSInvalid',
   // conflicts between objects
   'HostnameConflict',
   'PathConflict',

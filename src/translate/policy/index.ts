@@ -6,8 +6,8 @@
  * field by field: Gateway < Gateway listener < HTTPRoute / Ingress < HTTPRoute rule < ExtensionRef.
  * Two policies setting one field on one target: the older (creationTimestamp, then name) wins, the
  * other is `Accepted=False, Conflicted` for that target and applies nothing there. A policy whose
- * values or Secrets are bad applies nothing; if it asked for access control (basic or key auth, IP
- * ranges) its targets' routes answer 500 instead (fail closed). Nothing else is disturbed.
+ * values or Secrets are bad applies nothing; if it asked for access control (basic or key auth, a
+ * JWT, IP ranges) its targets' routes answer 500 instead (fail closed). Nothing else is disturbed.
  */
 import { decodeWith } from '../../codec/index.js';
 import type { RoutePolicy, RoutePolicyTargetRef } from '../../crd/index.js';
@@ -68,7 +68,7 @@ export function applyRoutePolicies(index: SnapshotIndex, opts: TranslateOptions,
     const spec = decoded.ok ? decoded.value.spec : undefined;
     const resolved: ResolvedPolicy = spec ? resolvePolicy(`RoutePolicy ${key}`, ns, spec, index) : { kind: 'invalid', problems: [{ condition: 'Accepted', reason: 'Invalid', message: decoded.ok ? '' : decoded.errors.join('; ') }] };
     const raw = (obj as { spec?: Record<string, unknown> }).spec ?? {};
-    entries.set(key, { obj, key, created: createdOf(obj), resolved, accessControl: ['basicAuth', 'keyAuth', 'ipAccess'].some((k) => raw[k] !== undefined), ancestors: [] });
+    entries.set(key, { obj, key, created: createdOf(obj), resolved, accessControl: ['basicAuth', 'keyAuth', 'jwt', 'ipAccess'].some((k) => raw[k] !== undefined), ancestors: [] });
   }
   const ordered = [...entries.values()].sort((a, b) => (a.created !== b.created ? (a.created === '' ? 1 : b.created === '' ? -1 : compareStrings(a.created, b.created)) : compareStrings(a.key, b.key)));
 

@@ -1,11 +1,12 @@
 /**
  * resolvePolicy turns a RoutePolicy's spec into graph policies (src/model/policies.ts): Secrets
  * read (basic auth: htpasswd in key `auth`; key auth: a `tuna.dev/key-auth` Secret, every value a
- * key), the duration parsed, then every value checked by validatePolicies.
+ * key; jwt: a JSON Web Key Set in a Secret or ConfigMap key), the durations parsed, then every
+ * value checked by validatePolicies.
  */
 import type { RoutePolicySpec } from '../../crd/index.js';
-import type { HtpasswdParse, RoutePolicies } from '../../model/index.js';
-import { validatePolicies } from '../../model/index.js';
+import type { ClaimRequirement, HtpasswdParse, JwksParse, JwksSource, JwtPolicy, RoutePolicies } from '../../model/index.js';
+import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, validatePolicies } from '../../model/index.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { TunaReason } from '../common/reasons.js';
 import { parseDuration } from '../gateway/duration.js';
@@ -22,6 +23,9 @@ export interface PolicyProblem {
 export type ResolvedPolicy = { kind: 'ok'; policies: RoutePolicies } | { kind: 'invalid'; problems: PolicyProblem[] };
 
 const defaultRealm = 'Authentication Required';
+
+/** DEFAULT_JWKS_KEY is the Secret or ConfigMap key of a JSON Web Key Set when the RoutePolicy names none. */
+export const DEFAULT_JWKS_KEY = 'jwks.json';
 
 /** resolvePolicy reads the policy fields of one RoutePolicy of namespace `ns`. */
 export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, index: SnapshotIndex): ResolvedPolicy {
@@ -47,6 +51,10 @@ export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, ind
       if (digests.length === 0) refProblem('AuthSecretInvalid', `spec.keyAuth.secretRef: Secret ${ns}/${name} holds no key`);
       else p.keyAuth = { header: spec.keyAuth.header, sha256: digests };
     }
+  }
+  if (spec.jwt) {
+    const jwt = resolveJwt(ns, spec.jwt, index, problems);
+    if (jwt) p.jwt = jwt;
   }
   if (spec.ipAccess) p.ipAccess = { allow: [...(spec.ipAccess.allow ?? [])], deny: [...(spec.ipAccess.deny ?? [])] };
   if (spec.rateLimit) p.rateLimit = { requests: spec.rateLimit.requests, periodSeconds: spec.rateLimit.periodSeconds, burst: spec.rateLimit.burst ?? spec.rateLimit.requests };
@@ -77,4 +85,62 @@ export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, ind
   }
   for (const e of validatePolicies(id, p)) problems.push({ condition: 'Accepted', reason: 'Invalid', message: e.replace(`${id}: policies.`, 'spec.') });
   return problems.length > 0 ? { kind: 'invalid', problems } : { kind: 'ok', policies: p };
+}
+
+type JwtSpec = NonNullable<RoutePolicySpec['jwt']>;
+
+/**
+ * resolveJwt reads `spec.jwt`: the key set from exactly one of a Secret key, a ConfigMap key (the
+ * snapshot holds them parsed, public keys only: src/translate/kinds.ts) or a URL the agent
+ * fetches; the durations; the claim requirements (exactly one of equals, contains, scope each).
+ * Undefined when no key set could be had (the problem is recorded).
+ */
+function resolveJwt(ns: string, spec: JwtSpec, index: SnapshotIndex, problems: PolicyProblem[]): JwtPolicy | undefined {
+  const invalid = (message: string): void => void problems.push({ condition: 'Accepted', reason: 'Invalid', message });
+  const { secretRef, configMapRef, url } = spec.jwks;
+  const sources = [secretRef, configMapRef, url].filter((s) => s !== undefined).length;
+  let jwks: JwksSource | undefined;
+  if (sources !== 1) invalid('spec.jwt.jwks: give exactly one of secretRef, configMapRef and url');
+  else if (url !== undefined) {
+    const refresh = spec.jwks.refreshInterval === undefined ? DEFAULT_JWKS_REFRESH_SECONDS * 1000 : parseDuration(spec.jwks.refreshInterval);
+    if (refresh === undefined || refresh % 1000 !== 0) invalid(`spec.jwt.jwks.refreshInterval: ${JSON.stringify(spec.jwks.refreshInterval)} is not a Gateway API duration in whole seconds (such as 5m)`);
+    else jwks = { kind: 'url', url, refreshSeconds: refresh / 1000 };
+  } else {
+    const kind = secretRef ? 'Secret' : 'ConfigMap';
+    const ref = (secretRef ?? configMapRef)!;
+    const key = ref.key ?? DEFAULT_JWKS_KEY;
+    const field = `spec.jwt.jwks.${secretRef ? 'secretRef' : 'configMapRef'}`;
+    const obj = (secretRef ? index.secrets : index.configMaps).get(`${ns}/${ref.name}`) as { jwks?: Record<string, JwksParse> } | undefined;
+    const parsed = obj?.jwks?.[key];
+    const refProblem = (reason: 'JWKSNotFound' | 'JWKSInvalid', message: string): void => void problems.push({ condition: 'ResolvedRefs', reason, message: `${field}: ${kind} ${ns}/${ref.name} ${message}` });
+    if (!obj) refProblem('JWKSNotFound', 'not found');
+    else if (!parsed) refProblem('JWKSInvalid', `has no JSON Web Key Set in key ${key} (a JSON object with a "keys" array)`);
+    else if (parsed.kind === 'invalid') refProblem('JWKSInvalid', `key ${key}: ${parsed.error}`);
+    else jwks = { kind: 'inline', keys: parsed.keys };
+  }
+  let clockSkewSeconds = DEFAULT_JWT_CLOCK_SKEW_SECONDS;
+  if (spec.clockSkew !== undefined) {
+    const ms = parseDuration(spec.clockSkew);
+    if (ms === undefined || ms % 1000 !== 0) invalid(`spec.jwt.clockSkew: ${JSON.stringify(spec.clockSkew)} is not a Gateway API duration in whole seconds (such as 60s)`);
+    else clockSkewSeconds = ms / 1000;
+  }
+  const require: ClaimRequirement[] = [];
+  for (const r of spec.require ?? []) {
+    const given = (['equals', 'contains', 'scope'] as const).filter((m) => r[m] !== undefined);
+    if (given.length !== 1) invalid(`spec.jwt.require: claim ${r.claim}: give exactly one of equals, contains and scope`);
+    else require.push({ claim: r.claim, match: given[0]!, value: r[given[0]!]! });
+  }
+  // with other problems too, the policy is returned so that validatePolicies names the rest of them
+  if (jwks === undefined) return undefined;
+  return {
+    realm: spec.realm ?? defaultRealm,
+    issuers: [...spec.issuers],
+    audiences: [...spec.audiences],
+    jwks,
+    clockSkewSeconds,
+    ...(spec.cookie !== undefined ? { cookie: spec.cookie } : {}),
+    ...(spec.header !== undefined ? { header: spec.header } : {}),
+    claimToHeaders: (spec.claimToHeaders ?? []).map((c) => ({ ...c })),
+    require,
+  };
 }
