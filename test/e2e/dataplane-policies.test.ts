@@ -10,6 +10,8 @@ import type { TunnelHarness } from '../support/backend-harness.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { TestBackend } from '../support/backend-servers.js';
 import { readFrames } from '../support/backend-ws.js';
+import { signToken, startJwksServer, testJwtPolicy, testSigner } from '../support/jwt-keys.js';
+import type { EchoReply } from '../support/backend-servers.js';
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const keyAuth: RoutePolicies = { keyAuth: { header: 'x-key', sha256: [sha256('k')] } };
@@ -93,5 +95,86 @@ describe('data plane: route policies on tunnel streams', () => {
     expect(status).to.equal(200);
     expect(await readFrames(stream).next()).to.equal('hello');
     stream.close();
+  });
+
+  describe('jwt', () => {
+    let t = 0;
+    beforeEach(() => {
+      // a data plane whose clock the test moves: the key-set fetch cooldown is measured on it
+      plane.close();
+      plane = new DataPlane({ endpoints, now: () => t });
+      cleanups.push(() => plane.close());
+    });
+
+    const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+    it('serves a valid token with claim headers (a forged one removed), picks up a rotated key set by its new kid, and keeps the last keys when the key server is gone', async () => {
+      const first = testSigner('first', 'ES256');
+      const jwks = await startJwksServer([first.jwk]);
+      cleanups.push(() => jwks.close());
+      const policy = testJwtPolicy([], { jwks: { kind: 'url', url: jwks.url, refreshSeconds: 3600 }, claimToHeaders: [{ claim: 'sub', header: 'X-User' }] });
+      const h = await harness(hostGraph([{ hostname: 'app.test', routes: [routeWith('r', '/', { jwt: policy })] }]));
+      const ok = await h.request({ ':path': '/', ...bearer(await signToken(first, { sub: 'ann' })), 'x-user': 'root' });
+      expect(ok.status).to.equal(200);
+      expect((JSON.parse(ok.body) as EchoReply).headers['x-user']).to.equal('ann');
+      const bad = await h.request({ ':path': '/', ...bearer(await signToken(testSigner('first', 'ES256'))) });
+      expect(bad.status).to.equal(401);
+      expect(bad.headers['www-authenticate']).to.equal('Bearer realm="api", error="invalid_token"');
+      // the identity provider rotates: a token with the new kid makes the agent fetch again (after the cooldown)
+      const second = testSigner('second', 'EdDSA');
+      jwks.keys = [second.jwk];
+      t += 60_000;
+      // a token without the claim: the client's own X-User is removed all the same
+      expect((await h.request({ ':path': '/', ...bearer(await signToken(second)), 'x-user': 'root' })).status).to.equal(200);
+      expect(jwks.fetches).to.equal(2);
+      // the key server goes away: a refresh fails, the keys fetched last still serve
+      await jwks.close();
+      t += 60_000;
+      expect((await h.request({ ':path': '/', ...bearer(await signToken(testSigner('third'))) })).status).to.equal(401);
+      expect((await h.request({ ':path': '/', ...bearer(await signToken(second)) })).status).to.equal(200);
+      expect(backend.requests.map((r) => r.headers['x-user'])).to.deep.equal(['ann', undefined, undefined]);
+    });
+
+    it('answers 503 on a route whose key set cannot be fetched, while another route serves', async () => {
+      const down = await startJwksServer([]);
+      await down.close();
+      const signer = testSigner('k');
+      const policy = testJwtPolicy([], { jwks: { kind: 'url', url: down.url, refreshSeconds: 3600 } });
+      const h = await harness(hostGraph([{ hostname: 'app.test', routes: [routeWith('locked', '/locked', { jwt: policy }), routeWith('open', '/')] }]));
+      const res = await h.request({ ':path': '/locked', ...bearer(await signToken(signer)) });
+      expect(res.status).to.equal(503);
+      expect(res.body).to.contain('signing keys could not be fetched');
+      expect((await h.request({ ':path': '/' })).status).to.equal(200);
+      expect((await h.request({ ':path': '/locked' })).status).to.equal(401);
+    });
+
+    it('lets a WebSocket handshake through only with a valid token, with its claim header', async () => {
+      const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+      await new Promise<void>((r) => wss.once('listening', () => r()));
+      wss.on('connection', (ws, req) => ws.send(String(req.headers['x-user'])));
+      cleanups.push(() => new Promise((r) => wss.close(() => r(undefined))));
+      endpoints.set('default', 'ws', 'http', [{ address: '127.0.0.1', port: (wss.address() as AddressInfo).port }]);
+      const signer = testSigner('k', 'EdDSA');
+      const policy = testJwtPolicy([signer], { claimToHeaders: [{ claim: 'sub', header: 'X-User' }] });
+      const route = httpRoute('ws', [serviceBackend('ws', { protocol: 'ws' })], { extra: { policies: { jwt: policy } } });
+      const h = await harness(hostGraph([{ hostname: 'app.test', routes: [route] }]));
+      const connect = { ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': '/ws', ':authority': 'app.test', 'sec-websocket-version': '13' };
+      expect((await h.request({ ...connect, 'x-user': 'root' }, '')).status).to.equal(401);
+      const stream = h.client.request({ ...connect, ...bearer(await signToken(signer, { sub: 'ann' })), 'x-user': 'root' }, { endStream: false });
+      const status = await new Promise<number>((resolve) => stream.once('response', (hd) => resolve(Number(hd[':status']))));
+      expect(status).to.equal(200);
+      expect(await readFrames(stream).next()).to.equal('ann');
+      stream.close();
+    });
+
+    it('answers 403 when a claim requirement of the route does not hold', async () => {
+      const signer = testSigner('k');
+      const policy = testJwtPolicy([signer], { require: [{ claim: 'roles', match: 'contains', value: 'admin' }] });
+      const h = await harness(hostGraph([{ hostname: 'app.test', routes: [routeWith('admin', '/admin', { jwt: policy }), routeWith('open', '/')] }]));
+      const denied = await h.request({ ':path': '/admin', ...bearer(await signToken(signer, { roles: ['user'] })) });
+      expect(denied.status).to.equal(403);
+      expect(denied.headers['www-authenticate']).to.equal('Bearer realm="api", error="insufficient_scope"');
+      expect((await h.request({ ':path': '/admin', ...bearer(await signToken(signer, { roles: ['user', 'admin'] })) })).status).to.equal(200);
+    });
   });
 });

@@ -16,6 +16,7 @@ import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { ListedObjects } from '../support/operator-fakes.js';
+import { TEST_AUDIENCE, TEST_ISSUER, signToken, testSigner } from '../support/jwt-keys.js';
 
 // tuna.dev RoutePolicy through the operator: a policy with basic auth on an HTTPRoute (by
 // targetRefs), one on an Ingress, and one with key auth on one HTTPRoute rule by an ExtensionRef
@@ -49,6 +50,18 @@ const TRAFFIC: Record<string, Record<string, unknown>> = {
   slow: { timeout: '1s' },
 };
 
+// JWT key sets: the identity provider's public key (made fresh each run) in a Secret and in a
+// ConfigMap; a Secret whose key set is not JSON; a loopback URL nothing answers at (port 1).
+const SIGNER = testSigner('idp-1', 'ES256');
+const JWKS_TEXT = JSON.stringify({ keys: [SIGNER.jwk] });
+const jwtSpec = (jwks: Record<string, unknown>): Record<string, unknown> => ({ jwt: { issuers: [TEST_ISSUER], audiences: [TEST_AUDIENCE], jwks, claimToHeaders: [{ claim: 'sub', header: 'X-User' }] } });
+const JWT_POLICIES: Record<string, Record<string, unknown>> = {
+  'jwt-secret': jwtSpec({ secretRef: { name: 'idp-jwks' } }),
+  'jwt-configmap': jwtSpec({ configMapRef: { name: 'idp-jwks', key: 'keys.json' } }),
+  'jwt-bad': jwtSpec({ secretRef: { name: 'bad-jwks' } }),
+  'jwt-url': jwtSpec({ url: 'http://127.0.0.1:1/jwks' }),
+};
+
 function ingress(name: string): KubernetesObject {
   return obj({
     apiVersion: 'networking.k8s.io/v1',
@@ -60,6 +73,11 @@ function ingress(name: string): KubernetesObject {
 
 function objects(backendPort: number): KubernetesObject[] {
   return [
+    ...Object.entries(JWT_POLICIES).flatMap(([name, spec]) => [
+      ingress(name),
+      policy(`${name}-jwt`, { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name }], ...spec }),
+    ]),
+    obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'idp-jwks', namespace: 'shop' }, data: { 'keys.json': JWKS_TEXT, other: 'not a key set' } }),
     obj({ apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'tuna', uid: 'uid-class', generation: 1 }, spec: { controllerName: 'tuna.dev/gateway-controller' } }),
     obj({ apiVersion: GW, kind: 'Gateway', metadata: { name: 'gw', namespace: 'shop', uid: 'uid-gw', generation: 1 }, spec: { gatewayClassName: 'tuna', listeners: [{ name: 'web', protocol: 'HTTP', port: ADDRESS_PORT }] } }),
     obj({
@@ -154,6 +172,8 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     listed.items = objects(backend.port);
     const secrets = new ClusterSecrets();
     secrets.secrets.set('shop/htpasswd', { metadata: { name: 'htpasswd', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { auth: Buffer.from(`ann:${BCRYPT}\n`).toString('base64') } });
+    secrets.secrets.set('shop/idp-jwks', { metadata: { name: 'idp-jwks', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { 'jwks.json': Buffer.from(JWKS_TEXT).toString('base64') } });
+    secrets.secrets.set('shop/bad-jwks', { metadata: { name: 'bad-jwks', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { 'jwks.json': Buffer.from('{"keys": [ {"kty": "EC",').toString('base64') } });
     secrets.secrets.set('shop/api-keys', { metadata: { name: 'api-keys', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/key-auth', data: { ci: Buffer.from('k-ci').toString('base64') } });
     const certificates = new AcceptedCertificates();
     const keys = new TunnelKeys();
@@ -255,5 +275,37 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     expect(accepted.map((st) => (st.status?.ancestors as { conditions: { type: string; status: string }[] }[])[0]?.conditions.map((c) => `${c.type}=${c.status}`).join(','))).to.deep.equal(
       Object.keys(TRAFFIC).map(() => 'Accepted=True,ResolvedRefs=True'),
     );
+  });
+
+  it('verifies a JWT with keys from a Secret and from a ConfigMap; a malformed key set is ResolvedRefs=False with a Warning and its route answers 500, an unreachable URL 503, and the other routes serve', async () => {
+    const result = await operator.start();
+    const at = (name: string, headers: Record<string, string> = {}) => get('127.0.0.1', running.httpPort, `${name}.${BASE_DOMAIN}`, '/', headers);
+    const token = await signToken(SIGNER, { sub: 'ann' });
+    for (const name of ['jwt-secret', 'jwt-configmap']) {
+      const none = await served('127.0.0.1', running.httpPort, `${name}.${BASE_DOMAIN}`, '/');
+      expect(none.status, name).to.equal(401);
+      expect(none.headers['www-authenticate'], name).to.equal('Bearer realm="Authentication Required"');
+      const bad = await at(name, { authorization: `Bearer ${await signToken(testSigner('idp-1', 'ES256'))}` });
+      expect([bad.status, bad.headers['www-authenticate']], name).to.deep.equal([401, 'Bearer realm="Authentication Required", error="invalid_token"']);
+      const ok = await at(name, { authorization: `Bearer ${token}`, 'x-user': 'root' });
+      expect(ok.status, name).to.equal(200);
+      expect((JSON.parse(ok.body) as EchoReply).headers['x-user'], name).to.equal('ann');
+    }
+    // the malformed key set: fail closed on its route; the unreachable URL: 503 with the reason
+    expect((await served('127.0.0.1', running.httpPort, `jwt-bad.${BASE_DOMAIN}`, '/')).status).to.equal(500);
+    const unreachable = await at('jwt-url', { authorization: `Bearer ${token}` });
+    expect(unreachable.status).to.equal(503);
+    expect(unreachable.body).to.contain('signing keys could not be fetched');
+    // other routes and policies keep serving
+    expect((await at('jwt-secret', { authorization: `Bearer ${token}` })).status).to.equal(200);
+    expect((await served('127.0.0.1', running.httpPort, `small.${BASE_DOMAIN}`, '/')).status).to.equal(200);
+
+    const statusOf = (name: string) => result.state.statuses.find((st) => st.ref.kind === 'RoutePolicy' && st.ref.name === name);
+    const conditions = (name: string) => (statusOf(name)?.status?.ancestors as { conditions: { type: string; status: string; reason: string }[] }[])[0]?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
+    for (const name of ['jwt-secret-jwt', 'jwt-configmap-jwt', 'jwt-url-jwt']) expect(conditions(name), name).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    expect(conditions('jwt-bad-jwt')).to.deep.equal(['Accepted=False/Invalid', 'ResolvedRefs=False/JWKSInvalid']);
+    const events = statusOf('jwt-bad-jwt')?.events ?? [];
+    expect(events.map((e) => `${e.type}/${e.reason}`)).to.include('Warning/JWKSInvalid');
+    expect(events.map((e) => e.message).join('\n')).to.contain('Secret shop/bad-jwks key jwks.json: not valid JSON');
   });
 });
