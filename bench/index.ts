@@ -21,7 +21,7 @@ const parts: Record<string, (args: readonly string[]) => void | Promise<void>> =
   scale: (args) => runScaleBench(args),
   // not in the default set: it prints its table for docs/tunnel-performance.md, and takes minutes
   bindings: () => runBindingsBench(),
-  // not in the default set: prints the per-request cost of route policies for docs/policies.md
+  // not in the default set: the per-request cost of route policies, for docs/policies.md and its section of docs/benchmarks.md
   policies: () => runPoliciesBench(),
   // not in the default set: prints the per-exchange cost of the access log for docs/dataplane.md
   'access-log': () => runAccessLogBench(),
