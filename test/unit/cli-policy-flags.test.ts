@@ -3,7 +3,11 @@ import bcrypt from 'bcryptjs';
 import { createHash } from 'node:crypto';
 import { isRight } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
-import { CidrString, DurationString, HeaderEditString, KeyAuthString, OriginsString, RateLimitString, SizeString, resolvePolicyFlags } from '../../src/cli/policy-flags.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CidrString, ClaimHeaderString, ClaimRequirementString, DurationString, HeaderEditString, KeyAuthString, OriginsString, RateLimitString, SizeString, resolvePolicyFlags } from '../../src/cli/policy-flags.js';
+import { testSigner } from '../support/jwt-keys.js';
 import { UsageError } from '../../src/cli/errors.js';
 
 function decoded<A>(codec: t.Type<A, string, unknown>, text: string): A | 'invalid' {
@@ -101,6 +105,28 @@ describe('tuna http policy flags', () => {
         ['a.example', 'invalid'],
       ],
     ],
+    [
+      '--jwt-claim-header',
+      ClaimHeaderString as t.Type<unknown, string, unknown>,
+      [
+        ['sub=X-User', { claim: 'sub', header: 'X-User' }],
+        ['email=X Email', 'invalid'],
+        ['sub', 'invalid'],
+        ['=X-User', 'invalid'],
+      ],
+    ],
+    [
+      '--jwt-require',
+      ClaimRequirementString as t.Type<unknown, string, unknown>,
+      [
+        ['tier=gold', { claim: 'tier', match: 'equals', value: 'gold' }],
+        ['groups[]=ops', { claim: 'groups', match: 'contains', value: 'ops' }],
+        ['scope~=orders:write', { claim: 'scope', match: 'scope', value: 'orders:write' }],
+        ['aud=a=b', { claim: 'aud', match: 'equals', value: 'a=b' }],
+        ['tier', 'invalid'],
+        ['tier=', 'invalid'],
+      ],
+    ],
   ];
   for (const [flag, codec, rows] of tables)
     describe(flag, () => {
@@ -139,6 +165,31 @@ describe('tuna http policy flags', () => {
     });
   });
 
+  it('builds a JWT policy from a JWKS file (public keys only) or a URL', async () => {
+    const signer = testSigner('k1', 'ES256');
+    const dir = mkdtempSync(join(tmpdir(), 'tuna-jwt-'));
+    try {
+      const file = join(dir, 'jwks.json');
+      writeFileSync(file, JSON.stringify({ keys: [{ ...(signer.privateKey.export({ format: 'jwk' }) as object), kid: 'k1', alg: 'ES256' }] }));
+      const common = { 'jwt-issuer': ['https://i.test'], 'jwt-audience': ['a', 'b'], 'jwt-claim-header': ['sub=X-User'], 'jwt-require': ['scope~=read'], 'jwt-cookie': 'session' };
+      const p = await resolvePolicyFlags({ ...common, 'jwt-jwks': file }, 'http', fakeHash);
+      expect(p?.jwt).to.deep.equal({
+        realm: 'tuna',
+        issuers: ['https://i.test'],
+        audiences: ['a', 'b'],
+        jwks: { kind: 'inline', keys: [signer.jwk] },
+        clockSkewSeconds: 60,
+        cookie: 'session',
+        claimToHeaders: [{ claim: 'sub', header: 'X-User' }],
+        require: [{ claim: 'scope', match: 'scope', value: 'read' }],
+      });
+      const remote = await resolvePolicyFlags({ ...common, 'jwt-jwks': 'http://127.0.0.1:9/jwks' }, 'http', fakeHash);
+      expect(remote?.jwt?.jwks).to.deep.equal({ kind: 'url', url: 'http://127.0.0.1:9/jwks', refreshSeconds: 300 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names the flag of a bad value in the usage error', async () => {
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ 'rate-limit': '-1/m' }, /--rate-limit "-1\/m"/],
@@ -146,6 +197,8 @@ describe('tuna http policy flags', () => {
       [{ 'basic-auth': ['nobody'] }, /--basic-auth "nobody" is neither USER:PASSWORD nor an htpasswd file/],
       [{ 'key-auth': ['A:1', 'B:2'] }, /--key-auth: every key must name the same header/],
       [{ 'basic-auth': ['ann:a', 'ann:b'] }, /--basic-auth: user ann is given twice/],
+      [{ 'jwt-jwks': 'https://idp.test/jwks' }, /a JWT policy needs --jwt-issuer, --jwt-audience too/],
+      [{ 'jwt-issuer': ['i'], 'jwt-audience': ['a'], 'jwt-jwks': 'https://idp.test/jwks', 'jwt-header': 'X Token' }, /jwt.header: invalid header name/],
     ];
     for (const [values, message] of bad) {
       const err = await resolvePolicyFlags(values, 'http', fakeHash).then(
