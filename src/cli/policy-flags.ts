@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import * as t from 'io-ts';
-import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, MAX_JWKS_BYTES, isHeaderName, isHeaderValue, parseCidr, parseHtpasswd, parseJwks, validatePolicies } from '../model/index.js';
+import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, MAX_JWKS_BYTES, isHeaderName, isHeaderValue, parseCidr, parseHtpasswd, parseJwks, validateJwt, validatePolicies } from '../model/index.js';
 import type { ClaimHeader, ClaimRequirement, HeaderModifier, HtpasswdUser, JwksSource, JwtPolicy, RateLimitPolicy, RoutePolicies } from '../model/index.js';
 import { UsageError } from './errors.js';
 import { decodeFlags } from './flags.js';
@@ -268,7 +268,7 @@ async function readJwt(flags: t.TypeOf<typeof PolicyFlags>, command: string): Pr
   const source = flags['jwt-jwks'];
   const missing = [issuers.length === 0 ? '--jwt-issuer' : '', audiences.length === 0 ? '--jwt-audience' : '', source === undefined ? '--jwt-jwks' : ''].filter((f) => f !== '');
   if (missing.length > 0 || source === undefined) throw new UsageError(`tuna ${command}: a JWT policy needs ${missing.join(', ')} too`);
-  return {
+  const jwt: JwtPolicy = {
     realm: 'tuna',
     issuers,
     audiences,
@@ -279,7 +279,24 @@ async function readJwt(flags: t.TypeOf<typeof PolicyFlags>, command: string): Pr
     claimToHeaders: flags['jwt-claim-header'] ?? [],
     require: flags['jwt-require'] ?? [],
   };
+  const problems = validateJwt(jwt, isHeaderName, () => true).map((e) => {
+    const field = /^jwt\.(\w+)/.exec(e)?.[1] ?? '';
+    return `${jwtFlagOf[field] ?? '--jwt-*'}: ${e.replace(/^jwt\.[\w.]+: /, '')}`;
+  });
+  if (problems.length > 0) throw new UsageError(`tuna ${command}: ${problems.join('; ')}`);
+  return jwt;
 }
+
+/** jwtFlagOf names the flag of a field of the jwt policy, for usage errors. */
+const jwtFlagOf: Record<string, string> = {
+  issuers: '--jwt-issuer',
+  audiences: '--jwt-audience',
+  jwks: '--jwt-jwks',
+  claimToHeaders: '--jwt-claim-header',
+  require: '--jwt-require',
+  cookie: '--jwt-cookie',
+  header: '--jwt-header',
+};
 
 /** readJwks takes an http(s) URL as a key set to fetch (checked by validatePolicies), anything else as a JWKS file. */
 async function readJwks(source: string, command: string): Promise<JwksSource> {

@@ -297,10 +297,10 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
       [['--key-auth', 'A:1', '--key-auth', 'B:2'], '--key-auth'],
       [['--cors', 'not-an-origin'], '--cors'],
       [['--jwt-issuer', 'https://i.test', '--jwt-audience', 'a'], 'a JWT policy needs --jwt-jwks'],
-      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'http://idp.example/jwks'], 'jwt.jwks.url'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'http://idp.example/jwks'], '--jwt-jwks: "http://idp.example/jwks" is not an https URL'],
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', badJwks], 'key 0: unsupported key type "oct"'],
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'no-such-file'], '--jwt-jwks'],
-      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-claim-header', 'sub=Host'], 'header Host may not be set'],
+      [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-claim-header', 'sub=Host'], '--jwt-claim-header: header Host may not be set'],
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-require', 'nothing'], '--jwt-require'],
     ];
     for (const [flags, named] of cases) {

@@ -198,7 +198,9 @@ describe('tuna http policy flags', () => {
       [{ 'key-auth': ['A:1', 'B:2'] }, /--key-auth: every key must name the same header/],
       [{ 'basic-auth': ['ann:a', 'ann:b'] }, /--basic-auth: user ann is given twice/],
       [{ 'jwt-jwks': 'https://idp.test/jwks' }, /a JWT policy needs --jwt-issuer, --jwt-audience too/],
-      [{ 'jwt-issuer': ['i'], 'jwt-audience': ['a'], 'jwt-jwks': 'https://idp.test/jwks', 'jwt-header': 'X Token' }, /jwt.header: invalid header name/],
+      [{ 'jwt-issuer': ['i'], 'jwt-audience': ['a'], 'jwt-jwks': 'https://idp.test/jwks', 'jwt-header': 'X Token' }, /--jwt-header: invalid header name "X Token"/],
+      [{ 'jwt-issuer': ['i'], 'jwt-audience': ['a'], 'jwt-jwks': 'http://idp.test/jwks' }, /--jwt-jwks: "http:\/\/idp.test\/jwks" is not an https URL \(or http to a loopback address\)/],
+      [{ 'jwt-issuer': ['i'], 'jwt-audience': ['a'], 'jwt-jwks': 'https://idp.test/jwks', 'jwt-claim-header': ['sub=Host'] }, /--jwt-claim-header: header Host may not be set from a claim/],
     ];
     for (const [values, message] of bad) {
       const err = await resolvePolicyFlags(values, 'http', fakeHash).then(
