@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { SUPPORTED_FEATURES } from '../../src/translate/gateway/index.js';
 import { kindsForProtocol } from '../../src/translate/gateway/kinds.js';
+import { testSigner } from '../support/jwt-keys.js';
 import { KINDS, ROUTE_KINDS, emptySnapshot, snapshotFromObjects, snapshotKey, translateSnapshot } from '../../src/translate/index.js';
 
 const golden = join(dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'gateway');
@@ -33,6 +34,19 @@ describe('the table of kinds', () => {
     expect(good).to.deep.equal({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'good', namespace: 'web' }, dataKeys: ['auth', 'other'], authHtpasswd: { kind: 'ok', users: [{ name: 'bob', hash }] } });
     expect(JSON.stringify(bad)).to.not.include('not-htpasswd-at-all');
     expect((bad as { authHtpasswd?: unknown }).authHtpasswd).to.deep.equal({ kind: 'invalid', errors: ['line 1: expected user:hash'] });
+  });
+
+  it('keeps of a JSON Web Key Set in a Secret or a ConfigMap only its public signing keys, or what is wrong with it', () => {
+    const signer = testSigner('k1', 'ES256');
+    const privateSet = JSON.stringify({ keys: [{ ...(signer.privateKey.export({ format: 'jwk' }) as object), kid: 'k1', alg: 'ES256' }] });
+    const [secret] = snapshotFromObjects([
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'idp', namespace: 'web' }, stringData: { 'jwks.json': privateSet, 'bad.json': '{"keys": [', 'tls.key': 'PEM' } },
+    ]).snapshot.secrets;
+    const d = (signer.privateKey.export({ format: 'jwk' }) as { d: string }).d;
+    expect(JSON.stringify(secret)).to.not.include(d);
+    expect((secret as { jwks?: unknown }).jwks).to.deep.equal({ 'jwks.json': { kind: 'ok', keys: [signer.jwk] }, 'bad.json': { kind: 'invalid', error: 'not valid JSON' } });
+    const [configMap] = snapshotFromObjects([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'idp', namespace: 'web' }, data: { 'keys.json': JSON.stringify({ keys: [signer.jwk] }), 'app.conf': 'x=1' } }]).snapshot.configMaps;
+    expect(configMap).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'idp', namespace: 'web' }, jwks: { 'keys.json': { kind: 'ok', keys: [signer.jwk] } } });
   });
 
   it('keeps of a ConfigMap only its metadata and its ca.crt key, for BackendTLSPolicy CA bundles', () => {
