@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
+import { join } from 'node:path';
 import { JwtChecker } from '../../src/dataplane/policies/jwt.js';
 import type { JwtVerdict } from '../../src/dataplane/policies/jwt.js';
 import { InlineKeys, RemoteKeys } from '../../src/dataplane/policies/jwks.js';
@@ -127,6 +129,36 @@ describe('jwt policy', () => {
       now += 10;
       expect(c.check(bearer(token))).to.be.instanceOf(Promise);
     });
+  });
+
+  it('loads jose only when a token is verified: a data plane without a JWT policy never does', function () {
+    this.timeout(30_000);
+    const root = join(import.meta.dirname, '..', '..');
+    // a child process, where nothing has imported jose yet; a resolve hook records each import of it
+    const script = `
+      import { registerHooks } from 'node:module';
+      const seen = [];
+      registerHooks({ resolve: (spec, ctx, next) => { if (spec === 'jose') seen.push(spec); return next(spec, ctx); } });
+      const { DataPlane, StaticEndpointResolver } = await import(${JSON.stringify(join(root, 'src/dataplane/index.ts'))});
+      const { hostGraph, httpRoute, serviceBackend } = await import(${JSON.stringify(join(root, 'test/support/backend-graph.ts'))});
+      const { PolicyCompiler } = await import(${JSON.stringify(join(root, 'src/dataplane/policies/compile.ts'))});
+      const plane = new DataPlane({ endpoints: new StaticEndpointResolver() });
+      plane.update(hostGraph([{ hostname: 'a.test', routes: [httpRoute('r', [serviceBackend('svc')], { extra: { policies: { keyAuth: { header: 'x-k', sha256: ['0'.repeat(64)] } } } })] }]));
+      plane.close();
+      const before = seen.length;
+      const { testJwtPolicy, testSigner, signToken } = await import(${JSON.stringify(join(root, 'test/support/jwt-keys.ts'))});
+      const signer = testSigner('k', 'ES256');
+      const route = httpRoute('j', [serviceBackend('svc')], { extra: { policies: { jwt: testJwtPolicy([signer]) } } });
+      const compiled = new PolicyCompiler(() => 0).compile(route, undefined);
+      const verdict = await compiled.jwt.check({ authorization: 'Bearer ' + (await signToken(signer)) });
+      console.log(JSON.stringify({ before, verdict: verdict.kind }));
+    `;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+    expect(run.status, run.stderr).to.equal(0);
+    // the test's signing helper imports jose itself: only the count before it tells of the data plane
+    const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { before: number; verdict: string };
+    expect(out.before).to.equal(0);
+    expect(out.verdict).to.equal('pass');
   });
 
   describe('RemoteKeys', () => {

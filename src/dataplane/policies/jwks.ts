@@ -1,11 +1,11 @@
-import { createLocalJWKSet } from 'jose';
 import type { JWTVerifyGetKey } from 'jose';
 import { MAX_JWKS_BYTES, parseJwks } from '../../model/index.js';
 import type { PublicJwk } from '../../model/index.js';
+import { loadJose } from './jose.js';
 import type { Clock } from './rate-limiter.js';
 
-/** KeyState is what a key source can give now: a key getter for jose, or why there is none (the route answers 503). */
-export type KeyState = { kind: 'ready'; getKey: JWTVerifyGetKey; kids: ReadonlySet<string> } | { kind: 'unavailable'; reason: string };
+/** KeyState is what a key source can give now: its keys (and their getter for jose, made on first use), or why there is none (the route answers 503). */
+export type KeyState = { kind: 'ready'; getKey: () => Promise<JWTVerifyGetKey>; kids: ReadonlySet<string> } | { kind: 'unavailable'; reason: string };
 
 /** KeySource gives a jwt policy its verification keys. */
 export interface KeySource {
@@ -15,9 +15,11 @@ export interface KeySource {
   refreshFor(kid: string): KeyState | Promise<KeyState>;
 }
 
-/** readyKeys is the state of a set of keys (already checked by parseJwks). */
+/** readyKeys is the state of a set of keys (already checked by parseJwks); jose's key set is made once, on first use. */
 export function readyKeys(keys: PublicJwk[]): KeyState {
-  return { kind: 'ready', getKey: createLocalJWKSet({ keys: keys.map((k) => ({ ...k })) }), kids: new Set(keys.flatMap((k) => (k.kid === undefined ? [] : [k.kid]))) };
+  let getter: Promise<JWTVerifyGetKey> | undefined;
+  const getKey = (): Promise<JWTVerifyGetKey> => (getter ??= loadJose().then((jose) => jose.createLocalJWKSet({ keys: keys.map((k) => ({ ...k })) })));
+  return { kind: 'ready', getKey, kids: new Set(keys.flatMap((k) => (k.kid === undefined ? [] : [k.kid]))) };
 }
 
 /** InlineKeys are keys given in the graph: from a RoutePolicy's Secret or ConfigMap, or `tuna http --jwt-jwks FILE`. */

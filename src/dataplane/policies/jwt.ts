@@ -1,9 +1,9 @@
 import { hash as digestOf } from 'node:crypto';
-import { decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { JWT_ALGORITHMS, isHeaderValue } from '../../model/index.js';
 import type { ClaimRequirement, JwtPolicy } from '../../model/index.js';
 import type { HeaderMap } from '../headers.js';
+import { loadJose } from './jose.js';
 import type { KeySource, KeyState } from './jwks.js';
 
 /** JwtVerdict is a jwt check's answer: pass with the claim headers to set, or the local answer that refuses. */
@@ -32,7 +32,7 @@ interface Remembered {
  * `error="invalid_token"` and nothing said of which check failed; a claim requirement that does
  * not hold, 403 with `error="insufficient_scope"`; no keys yet (a key set not fetched), 503.
  *
- * A token that verified is remembered by its SHA-256 digest, with its verdict, until it expires
+ * `jose` is loaded on the first verification (loadJose). A token that verified is remembered by its SHA-256 digest, with its verdict, until it expires
  * or the key set changes (at most 1,024; the oldest forgotten first), so a client sending the same
  * token again costs a digest and a map lookup instead of a signature verification. A failure is
  * never remembered.
@@ -69,6 +69,7 @@ export class JwtChecker {
   private async verify(token: string, digest: string): Promise<JwtVerdict> {
     let state = await this.source.keys();
     if (state.kind === 'unavailable') return this.unavailable();
+    const { decodeProtectedHeader, jwtVerify } = await loadJose();
     let kid: unknown;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -82,7 +83,7 @@ export class JwtChecker {
     const { policy } = this;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, state.getKey, {
+      ({ payload } = await jwtVerify(token, await state.getKey(), {
         issuer: policy.issuers,
         audience: policy.audiences,
         algorithms: [...JWT_ALGORITHMS],
