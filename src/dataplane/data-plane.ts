@@ -29,7 +29,6 @@ import { decoratePlan, gatePolicies, withResponseHeaders } from './policies/appl
 import type { PolicyRequest } from './policies/apply.js';
 import { limitBody } from './policies/body-limit.js';
 import { PolicyCompiler } from './policies/compile.js';
-import type { JwksFetch } from './policies/jwks.js';
 import type { CompiledPolicies } from './policies/compile.js';
 import type { EntryPoint, RouteTable } from './router.js';
 import { SplicedHttp1Server } from './spliced-http1.js';
@@ -59,10 +58,8 @@ export interface DataPlaneOptions {
   onError?: (err: unknown, context: TunnelStreamContext) => void;
   /** observer, when given, sees every HTTP exchange (the request inspector); none: no extra work per request */
   observer?: ExchangeObserver;
-  /** clock of the rate-limit policies, in milliseconds (tests inject a fake one); default performance.now */
+  /** clock of the rate-limit policies and of the JWT key-set fetch cooldown, in milliseconds (tests inject a fake one); default performance.now */
   now?: () => number;
-  /** fetches a JWT policy's key set from its URL (tests inject one; default: GET over http or https) */
-  fetchJwks?: JwksFetch;
   /** told of a JWT key-set fetch that failed (the route keeps its last good keys, or answers 503 without any) */
   onJwksError?: (url: string, err: unknown) => void;
   /** false: do not tell edges that whole HTTP/1.1 connections may come on one stream (docs/protocol.md §4.5); default true */
@@ -131,7 +128,6 @@ export class DataPlane implements TunnelStreamHandler {
     this.onError = options.onError ?? (() => undefined);
     this.observer = options.observer;
     this.policies = new PolicyCompiler(options.now ?? (() => performance.now()), {
-      ...(options.fetchJwks ? { fetchJwks: options.fetchJwks } : {}),
       ...(options.onJwksError ? { onJwksError: options.onJwksError } : {}),
     });
   }

@@ -3,7 +3,6 @@ import type { Binding, CorsPolicy, HeaderModifier, HttpRoute, HttpsRedirectPolic
 import { BasicAuthChecker } from './basic-auth.js';
 import { IpFilter } from './ip-filter.js';
 import { InlineKeys, RemoteKeys, fetchJwksText } from './jwks.js';
-import type { JwksFetch } from './jwks.js';
 import { JwtChecker } from './jwt.js';
 import { KeyChecker } from './key-auth.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -31,12 +30,8 @@ export interface CompiledPolicies {
 
 /** PolicyCompilerOptions are the collaborators of fetched JWT key sets. */
 export interface PolicyCompilerOptions {
-  /** fetches a key set (default: fetchJwksText, GET over http or https) */
-  fetchJwks?: JwksFetch;
   /** told of a key-set fetch that failed; the message names the URL and the cause, never a key */
   onJwksError?: (url: string, err: unknown) => void;
-  /** least time between two fetches asked for by requests (unknown kid, no keys yet); default 10 s */
-  jwksCooldownMs?: number;
 }
 
 type Stateful = RateLimiter | BasicAuthChecker | JwtChecker | RemoteKeys;
@@ -106,7 +101,7 @@ export class PolicyCompiler {
 
   private remoteKeys(url: string, refreshSeconds: number): RemoteKeys {
     const onError = this.options.onJwksError ?? (() => undefined);
-    const options = { fetch: this.options.fetchJwks ?? fetchJwksText, now: this.now, onError, ...(this.options.jwksCooldownMs === undefined ? {} : { cooldownMs: this.options.jwksCooldownMs }) };
+    const options = { fetch: fetchJwksText, now: this.now, onError };
     return this.reuse(`jwks ${refreshSeconds} ${url}`, () => new RemoteKeys(url, refreshSeconds * 1000, options)) as RemoteKeys;
   }
 
