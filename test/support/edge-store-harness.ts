@@ -78,14 +78,24 @@ export interface ApiAnswer {
   body: Record<string, unknown>;
 }
 
+/** ApiOptions are what an attack changes about a control API request. */
+export interface ApiOptions {
+  /** the whole Authorization field instead of `Bearer <token>` */
+  authorization?: string;
+  /** the loopback address to send from (each 127/8 address is its own client to the rate limiter) */
+  localAddress?: string;
+}
+
 /** api sends one control API request to 127.0.0.1:port. */
-export function api(port: number, method: string, path: string, token: string | undefined, body?: unknown): Promise<ApiAnswer> {
+export function api(port: number, method: string, path: string, token: string | undefined, body?: unknown, options: ApiOptions = {}): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = {};
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    if (options.authorization !== undefined) headers['authorization'] = options.authorization;
     if (payload !== undefined) headers['content-type'] = 'application/json';
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+    const from = options.localAddress !== undefined ? { localAddress: options.localAddress } : {};
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false, ...from }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -75,8 +75,14 @@ export interface ControlApiOptions {
   readonly log?: (line: string) => void;
 }
 
-/** ControlApi is the request handler for `/v1`. */
-export type ControlApi = (req: IncomingMessage, res: ServerResponse) => void;
+/** ControlRoute is what a route of the table asks: its method, its anchored path pattern and its scope. */
+export type ControlRoute = Pick<Route, 'method' | 'path' | 'scope'>;
+
+/** ControlApi is the request handler for `/v1`, with the route table it serves (read by the attack suite, test/security). */
+export interface ControlApi {
+  (req: IncomingMessage, res: ServerResponse): void;
+  readonly routes: readonly ControlRoute[];
+}
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
@@ -119,9 +125,10 @@ export function createControlApi(options: ControlApiOptions): ControlApi {
     sendJson(res, result.status, result.body);
   }
 
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     serve(req, res).catch((err: unknown) => answerError(res, err, (line) => log(`control: ${req.method ?? '?'} ${line}`)));
   };
+  return Object.assign(handler, { routes: routes.map(({ method, path, scope }) => ({ method, path, scope })) });
 }
 
 /** answerError maps an error to its status; an unexpected one is a 500 with no detail and one log line (name and code only). */

@@ -1,6 +1,6 @@
 /** The edge's control API server: a standalone `/v1` request handler over the store (the API itself is src/control-api). */
 export { createControlApi } from './control-api.js';
-export type { ControlApi, ControlApiOptions } from './control-api.js';
+export type { ControlApi, ControlApiOptions, ControlRoute } from './control-api.js';
 export { createDnsVerifier, challengeName } from './dns-verifier.js';
 export type { DomainVerifier } from './dns-verifier.js';
 export type { PublicListeners } from './edge-info-route.js';
