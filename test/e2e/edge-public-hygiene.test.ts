@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import type { EdgePublicLimits } from '../../src/edge/config.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { closedWithin, dial } from '../support/raw-sockets.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { h2, h2Connect, http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
@@ -17,29 +17,6 @@ const APP = 'binding/host/app.test';
 
 function openDescriptors(): number {
   return readdirSync('/proc/self/fd').length;
-}
-
-/** dial opens one loopback connection, from `localAddress` when given (any 127/8 address works on Linux). */
-async function dial(port: number, localAddress?: string): Promise<Socket> {
-  const socket = connect({ host: '127.0.0.1', port, ...(localAddress !== undefined ? { localAddress } : {}) });
-  socket.on('error', () => undefined);
-  await once(socket, 'connect');
-  return socket;
-}
-
-/** closedWithin is true when the peer closes the socket before `boundMs` (a bound, not a timing assertion). */
-function closedWithin(socket: Socket, boundMs: number): Promise<{ closed: boolean; bytes: number }> {
-  let bytes = 0;
-  socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
-  socket.resume();
-  if (socket.closed) return Promise.resolve({ closed: true, bytes });
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({ closed: false, bytes }), boundMs);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve({ closed: true, bytes });
-    });
-  });
 }
 
 /** get sends one HTTP/1.1 request from `localAddress` and returns its status. */

@@ -102,8 +102,14 @@ export interface HttpResult {
 }
 
 /** http1 sends one HTTP/1.1 request to 127.0.0.1:port and buffers the answer. */
-export async function http1(port: number, host: string, path: string, options: { method?: string; body?: Buffer | string; agent?: Agent; headers?: Record<string, string> } = {}): Promise<HttpResult> {
-  const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: options.agent ?? false });
+export async function http1(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; body?: Buffer | string; agent?: Agent; headers?: Record<string, string>; localAddress?: string } = {},
+): Promise<HttpResult> {
+  const from = options.localAddress !== undefined ? { localAddress: options.localAddress } : {};
+  const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: options.agent ?? false, ...from });
   req.end(options.body);
   const [res] = (await once(req, 'response')) as [IncomingMessage];
   const chunks: Buffer[] = [];

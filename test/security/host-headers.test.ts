@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import type { ClientHttp2Session } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { attack } from '../support/attack-log.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { h2, h2Connect, openSession, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
@@ -25,7 +26,7 @@ async function rawStatus(port: number, head: string): Promise<number> {
 }
 
 /** The Host the edge routes by is the only Host there is. */
-describe('edge hardening: ambiguous Host headers are refused with 400', () => {
+describe('attack: ambiguous Host headers are refused with 400', () => {
   let t: TestEdge;
   let session: TunnelSession;
   let handler: TestStreamHandler;
@@ -50,8 +51,10 @@ describe('edge hardening: ambiguous Host headers are refused with 400', () => {
   });
 
   it('answers 400 to an HTTP/1.1 request with two Host fields (RFC 9112 §3.2) and never reaches the tunnel', async () => {
-    expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nHost: other.test\r\nConnection: close\r\n\r\n')).to.equal(400);
-    expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nhost: app.test\r\nHOST: app.test\r\nConnection: close\r\n\r\n')).to.equal(400);
+    const differing = await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nHost: other.test\r\nConnection: close\r\n\r\n');
+    const cased = await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nhost: app.test\r\nHOST: app.test\r\nConnection: close\r\n\r\n');
+    attack(`two Host fields on HTTP/1.1: differing → ${differing}, same name in two cases → ${cased}, tunnel streams ${t.edge.metrics.streamsTotal}`);
+    expect([differing, cased]).to.deep.equal([400, 400]);
     expect(t.edge.metrics.streamsTotal).to.equal(0);
     expect(await rawStatus(t.httpPort, 'GET / HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\n\r\n')).to.equal(200);
   });
@@ -59,6 +62,7 @@ describe('edge hardening: ambiguous Host headers are refused with 400', () => {
   it('answers 400 to an HTTP/2 request whose Host disagrees with :authority (RFC 9113 §8.3.1), 200 when they agree', async () => {
     client = h2Connect(t.httpPort);
     const mismatch = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test', host: 'other.test' });
+    attack(`HTTP/2 Host other.test against :authority app.test → ${mismatch.headers[':status']}, tunnel streams ${t.edge.metrics.streamsTotal}`);
     expect(mismatch.headers[':status']).to.equal(400);
     expect(t.edge.metrics.streamsTotal).to.equal(0);
     const agree = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test', host: 'APP.test' });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
+import { attack } from '../support/attack-log.js';
 import { newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
@@ -32,7 +33,7 @@ function send(port: number, host: string, path: string): Promise<Reply> {
  * `/public/../admin` matched the `/public` route while a backend that
  * normalises served `/admin`. Through a real edge, a tunnel and `tuna run`, on loopback.
  */
-describe('path normalisation through the edge and a tunnel', function () {
+describe('attack: path normalisation through the edge and a tunnel', function () {
   this.timeout(30_000);
   const { key, sha256 } = newKey();
   let edge: EdgeServer;
@@ -73,6 +74,7 @@ describe('path normalisation through the edge and a tunnel', function () {
   for (const path of ['/public/../admin', '/public/%2e%2e/admin', '/public/%2E%2E/admin', '/public/.%2e/admin', '/public/./../admin']) {
     it(`matches ${path} as /admin against the /admin rule, and the /admin backend receives /admin`, async () => {
       const r = await send(httpPort, 'paths.test', path);
+      attack(`dot segments: ${path} → ${r.status}, backend ${r.status === 200 ? `${echo(r).backend} got ${echo(r).url}` : 'none'}`);
       expect(r.status, r.body).to.equal(200);
       expect([echo(r).backend, echo(r).url]).to.deep.equal(['admin', '/admin']);
     });
@@ -85,6 +87,7 @@ describe('path normalisation through the edge and a tunnel', function () {
 
   it('redirects (307) a path with an encoded slash to its unescaped form, as Envoy Gateway does by default', async () => {
     const r = await send(httpPort, 'paths.test', '/public%2F..%2Fadmin?x=1');
+    attack(`encoded slash: /public%2F..%2Fadmin?x=1 → ${r.status} Location ${r.location}`);
     expect([r.status, r.location]).to.deep.equal([307, '/admin?x=1']);
   });
 

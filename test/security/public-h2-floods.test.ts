@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Agent } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { attack } from '../support/attack-log.js';
 import { FRAME, frame, headersOnly, openRawH2, resetBurst, resetsOnly, writeAll } from '../support/h2-frames.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
@@ -14,7 +15,7 @@ const APP = 'binding/host/app.test';
 const BURST = 100_000;
 const PER_CHUNK = 1000;
 
-describe('edge: HTTP/2 abuse contained at the public front', function () {
+describe('attack: HTTP/2 floods on the public listener', function () {
   this.timeout(60_000);
   let t: TestEdge;
   let session: TunnelSession;
@@ -53,17 +54,17 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
       for (let i = 0; i < BURST / PER_CHUNK; i++) yield resetBurst('app.test', 1 + i * PER_CHUNK * 2, PER_CHUNK);
     };
     let isDone = false;
-    const attack = writeAll(raw.socket, chunks()).then(async (written) => {
+    const burst = writeAll(raw.socket, chunks()).then(async (written) => {
       raw.socket.end();
       await raw.closed;
       isDone = true;
       return written;
     });
     const statuses = await loopWhile(() => isDone);
-    const written = await attack;
+    const written = await burst;
     const tunnelStreams = t.edge.metrics.streamsTotal - streamsBefore - statuses.length;
-    console.log(
-      `      resets written ${(written * PER_CHUNK).toLocaleString('en')}, GOAWAY ${raw.goawayCode()}, tunnel streams for them ${tunnelStreams}, ` +
+    attack(
+      `rapid reset: HEADERS+RST_STREAM pairs written ${(written * PER_CHUNK).toLocaleString('en')} → GOAWAY ${raw.goawayCode()}, tunnel streams for them ${tunnelStreams}, ` +
         `loop requests ${statuses.length}, 5xx ${statuses.filter((s) => s >= 500 || s === 0).length}`,
     );
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
@@ -83,7 +84,7 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
     const streamsBefore = t.edge.metrics.streamsTotal;
     const raws = await Promise.all(Array.from({ length: 10 }, () => openRawH2(t.httpPort)));
     let isDone = false;
-    const attacks = Promise.all(
+    const bursts = Promise.all(
       raws.map(async (raw) => {
         const chunks = Array.from({ length: 10 }, (_, i) => resetBurst('app.test', 1 + i * PER_CHUNK * 2, PER_CHUNK));
         const written = await writeAll(raw.socket, chunks);
@@ -96,10 +97,10 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
       return w.reduce((a, b) => a + b, 0);
     });
     const statuses = await loopWhile(() => isDone);
-    const written = await attacks;
+    const written = await bursts;
     const tunnelStreams = t.edge.metrics.streamsTotal - streamsBefore - statuses.length;
-    console.log(
-      `      resets written ${written.toLocaleString('en')}, tunnel streams for them ${tunnelStreams}, ` +
+    attack(
+      `rapid reset on 10 connections: resets written ${written.toLocaleString('en')} → tunnel streams for them ${tunnelStreams}, ` +
         `loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}, tunnel state ${session.state}`,
     );
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
@@ -114,7 +115,7 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
     const tunnelBefore = t.edge.registry.all().map((x) => x.connectionId);
     const raws = await Promise.all(Array.from({ length: 16 }, () => openRawH2(t.httpPort)));
     let isDone = false;
-    const attack = (async () => {
+    const rounds = (async () => {
       for (const round of [0, 1]) {
         const firstId = 1 + round * 120;
         const active = t.edge.metrics.streamsActive;
@@ -127,9 +128,9 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
       isDone = true;
     })();
     const statuses = await loopWhile(() => isDone);
-    await attack;
+    await rounds;
     for (const raw of raws) raw.socket.destroy();
-    console.log(`      streams reset after reaching the tunnel 1,920, loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}, tunnel state ${session.state}`);
+    attack(`late resets: 1,920 streams reset after reaching the tunnel → loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}, tunnel state ${session.state}`);
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
     expect(session.state).to.equal('open');
     expect(t.edge.registry.all().map((x) => x.connectionId)).to.deep.equal(tunnelBefore);
@@ -142,6 +143,7 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
     raw.socket.write(headersOnly('app.test', '/slow?ms=2000', 1, 400));
     const isClosed = await Promise.race([raw.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
     raw.socket.destroy();
+    attack(`stream flood: 400 HEADERS past a concurrency of 250 → closed ${isClosed}, GOAWAY ${raw.goawayCode()}, tunnel ${session.state}`);
     expect(isClosed).to.equal(true);
     // Node's own answer past maxSessionInvalidFrames (refused streams count): GOAWAY INTERNAL_ERROR
     expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_INTERNAL_ERROR);
@@ -158,13 +160,15 @@ describe('edge: HTTP/2 abuse contained at the public front', function () {
       const raw = await openRawH2(t.httpPort);
       const flood = Buffer.concat(Array.from({ length: 1000 }, () => frame(type, 0, 0, payload)));
       let isDone = false;
-      const attack = writeAll(raw.socket, Array.from({ length: 20 }, () => flood)).then(async () => {
+      const flooding = writeAll(raw.socket, Array.from({ length: 100 }, () => flood)).then(async (written) => {
         raw.socket.end();
         await raw.closed;
         isDone = true;
+        return written;
       });
       const statuses = await loopWhile(() => isDone);
-      await attack;
+      const written = await flooding;
+      attack(`${what} flood: ${(written * 1000).toLocaleString('en')} frames written → GOAWAY ${raw.goawayCode()}, loop requests ${statuses.length}, non-200 ${statuses.filter((s) => s !== 200).length}`);
       expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
       expect(raw.goawayCode()).to.equal(h2c.NGHTTP2_ENHANCE_YOUR_CALM);
       expect(t.edge.metrics.publicGoaways(reason)).to.equal(1);
