@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { Agent } from 'node:http';
 import { constants as h2c } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { attack } from '../support/attack-log.js';
 import { FRAME, frame, headersOnly, openRawH2, resetBurst, resetsOnly, writeAll } from '../support/h2-frames.js';
+import { requestsWhile } from '../support/public-load.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
@@ -32,19 +32,7 @@ describe('attack: HTTP/2 floods on the public listener', function () {
     await t.edge.close();
   });
 
-  /** loopWhile sends HTTP/1.1 requests on another keep-alive connection until `isDone`, counting statuses. */
-  async function loopWhile(isDone: () => boolean): Promise<number[]> {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const statuses: number[] = [];
-    try {
-      for (let i = 0; i < 5000 && (i < 20 || !isDone()); i++) {
-        statuses.push(await http1(t.httpPort, 'app.test', '/', { agent }).then((r) => r.status, () => 0));
-      }
-    } finally {
-      agent.destroy();
-    }
-    return statuses;
-  }
+  const loopWhile = (isDone: () => boolean): Promise<number[]> => requestsWhile(t.httpPort, 'app.test', isDone);
 
   it(`answers a burst of ${BURST.toLocaleString('en')} HEADERS+RST_STREAM with GOAWAY on that connection; the tunnel and another client are unaffected`, async () => {
     const tunnelBefore = t.edge.registry.all().map((x) => x.connectionId);
