@@ -8,21 +8,25 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** EdgeProcess is a running `tuna edge` process with its output so far. */
-export interface EdgeProcess {
+/** TunaProcess is a running `tuna` command (its own process, the sources through tsx) with its output so far. */
+export interface TunaProcess {
   child: ChildProcess;
-  tunnelPort: number;
-  httpPort: number;
-  /** stdout so far (the primary's and the workers' lines) */
+  /** stdout so far (for the edge: the primary's and the workers' lines) */
   out(): string;
   stderr(): string;
   /** waitForOut resolves once stdout matches `pattern` `times` times (bounded by timeoutMs) */
   waitForOut(pattern: RegExp, times?: number, timeoutMs?: number): Promise<RegExpMatchArray[]>;
 }
 
-/** startEdgeProcess runs `tuna edge ARGS` and waits for its ports line. */
-export async function startEdgeProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<EdgeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'edge', ...args], {
+/** EdgeProcess is a running `tuna edge` process with its output so far. */
+export interface EdgeProcess extends TunaProcess {
+  tunnelPort: number;
+  httpPort: number;
+}
+
+/** spawnTuna runs `tuna ARGS` as its own process and captures its output. */
+export function spawnTuna(args: string[], env: NodeJS.ProcessEnv = {}): TunaProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -44,7 +48,7 @@ export async function startEdgeProcess(args: string[], env: NodeJS.ProcessEnv = 
     for (;;) {
       const matches = [...out.matchAll(global)];
       if (matches.length >= times) return matches;
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`tuna edge exited (${child.exitCode ?? child.signalCode}): ${out} ${err}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`tuna ${args[0]} exited (${child.exitCode ?? child.signalCode}): ${out} ${err}`);
       if (Date.now() > deadline) throw new Error(`no ${times}× ${pattern} within ${timeoutMs} ms: ${out} ${err}`);
       await new Promise<void>((resolve) => {
         const wake = (): void => {
@@ -57,17 +61,23 @@ export async function startEdgeProcess(args: string[], env: NodeJS.ProcessEnv = 
       });
     }
   };
+  return { child, out: () => out, stderr: () => err, waitForOut };
+}
+
+/** startEdgeProcess runs `tuna edge ARGS` and waits for its ports line. */
+export async function startEdgeProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<EdgeProcess> {
+  const edge = spawnTuna(['edge', ...args], env);
   try {
-    const [m] = await waitForOut(/tunnel listener on port (\d+), public HTTP on port (\d+)/);
-    return { child, tunnelPort: Number(m![1]), httpPort: Number(m![2]), out: () => out, stderr: () => err, waitForOut };
+    const [m] = await edge.waitForOut(/tunnel listener on port (\d+), public HTTP on port (\d+)/);
+    return { ...edge, tunnelPort: Number(m![1]), httpPort: Number(m![2]) };
   } catch (e) {
-    child.kill('SIGKILL');
+    edge.child.kill('SIGKILL');
     throw e;
   }
 }
 
-/** stopEdgeProcess sends `signal` and waits for the exit (SIGKILL after 30 s); it resolves with the exit code. */
-export async function stopEdgeProcess(edge: EdgeProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+/** stopEdgeProcess sends `signal` (to any TunaProcess) and waits for the exit (SIGKILL after 30 s); it resolves with the exit code. */
+export async function stopEdgeProcess(edge: TunaProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   if (edge === undefined) return null;
   const { child } = edge;
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
