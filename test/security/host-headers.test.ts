@@ -3,7 +3,10 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import type { ClientHttp2Session } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { constants as h2c } from 'node:http2';
 import { attack } from '../support/attack-log.js';
+import { FRAME, frame, getHeaderBlock, openRawH2 } from '../support/h2-frames.js';
+import { literalField } from '../support/hostile-agent.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { h2, h2Connect, openSession, startTestEdge } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
@@ -26,7 +29,7 @@ async function rawStatus(port: number, head: string): Promise<number> {
 }
 
 /** The Host the edge routes by is the only Host there is. */
-describe('attack: ambiguous Host headers are refused with 400', () => {
+describe('attack: ambiguous Host headers are refused', () => {
   let t: TestEdge;
   let session: TunnelSession;
   let handler: TestStreamHandler;
@@ -67,5 +70,18 @@ describe('attack: ambiguous Host headers are refused with 400', () => {
     expect(t.edge.metrics.streamsTotal).to.equal(0);
     const agree = await h2(client, { ':method': 'GET', ':path': '/', ':authority': 'app.test', host: 'APP.test' });
     expect(agree.headers[':status']).to.equal(200);
+  });
+
+  it('refuses an HTTP/2 request carrying two host fields (one agreeing with :authority) before the edge routes it: RST_STREAM, no tunnel stream', async () => {
+    const raw = await openRawH2(t.httpPort);
+    const block = Buffer.concat([getHeaderBlock('app.test'), literalField('host', 'app.test'), literalField('host', 'other.test')]);
+    raw.socket.write(frame(FRAME.HEADERS, FRAME.END_HEADERS | FRAME.END_STREAM, 1, block));
+    const deadline = Date.now() + 5000;
+    while (raw.resetCode(1) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    raw.socket.destroy();
+    attack(`HTTP/2 with two host fields (app.test, other.test) and :authority app.test → RST_STREAM ${raw.resetCode(1)}, tunnel streams ${t.edge.metrics.streamsTotal}`);
+    expect(raw.resetCode(1)).to.equal(h2c.NGHTTP2_PROTOCOL_ERROR);
+    expect(t.edge.metrics.streamsTotal).to.equal(0);
+    expect(handler.seen).to.deep.equal([]);
   });
 });

@@ -58,6 +58,8 @@ export interface RawH2 {
   socket: Socket;
   /** the GOAWAY error code received, if any */
   goawayCode(): number | undefined;
+  /** the RST_STREAM error code received for a stream, if any */
+  resetCode(streamId: number): number | undefined;
   /** closed resolves when the server closed the connection */
   closed: Promise<void>;
 }
@@ -70,17 +72,19 @@ export async function openRawH2(port: number): Promise<RawH2> {
   socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
   let pending: Buffer = Buffer.alloc(0);
   let goaway: number | undefined;
+  const resets = new Map<number, number>();
   socket.on('data', (chunk: Buffer) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= 9) {
       const length = pending.readUIntBE(0, 3);
       if (pending.length < 9 + length) break;
       if (pending[3] === FRAME.GOAWAY && length >= 8) goaway = pending.readUInt32BE(9 + 4);
+      if (pending[3] === FRAME.RST_STREAM && length === 4) resets.set(pending.readUInt32BE(5) & 0x7fffffff, pending.readUInt32BE(9));
       pending = pending.subarray(9 + length);
     }
   });
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return { socket, goawayCode: () => goaway, closed };
+  return { socket, goawayCode: () => goaway, resetCode: (id) => resets.get(id), closed };
 }
 
 /** writeAll writes the chunks with backpressure, stopping when the socket is gone; returns the chunks written. */
