@@ -19,7 +19,6 @@ const GOOD = 'binding/host/good.test';
 const EVIL = 'binding/host/evil.test';
 const FLOOD = 100_000;
 const PER_CHUNK = 1000;
-const CONTINUATION = 0x9;
 
 describe('attack: a hostile agent on the tunnel', function () {
   this.timeout(60_000);
@@ -119,14 +118,15 @@ describe('attack: a hostile agent on the tunnel', function () {
   });
 
   const ILLEGAL: [string, Buffer][] = [
-    ['DATA on stream 0', frame(FRAME.HEADERS - 1, 0, 0, Buffer.from('x'))],
-    ['PUSH_PROMISE (push is off)', frame(0x5, 0x4, 1, Buffer.concat([Buffer.from([0, 0, 0, 2]), STATUS_200]))],
-    ['HEADERS on a stream the agent may not open', frame(FRAME.HEADERS, 0x5, 2, STATUS_200)],
-    ['a frame past the maximum frame size', Buffer.concat([frame(FRAME.PING, 0, 0, Buffer.alloc(8)).subarray(0, 3).fill(0xff), Buffer.from([FRAME.PING, 0, 0, 0, 0, 0]), Buffer.alloc(1024)])],
-    ['a connection window past 2^31-1', Buffer.concat([frame(0x8, 0, 0, Buffer.from([0x7f, 0xff, 0xff, 0xff])), frame(0x8, 0, 0, Buffer.from([0x7f, 0xff, 0xff, 0xff]))])],
+    ['DATA on stream 0', frame(FRAME.DATA, 0, 0, Buffer.from('x'))],
+    ['PUSH_PROMISE (push is off)', frame(FRAME.PUSH_PROMISE, FRAME.END_HEADERS, 1, Buffer.concat([Buffer.from([0, 0, 0, 2]), STATUS_200]))],
+    ['HEADERS on a stream the agent may not open', frame(FRAME.HEADERS, FRAME.END_HEADERS | FRAME.END_STREAM, 2, STATUS_200)],
+    // a frame head announcing 16 MiB - 1 (past the 64 KiB the edge allows), then 1 KiB of it
+    ['a frame past the maximum frame size', Buffer.concat([Buffer.from([0xff, 0xff, 0xff, FRAME.PING, 0, 0, 0, 0, 0]), Buffer.alloc(1024)])],
+    ['a connection window past 2^31-1', Buffer.concat([frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0x7f, 0xff, 0xff, 0xff])), frame(FRAME.WINDOW_UPDATE, 0, 0, Buffer.from([0x7f, 0xff, 0xff, 0xff]))])],
     ['SETTINGS with an initial window past 2^31-1', frame(FRAME.SETTINGS, 0, 0, Buffer.from([0, 4, 0x80, 0, 0, 0]))],
     ['a PING of 7 bytes', frame(FRAME.PING, 0, 0, Buffer.alloc(7))],
-    ['CONTINUATION without HEADERS', frame(CONTINUATION, 0x4, 1, STATUS_200)],
+    ['CONTINUATION without HEADERS', frame(FRAME.CONTINUATION, FRAME.END_HEADERS, 1, STATUS_200)],
     ['garbage', Buffer.from('\xde\xad\xbe\xef'.repeat(64), 'latin1')],
   ];
 
@@ -149,7 +149,7 @@ describe('attack: a hostile agent on the tunnel', function () {
     const agent = await hostile();
     const field = literalField('x-huge', 'h'.repeat(16 * 1024 - 16));
     agent.onStream((id) => {
-      const frames = [frame(FRAME.HEADERS, 0, id, STATUS_200), ...Array.from({ length: 256 }, () => frame(CONTINUATION, 0, id, field))];
+      const frames = [frame(FRAME.HEADERS, 0, id, STATUS_200), ...Array.from({ length: 256 }, () => frame(FRAME.CONTINUATION, 0, id, field))];
       void writeAll(agent.socket, frames);
     });
     let evil = 0;

@@ -9,7 +9,19 @@ import type { Socket } from 'node:net';
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /** FRAME holds the frame types and flags the abuse tests use. */
-export const FRAME = { HEADERS: 0x1, RST_STREAM: 0x3, SETTINGS: 0x4, PING: 0x6, GOAWAY: 0x7, END_STREAM: 0x1, END_HEADERS: 0x4 } as const;
+export const FRAME = {
+  DATA: 0x0,
+  HEADERS: 0x1,
+  RST_STREAM: 0x3,
+  SETTINGS: 0x4,
+  PUSH_PROMISE: 0x5,
+  PING: 0x6,
+  GOAWAY: 0x7,
+  WINDOW_UPDATE: 0x8,
+  CONTINUATION: 0x9,
+  END_STREAM: 0x1,
+  END_HEADERS: 0x4,
+} as const;
 
 /** frame encodes one HTTP/2 frame. */
 export function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
