@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import type { EdgeConfigFile } from '../../src/edge/config.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { closedWithin, dial } from '../support/raw-sockets.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { http1, openSession, startTestEdge, waitUntil } from '../support/tunnel-harness.js';
@@ -15,27 +14,6 @@ import type { TestEdge } from '../support/tunnel-harness.js';
 
 const APP = 'binding/host/app.test';
 type TunnelListenerLimits = NonNullable<NonNullable<EdgeConfigFile['limits']>['tunnelListener']>;
-
-async function dial(port: number, localAddress?: string): Promise<Socket> {
-  const socket = connect({ host: '127.0.0.1', port, ...(localAddress !== undefined ? { localAddress } : {}) });
-  socket.on('error', () => undefined);
-  await once(socket, 'connect');
-  return socket;
-}
-
-/** closedWithin is true when the peer closes the socket before `boundMs` (a bound, not a timing assertion). */
-function closedWithin(socket: Socket, boundMs: number): Promise<{ closed: boolean; bytes: number }> {
-  let bytes = 0;
-  socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
-  socket.resume();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve({ closed: false, bytes }), boundMs);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve({ closed: true, bytes });
-    });
-  });
-}
 
 describe('edge: tunnel listener hygiene (first byte, TLS handshake and upgrade head, idle, limits)', function () {
   this.timeout(60_000);
