@@ -55,7 +55,7 @@ describe('attack: the control API', function () {
     await store.close();
   });
 
-  it('answers every route of the table with one identical 401 to eight kinds of bad credential (no oracle)', async () => {
+  it('answers every route of the table, and /metrics, with one identical 401 to eight kinds of bad credential (no oracle)', async () => {
     const routes = routeTable(store);
     const tunnel = await reserveAndMint(running.controlPort, a.reservationsToken, { kind: 'domain', hostname: `a.${BASE_DOMAIN}` }, { protocol: 'http' });
     const revoked = await store.createApiKey({ accountId: a.accountId, name: 'revoked', scopes: ['admin'] }, 'test');
@@ -86,8 +86,17 @@ describe('attack: the control API', function () {
         seen.add(refusal(answer));
       }
     }
-    attack(`bad credentials: ${routes.length} routes × ${credentials.length} kinds = ${sent} requests → ${sent} × 401, ${seen.size} distinct answer`);
+    // /metrics on the tunnel listener asks for an admin key too (it is mounted beside the table)
+    const metrics = new Set<string>();
+    for (const [c, [what, authorization]] of credentials.entries()) {
+      const options = { localAddress: `127.2.0.${c + 1}`, ...(authorization !== undefined ? { authorization } : {}) };
+      const answer = await api(running.controlPort, 'GET', '/metrics', undefined, undefined, options);
+      expect(answer.status, `/metrics with ${what}`).to.equal(401);
+      metrics.add(refusal(answer));
+    }
+    attack(`bad credentials: ${routes.length} routes × ${credentials.length} kinds = ${sent} requests → ${sent} × 401, ${seen.size} distinct answer; /metrics × ${credentials.length} → 401, ${metrics.size} distinct answer`);
     expect([...seen]).to.have.length(1);
+    expect([...metrics]).to.have.length(1);
     expect(JSON.parse([...seen][0]!)).to.deep.include({ challenge: 'Bearer realm="tuna"' });
     expect(await store.listReservations(a.accountId)).to.have.length(1);
     expect(await store.listTunnelKeys(a.accountId)).to.have.length(1);
