@@ -34,10 +34,17 @@ const jwtCodec = closedObject(
   },
 );
 
+const externalAuthCodec = closedObject(
+  'ExternalAuth',
+  { serviceRef: closedObject('ExternalAuthServiceRef', { name: nonEmptyString, port: t.number }, {}) },
+  { path: t.string, allowedHeaders: t.array(t.string), allowedResponseHeaders: t.array(t.string), forwardBodyBytes: t.number, timeout: t.string },
+);
+
 const policyFields = {
   basicAuth: closedObject('BasicAuth', { secretRef: localObjectReferenceCodec }, { realm: t.string }),
   keyAuth: closedObject('KeyAuth', { header: t.string, secretRef: localObjectReferenceCodec }, {}),
   jwt: jwtCodec,
+  externalAuth: externalAuthCodec,
   ipAccess: closedObject('IPAccess', {}, { allow: t.array(t.string), deny: t.array(t.string) }),
   rateLimit: closedObject('RateLimit', { requests: t.number, periodSeconds: t.number }, { burst: t.number }),
   httpsRedirect: closedObject('HTTPSRedirect', {}, { statusCode: t.number, port: t.number }),

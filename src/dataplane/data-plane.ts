@@ -16,7 +16,8 @@ import type { Downstream } from './exchange.js';
 import { normalizeHost } from './host.js';
 import { resolveRequest } from './http-handler.js';
 import type { ConnectionFacts } from './http-handler.js';
-import { authorize, withBody } from './external-auth.js';
+import { authorizeAll, withBody } from './external-auth.js';
+import type { ExternalAuthFilter } from './request-plan.js';
 import { forwardRequest } from './http-proxy.js';
 import type { ProxyDeps } from './http-proxy.js';
 import { MirrorSender } from './mirror.js';
@@ -198,7 +199,7 @@ export class DataPlane implements TunnelStreamHandler {
     if (routed.policies !== undefined) return this.serveHttpWithPolicies(routed, routed.policies, ds, conn, context);
     const plan = planRequest(routed.route, routed.facts);
     if (plan.kind === 'local') return sendLocalResponse(ds, plan.status, plan.body, plan.headers);
-    if (plan.externalAuth) return this.forwardAuthorized(routed.route, ds, plan, routed.facts, context);
+    if (plan.externalAuth) return this.forwardAuthorized(routed.route, ds, plan, routed.facts, context, [plan.externalAuth]);
     forwardRequest(this.deps, routed.route, ds, plan, context);
   }
 
@@ -207,8 +208,16 @@ export class DataPlane implements TunnelStreamHandler {
    * the request goes on with the headers the answer lets through (and the body it read, if it did);
    * refused, the client gets the answer.
    */
-  private forwardAuthorized(route: RoutedRequest['route'], ds: Downstream, plan: ForwardPlan, facts: RoutedRequest['facts'], context: TunnelStreamContext, onLocal?: (local: LocalAnswer) => void): void {
-    authorize(this.deps, plan.externalAuth!, facts, ds, (verdict) => {
+  private forwardAuthorized(
+    route: RoutedRequest['route'],
+    ds: Downstream,
+    plan: ForwardPlan,
+    facts: RoutedRequest['facts'],
+    context: TunnelStreamContext,
+    checks: readonly ExternalAuthFilter[],
+    onLocal?: (local: LocalAnswer) => void,
+  ): void {
+    authorizeAll(this.deps, checks, facts, ds, (verdict) => {
       if (verdict.kind === 'local') return onLocal ? onLocal(verdict) : sendLocalResponse(ds, verdict.status, verdict.body, verdict.headers);
       Object.assign(plan.headers, verdict.headers);
       forwardRequest(this.deps, route, verdict.body === undefined ? ds : withBody(ds, verdict.body), plan, context);
@@ -225,7 +234,8 @@ export class DataPlane implements TunnelStreamHandler {
       const isCounted = p.maxBodyBytes !== undefined && ds.hasBody && ds.headers['content-length'] === undefined;
       const down = isCounted ? limitBody(ds, p.maxBodyBytes) : ds;
       const decorated = decoratePlan(p, plan, req);
-      if (decorated.externalAuth) return this.forwardAuthorized(p.route, down, decorated, routed.facts, context, (a) => sendLocalResponse(ds, a.status, a.body, withResponseHeaders(p, a).headers));
+      const checks = authorizations(p, decorated);
+      if (checks.length > 0) return this.forwardAuthorized(p.route, down, decorated, routed.facts, context, checks, (a) => sendLocalResponse(ds, a.status, a.body, withResponseHeaders(p, a).headers));
       forwardRequest(this.deps, p.route, down, decorated, context);
     };
     const req: PolicyRequest = { facts: routed.facts, publicScheme: conn.scheme, isUpgrade: false };
@@ -243,9 +253,10 @@ export class DataPlane implements TunnelStreamHandler {
       const planned = planRequest(p?.route ?? routed.route, routed.facts);
       if (planned.kind === 'local') return onLocal(p ? withResponseHeaders(p, planned) : planned);
       const decorated = p ? decoratePlan(p, planned, req) : planned;
-      if (!decorated.externalAuth) return onForward(decorated);
+      const checks = authorizations(p, decorated);
+      if (checks.length === 0) return onForward(decorated);
       // an upgrade is asked about without its body (it has none before the switch)
-      authorize(this.deps, decorated.externalAuth, routed.facts, undefined, (verdict) => {
+      authorizeAll(this.deps, checks, routed.facts, undefined, (verdict) => {
         if (verdict.kind === 'local') return onLocal(p ? withResponseHeaders(p, verdict) : verdict);
         Object.assign(decorated.headers, verdict.headers);
         onForward(decorated);
@@ -355,4 +366,12 @@ function requestContext(c: SplicedConnection, req: IncomingMessage): TunnelStrea
 
 function isSecure(protocol: TunnelStreamContext['publicProtocol']): boolean {
   return protocol === 'https' || protocol === 'tls';
+}
+
+/** authorizations are the external authorizations a request must pass: its route policy's, then its rule's filter's. */
+function authorizations(p: CompiledPolicies | undefined, plan: ForwardPlan): ExternalAuthFilter[] {
+  const out: ExternalAuthFilter[] = [];
+  if (p?.externalAuth) out.push(p.externalAuth);
+  if (plan.externalAuth) out.push(plan.externalAuth);
+  return out;
 }

@@ -58,6 +58,26 @@ export function authorize(deps: ProxyDeps, f: ExternalAuthFilter, req: IncomingF
   ask(deps, f, req, undefined, done);
 }
 
+/**
+ * authorizeAll asks each authorization in turn (a route policy's, then the rule's filter): the
+ * first refusal is the verdict; each allowing answer's headers add to the last's, and a body read
+ * by one is what the next is told and the backend gets.
+ */
+export function authorizeAll(deps: ProxyDeps, checks: readonly ExternalAuthFilter[], req: IncomingFacts, ds: Downstream | undefined, done: (verdict: AuthVerdict) => void): void {
+  const headers: HeaderMap = {};
+  let body: Buffer | undefined;
+  const next = (i: number, down: Downstream | undefined): void => {
+    if (i === checks.length) return done({ kind: 'allow', headers, ...(body !== undefined ? { body } : {}) });
+    authorize(deps, checks[i]!, req, down, (verdict) => {
+      if (verdict.kind === 'local') return done(verdict);
+      Object.assign(headers, verdict.headers);
+      if (verdict.body !== undefined) body = verdict.body;
+      next(i + 1, down !== undefined && verdict.body !== undefined ? withBody(down, verdict.body) : down);
+    });
+  };
+  next(0, ds);
+}
+
 /** ask sends the authorization request (with `body` when it was read) and reads the answer. */
 function ask(deps: ProxyDeps, f: ExternalAuthFilter, req: IncomingFacts, body: Buffer | undefined, done: (verdict: AuthVerdict) => void): void {
   const choice = chooseEndpoint(deps, [f.backend]);

@@ -1,7 +1,8 @@
 import { parseCidr } from './ip-address.js';
 import { validateJwt } from './jwt.js';
 import type { JwtPolicy } from './jwt.js';
-import type { CorsPolicy, HeaderModifier } from './types.js';
+import { validateExternalAuth } from './filters.js';
+import type { CorsPolicy, ExternalAuth, HeaderModifier } from './types.js';
 
 /**
  * Route policies (docs/policies.md): access, rate and shape rules the agent's data plane applies to
@@ -27,6 +28,8 @@ export interface RoutePolicies {
   keyAuth?: KeyAuthPolicy;
   /** a bearer JSON Web Token signed by one of the policy's keys (src/model/jwt.ts) */
   jwt?: JwtPolicy;
+  /** an authorization Service asked about each request before it is forwarded (Gateway API semantics: 200 allows) */
+  externalAuth?: ExternalAuth;
   /** largest request body accepted, in bytes (larger: 413) */
   maxBodyBytes?: number;
   /** request headers set, added and removed before the backend is called */
@@ -85,6 +88,7 @@ export const policyKinds = [
   'basicAuth',
   'keyAuth',
   'jwt',
+  'externalAuth',
   'maxBodyBytes',
   'requestHeaders',
   'responseHeaders',
@@ -185,6 +189,7 @@ export function validatePolicies(id: string, p: RoutePolicies): string[] {
       if (!isSupportedPasswordHash(u.hash)) fail(`basicAuth.users: user ${u.name}: unsupported hash`);
     }
   }
+  if (p.externalAuth) errors.push(...validateExternalAuth(`${id}: policies.externalAuth`, p.externalAuth));
   if (p.keyAuth) {
     if (!isHeaderName(p.keyAuth.header)) fail(`keyAuth.header: invalid header name ${JSON.stringify(p.keyAuth.header)}`);
     if (p.keyAuth.sha256.length === 0) fail('keyAuth.sha256: empty');

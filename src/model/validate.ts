@@ -1,5 +1,6 @@
 import { validatePolicies } from './policies.js';
-import type { Backend, BackendTls, ExternalAuth, HttpRoute, RouteGraph, SourceRef } from './types.js';
+import { validateExternalAuth } from './filters.js';
+import type { Backend, BackendTls, HttpRoute, RouteGraph, SourceRef } from './types.js';
 
 /**
  * validate checks the graph's own invariants: unique ids, links that resolve, ports and weights in
@@ -82,28 +83,11 @@ function validateRoute(r: HttpRoute): string[] {
   if (r.policies) errors.push(...validatePolicies(r.id, r.policies));
   for (const f of r.filters) {
     if (f.type === 'RequestMirror' && f.backend.filters !== undefined) errors.push(`${r.id}: mirror backend with filters`);
-    if (f.type === 'ExternalAuth') errors.push(...validateExternalAuth(r.id, f));
+    if (f.type === 'ExternalAuth') {
+      errors.push(...validateExternalAuth(r.id, f));
+      if (f.backend.tls) errors.push(...validateBackendTls(r.id, f.backend.tls));
+    }
   }
-  return errors;
-}
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-
-function validateExternalAuth(id: string, f: ExternalAuth): string[] {
-  const errors: string[] = [];
-  const b = f.backend;
-  if (!isPort(b.port)) errors.push(`${id}: invalid external auth port ${b.port}`);
-  if (b.protocol !== 'http' && b.protocol !== 'h2c' && b.protocol !== 'h2') errors.push(`${id}: external auth over ${b.protocol}`);
-  if (b.filters !== undefined) errors.push(`${id}: external auth backend with filters`);
-  if (b.tls) errors.push(...validateBackendTls(id, b.tls));
-  // ingress-nginx's auth-url is asked at its own path and query; Gateway API's prefixes the request's path
-  const badPath = f.semantics === 'nginx' ? /[#\s]/ : /[?#\s]/;
-  if (f.pathPrefix !== '' && (!f.pathPrefix.startsWith('/') || badPath.test(f.pathPrefix))) errors.push(`${id}: invalid external auth path ${f.pathPrefix}`);
-  for (const list of [f.requestHeaders, f.responseHeaders])
-    if (list !== 'all') for (const h of list) if (!HEADER_NAME.test(h)) errors.push(`${id}: invalid external auth header name ${h}`);
-  if (!Number.isInteger(f.forwardBodyBytes) || f.forwardBodyBytes < 0 || f.forwardBodyBytes > 65_535) errors.push(`${id}: invalid external auth body size ${f.forwardBodyBytes}`);
-  if (!Number.isInteger(f.timeoutMs) || f.timeoutMs < 1) errors.push(`${id}: invalid external auth timeout ${f.timeoutMs}`);
-  if (f.signinUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(f.signinUrl)) errors.push(`${id}: invalid external auth sign-in URL`);
   return errors;
 }
 

@@ -153,6 +153,39 @@ describe('data plane: external authorization', function () {
     expect(upstream).to.have.length(1);
   });
 
+  it("asks a route policy's authorization first, then the rule's own; the first refusal stops the request, and both answers' headers reach the backend", async () => {
+    const order: string[] = [];
+    const first = await authServer((req, _b, res) => {
+      order.push('policy');
+      res.writeHead(req.headers['x-pass'] === 'no' ? 401 : 200, { 'x-from-policy': 'p' }).end();
+    });
+    const second = await authServer((_r, _b, res) => {
+      order.push('filter');
+      res.writeHead(200, { 'x-from-filter': 'f' }).end();
+    });
+    await serve({ backend: serviceBackend('auth2') }, second.port); // starts the app backend
+    // the route again, with a policy's authorization on top
+    const endpoints = new StaticEndpointResolver();
+    const app = backends.find((b) => b !== first && b !== second)!;
+    endpoints.set('default', 'app', 'http', [{ address: '127.0.0.1', port: app.port }]);
+    endpoints.set('default', 'auth1', 'http', [{ address: '127.0.0.1', port: first.port }]);
+    endpoints.set('default', 'auth2', 'http', [{ address: '127.0.0.1', port: second.port }]);
+    await harness!.close();
+    plane!.close();
+    plane = new DataPlane({ endpoints });
+    const policy: ExternalAuth = { backend: serviceBackend('auth1'), pathPrefix: '', requestHeaders: ['x-pass'], responseHeaders: 'all', forwardBodyBytes: 0, timeoutMs: 2_000, semantics: 'gateway' };
+    const filter: ExternalAuth = { ...policy, backend: serviceBackend('auth2'), requestHeaders: [] };
+    const route = httpRoute('guarded', [serviceBackend('app')], { filters: [{ type: 'ExternalAuth', ...filter }], extra: { policies: { externalAuth: policy } } });
+    plane.update(hostGraph([{ hostname: 'app.test', routes: [route] }]));
+    harness = await startTunnelHarness(plane);
+    expect((await harness.request({ ':path': '/' })).status).to.equal(200);
+    expect(order).to.deep.equal(['policy', 'filter']);
+    expect(upstream.at(-1)!.headers).to.deep.include({ 'x-from-policy': 'p', 'x-from-filter': 'f' });
+    order.length = 0;
+    expect((await harness.request({ ':path': '/', 'x-pass': 'no' })).status).to.equal(401);
+    expect(order, 'the rule is not asked once the policy refused').to.deep.equal(['policy']);
+  });
+
   it('fails closed: a Service that hangs past the timeout, one with no endpoint, one that refuses connections — 503, and other routes keep serving', async () => {
     const hanging = await authServer(() => undefined); // never answers
     const open = httpRoute('open', [serviceBackend('app')], { match: { path: { type: 'Prefix', value: '/open' } } });

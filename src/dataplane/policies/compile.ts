@@ -7,6 +7,7 @@ import { JwtChecker } from './jwt.js';
 import { KeyChecker } from './key-auth.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { Clock } from './rate-limiter.js';
+import type { ExternalAuthFilter } from '../request-plan.js';
 
 /**
  * CompiledPolicies is the policy set in force on one route, ready to apply: parsed ranges,
@@ -21,6 +22,8 @@ export interface CompiledPolicies {
   readonly basicAuth?: BasicAuthChecker;
   readonly keyAuth?: KeyChecker;
   readonly jwt?: JwtChecker;
+  /** asked after the other checks, before the rule's own ExternalAuth filter (data-plane.ts) */
+  readonly externalAuth?: ExternalAuthFilter;
   readonly maxBodyBytes?: number;
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
@@ -69,6 +72,7 @@ export class PolicyCompiler {
       ...(basicAuth ? { basicAuth: this.reuse(`basic ${ownerOf('basicAuth')} ${stableStringify(basicAuth)}`, () => new BasicAuthChecker(basicAuth)) as BasicAuthChecker } : {}),
       ...(merged.keyAuth ? { keyAuth: new KeyChecker(merged.keyAuth) } : {}),
       ...(jwt ? { jwt: this.jwtChecker(ownerOf('jwt'), jwt) } : {}),
+      ...(merged.externalAuth ? { externalAuth: { type: 'ExternalAuth' as const, ...merged.externalAuth } } : {}),
       ...(merged.maxBodyBytes !== undefined ? { maxBodyBytes: merged.maxBodyBytes } : {}),
       ...(merged.requestHeaders ? { requestHeaders: merged.requestHeaders } : {}),
       ...(merged.responseHeaders ? { responseHeaders: merged.responseHeaders } : {}),

@@ -5,8 +5,9 @@
  * value checked by validatePolicies.
  */
 import type { RoutePolicySpec } from '../../crd/index.js';
-import type { ClaimRequirement, HtpasswdParse, JwksParse, JwksSource, JwtPolicy, RoutePolicies } from '../../model/index.js';
+import type { ClaimRequirement, ExternalAuth, HtpasswdParse, JwksParse, JwksSource, JwtPolicy, RoutePolicies } from '../../model/index.js';
 import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, validatePolicies } from '../../model/index.js';
+import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { TunaReason } from '../common/reasons.js';
 import { parseDuration } from '../gateway/duration.js';
@@ -56,6 +57,10 @@ export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, ind
     const jwt = resolveJwt(ns, spec.jwt, index, problems);
     if (jwt) p.jwt = jwt;
   }
+  if (spec.externalAuth) {
+    const auth = resolveExternalAuth(ns, spec.externalAuth, index, problems);
+    if (auth) p.externalAuth = auth;
+  }
   if (spec.ipAccess) p.ipAccess = { allow: [...(spec.ipAccess.allow ?? [])], deny: [...(spec.ipAccess.deny ?? [])] };
   if (spec.rateLimit) p.rateLimit = { requests: spec.rateLimit.requests, periodSeconds: spec.rateLimit.periodSeconds, burst: spec.rateLimit.burst ?? spec.rateLimit.requests };
   if (spec.httpsRedirect) {
@@ -85,6 +90,47 @@ export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, ind
   }
   for (const e of validatePolicies(id, p)) problems.push({ condition: 'Accepted', reason: 'Invalid', message: e.replace(`${id}: policies.`, 'spec.') });
   return problems.length > 0 ? { kind: 'invalid', problems } : { kind: 'ok', policies: p };
+}
+
+type ExternalAuthSpec = NonNullable<RoutePolicySpec['externalAuth']>;
+
+/** EXTERNAL_AUTH_TIMEOUT_MS is how long a policy's authorization answer may take when it names no timeout. */
+const EXTERNAL_AUTH_TIMEOUT_MS = 10_000;
+
+/**
+ * resolveExternalAuth reads `spec.externalAuth`: a Service port of the policy's own namespace
+ * that speaks HTTP, asked as Gateway API's ExternalAuth filter asks (200 allows). Undefined when
+ * the Service cannot be used (the problem is recorded; the policy then fails closed).
+ */
+function resolveExternalAuth(ns: string, spec: ExternalAuthSpec, index: SnapshotIndex, problems: PolicyProblem[]): ExternalAuth | undefined {
+  const { name, port } = spec.serviceRef;
+  const r = resolveServiceBackend(index, ns, name, port);
+  if (!r.ok) {
+    const reason = r.reason === 'ServiceNotFound' || r.reason === 'ServicePortNotFound' || r.reason === 'ExternalNameService' ? r.reason : 'Invalid';
+    problems.push({ condition: 'ResolvedRefs', reason, message: `spec.externalAuth.serviceRef: ${r.message}` });
+    return undefined;
+  }
+  if (r.backend.protocol !== 'http' && r.backend.protocol !== 'h2c' && r.backend.protocol !== 'h2') {
+    problems.push({ condition: 'ResolvedRefs', reason: 'Invalid', message: `spec.externalAuth.serviceRef: Service ${ns}/${name} port ${port} speaks ${r.backend.protocol}, not HTTP` });
+    return undefined;
+  }
+  let timeoutMs = EXTERNAL_AUTH_TIMEOUT_MS;
+  if (spec.timeout !== undefined) {
+    const ms = parseDuration(spec.timeout);
+    if (ms === undefined || ms === 0) problems.push({ condition: 'Accepted', reason: 'Invalid', message: `spec.externalAuth.timeout: ${JSON.stringify(spec.timeout)} is not a Gateway API duration above 0 (such as 2s)` });
+    else timeoutMs = ms;
+  }
+  const path = spec.path ?? '';
+  const response = (spec.allowedResponseHeaders ?? []).map((h) => h.toLowerCase());
+  return {
+    backend: { ...r.backend, weight: 1 },
+    pathPrefix: path.replace(/\/+$/, ''),
+    requestHeaders: (spec.allowedHeaders ?? []).map((h) => h.toLowerCase()),
+    responseHeaders: response.length === 0 ? 'all' : response,
+    forwardBodyBytes: spec.forwardBodyBytes ?? 0,
+    timeoutMs,
+    semantics: 'gateway',
+  };
 }
 
 type JwtSpec = NonNullable<RoutePolicySpec['jwt']>;
