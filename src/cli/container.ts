@@ -51,7 +51,8 @@ export class AgentFactory {
       log?.(`proxy error on ${context.bindingId} (request ${context.requestId}): ${err instanceof Error ? err.message : String(err)}`);
     const onJwksError = (url: string, err: unknown): void =>
       log?.(`JWT key set ${url} could not be fetched (the last good keys, if any, stay in force): ${err instanceof Error ? err.message : String(err)}`);
-    const dataPlane = new DataPlane({ endpoints, certificates, onError, onJwksError, observer, ...(options.udpIdleTimeoutMs !== undefined ? { udpIdleTimeoutMs: options.udpIdleTimeoutMs } : {}) });
+    const onOidcError = (issuer: string, err: unknown): void => log?.(`OpenID provider ${issuer}: a fetch failed (the last good configuration, if any, stays in force): ${err instanceof Error ? err.message : String(err)}`);
+    const dataPlane = new DataPlane({ endpoints, certificates, onError, onJwksError, onOidcError, observer, ...(options.udpIdleTimeoutMs !== undefined ? { udpIdleTimeoutMs: options.udpIdleTimeoutMs } : {}) });
     return new Agent(dataPlane, this.tunnels(options, dataPlane, log));
   }
 }

@@ -63,6 +63,8 @@ export interface DataPlaneOptions {
   now?: () => number;
   /** told of a JWT key-set fetch that failed (the route keeps its last good keys, or answers 503 without any) */
   onJwksError?: (url: string, err: unknown) => void;
+  /** told of an oidc policy's provider configuration or key fetch that failed (its routes keep the last good configuration, or answer 503 without any) */
+  onOidcError?: (issuer: string, err: unknown) => void;
   /** false: do not tell edges that whole HTTP/1.1 connections may come on one stream (docs/protocol.md §4.5); default true */
   spliceHttp1?: boolean;
   /** limits of spliced connections whose edge sends none (`tuna-http1-limits`; default: the edge's public defaults) */
@@ -130,6 +132,7 @@ export class DataPlane implements TunnelStreamHandler {
     this.observer = options.observer;
     this.policies = new PolicyCompiler(options.now ?? (() => performance.now()), {
       ...(options.onJwksError ? { onJwksError: options.onJwksError } : {}),
+      ...(options.onOidcError ? { onOidcError: options.onOidcError } : {}),
     });
   }
 

@@ -9,5 +9,6 @@ export * from './errors.js';
 export * from './error-line.js';
 export * from './policies.js';
 export * from './jwt.js';
+export * from './oidc.js';
 export * from './ip-address.js';
 export * from './address-pool.js';

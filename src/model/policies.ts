@@ -2,6 +2,8 @@ import { parseCidr } from './ip-address.js';
 import { validateJwt } from './jwt.js';
 import type { JwtPolicy } from './jwt.js';
 import { validateExternalAuth } from './filters.js';
+import { validateOidc } from './oidc.js';
+import type { OidcPolicy } from './oidc.js';
 import type { CorsPolicy, ExternalAuth, HeaderModifier } from './types.js';
 
 /**
@@ -28,6 +30,8 @@ export interface RoutePolicies {
   keyAuth?: KeyAuthPolicy;
   /** a bearer JSON Web Token signed by one of the policy's keys (src/model/jwt.ts) */
   jwt?: JwtPolicy;
+  /** an OpenID Connect login for browsers, with an encrypted session cookie (src/model/oidc.ts) */
+  oidc?: OidcPolicy;
   /** an authorization Service asked about each request before it is forwarded (Gateway API semantics: 200 allows) */
   externalAuth?: ExternalAuth;
   /** largest request body accepted, in bytes (larger: 413) */
@@ -88,6 +92,7 @@ export const policyKinds = [
   'basicAuth',
   'keyAuth',
   'jwt',
+  'oidc',
   'externalAuth',
   'maxBodyBytes',
   'requestHeaders',
@@ -196,6 +201,7 @@ export function validatePolicies(id: string, p: RoutePolicies): string[] {
     for (const d of p.keyAuth.sha256) if (!/^[0-9a-f]{64}$/.test(d)) fail('keyAuth.sha256: not a lowercase hex SHA-256 digest');
   }
   if (p.jwt) for (const e of validateJwt(p.jwt, isHeaderName, isQuotableRealm)) fail(e);
+  if (p.oidc) for (const e of validateOidc(p.oidc, isHeaderName)) fail(e);
   if (p.maxBodyBytes !== undefined && !isWhole(p.maxBodyBytes, 1, Number.MAX_SAFE_INTEGER)) fail(`maxBodyBytes: ${p.maxBodyBytes} is not a whole number of bytes from 1`);
   for (const kind of ['requestHeaders', 'responseHeaders'] as const) {
     const mod = p[kind];

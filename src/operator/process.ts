@@ -140,6 +140,7 @@ export function registerOperator(c: DependencyContainer): void {
       udpObserver: deps.resolve(UDP_METRICS),
       onError: (err, context) => log(deps).warn(`proxy error on ${context.bindingId} (request ${context.requestId})`, { err, bindingId: context.bindingId, requestId: context.requestId }),
       onJwksError: (url, err) => log(deps).warn(`JWT key set ${url} could not be fetched (the last good keys, if any, stay in force)`, { err }),
+      onOidcError: (issuer, err) => log(deps).warn(`OpenID provider ${issuer}: a fetch failed (the last good configuration, if any, stays in force)`, { err }),
     }),
   );
   // one tunnel manager, in a child container holding the data plane and the keys (the clock and dialer are the CLI's)

@@ -7,6 +7,8 @@ import type { ForwardPlan, IncomingFacts, LocalAnswer } from '../request-plan.js
 import { tooLargeBody } from './body-limit.js';
 import type { CompiledPolicies } from './compile.js';
 import type { JwtVerdict } from './jwt.js';
+import type { OidcVerdict } from './oidc.js';
+import { withoutCookies } from './oidc-session.js';
 
 /** PolicyRequest is what the policies look at: the parsed request and what the tunnel metadata says. */
 export interface PolicyRequest {
@@ -17,13 +19,16 @@ export interface PolicyRequest {
   isUpgrade: boolean;
   /** set by the jwt check that passed: the claim headers to send to the backend */
   claimHeaders?: HeaderMap;
+  /** set by the oidc check that passed: its claim headers, and a renewed session cookie to set on the response */
+  oidc?: { claimHeaders: HeaderMap; setCookie?: string };
 }
 
 /**
  * checkPolicies runs the access policies of a route, in this order: IP allow/deny (403), HTTPS
  * redirect, rate limit (429), CORS preflight (204, before authentication: a browser sends a
  * preflight without credentials, Fetch §4.8), basic auth and key auth (401; with both, both
- * must pass), and a declared body length over the maximum (413). It returns the local answer
+ * must pass), a JWT, an OpenID Connect session (oidc: the login redirect, its callback and
+ * logout, or 401), and a declared body length over the maximum (413). It returns the local answer
  * that ends the request, or undefined to go on. Only a bcrypt or JWT verification (a credential
  * or token not remembered yet) makes it asynchronous.
  */
@@ -61,12 +66,26 @@ function checkAfterBasic(p: CompiledPolicies, req: PolicyRequest): LocalAnswer |
   const { facts } = req;
   if (p.keyAuth && !p.keyAuth.isAccepted(facts.headers[p.keyAuth.header])) return answer(p, facts, 401, `missing or wrong key in header ${p.keyAuth.header}\n`);
   if (p.jwt) {
-    const after = (v: JwtVerdict): LocalAnswer | undefined => {
+    const after = (v: JwtVerdict): LocalAnswer | undefined | Promise<LocalAnswer | undefined> => {
       if (v.kind === 'refuse') return answer(p, facts, v.status, v.body, { ...v.headers });
       req.claimHeaders = v.claimHeaders;
-      return checkBody(p, facts);
+      return checkOidc(p, req);
     };
     const verdict = p.jwt.check(facts.headers);
+    return verdict instanceof Promise ? verdict.then(after) : after(verdict);
+  }
+  return checkOidc(p, req);
+}
+
+function checkOidc(p: CompiledPolicies, req: PolicyRequest): LocalAnswer | undefined | Promise<LocalAnswer | undefined> {
+  const { facts } = req;
+  if (p.oidc) {
+    const after = (v: OidcVerdict): LocalAnswer | undefined => {
+      if (v.kind === 'answer') return answer(p, facts, v.status, v.body, { ...v.headers });
+      req.oidc = v.setCookie === undefined ? { claimHeaders: v.claimHeaders } : { claimHeaders: v.claimHeaders, setCookie: v.setCookie };
+      return checkBody(p, facts);
+    };
+    const verdict = p.oidc.check(req);
     return verdict instanceof Promise ? verdict.then(after) : after(verdict);
   }
   return checkBody(p, facts);
@@ -103,6 +122,14 @@ export function decoratePlan(p: CompiledPolicies, plan: ForwardPlan, req: Policy
   if (p.jwt) {
     for (const name of p.jwt.strip) delete plan.headers[name];
     Object.assign(plan.headers, req.claimHeaders);
+  }
+  if (p.oidc) {
+    for (const name of p.oidc.strip) delete plan.headers[name];
+    Object.assign(plan.headers, req.oidc?.claimHeaders);
+    const cookie = withoutCookies(plan.headers.cookie, p.oidc.cookies);
+    if (cookie === undefined) delete plan.headers.cookie;
+    else plan.headers.cookie = cookie;
+    if (req.oidc?.setCookie !== undefined) plan.responseModifiers.push({ set: [], add: [{ name: 'set-cookie', value: req.oidc.setCookie }], remove: [] });
   }
   if (p.responseHeaders) plan.responseModifiers.push(p.responseHeaders);
   if (p.cors) plan.cors = p.cors;

@@ -1,10 +1,12 @@
 import { mergePolicies, stableStringify } from '../../model/index.js';
-import type { Binding, CorsPolicy, HeaderModifier, HttpRoute, HttpsRedirectPolicy, JwtPolicy, RoutePolicies } from '../../model/index.js';
+import type { Binding, CorsPolicy, HeaderModifier, HttpRoute, HttpsRedirectPolicy, JwtPolicy, OidcPolicy, RoutePolicies } from '../../model/index.js';
 import { BasicAuthChecker } from './basic-auth.js';
 import { IpFilter } from './ip-filter.js';
-import { InlineKeys, RemoteKeys, fetchJwksText } from './jwks.js';
+import { InlineKeys, RemoteKeys, fetchBoundedText, fetchJwksText } from './jwks.js';
 import { JwtChecker } from './jwt.js';
 import { KeyChecker } from './key-auth.js';
+import { OidcChecker } from './oidc.js';
+import { ProviderDiscovery } from './oidc-discovery.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { Clock } from './rate-limiter.js';
 import type { ExternalAuthFilter } from '../request-plan.js';
@@ -24,6 +26,7 @@ export interface CompiledPolicies {
   readonly jwt?: JwtChecker;
   /** asked after the other checks, before the rule's own ExternalAuth filter (data-plane.ts) */
   readonly externalAuth?: ExternalAuthFilter;
+  readonly oidc?: OidcChecker;
   readonly maxBodyBytes?: number;
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
@@ -35,9 +38,11 @@ export interface CompiledPolicies {
 export interface PolicyCompilerOptions {
   /** told of a key-set fetch that failed; the message names the URL and the cause, never a key */
   onJwksError?: (url: string, err: unknown) => void;
+  /** told of a provider configuration or key fetch of an oidc policy that failed; the message names the URL and the cause, never a secret */
+  onOidcError?: (issuer: string, err: unknown) => void;
 }
 
-type Stateful = RateLimiter | BasicAuthChecker | JwtChecker | RemoteKeys;
+type Stateful = RateLimiter | BasicAuthChecker | JwtChecker | RemoteKeys | OidcChecker | ProviderDiscovery;
 
 /**
  * PolicyCompiler builds CompiledPolicies for each route of a new graph. Rate limiters and
@@ -63,7 +68,7 @@ export class PolicyCompiler {
     const merged = mergePolicies(binding?.policies, route.policies);
     if (merged === undefined) return undefined;
     const ownerOf = (kind: keyof RoutePolicies): string => (route.policies?.[kind] !== undefined ? route.id : (binding?.id ?? route.id));
-    const { rateLimit, basicAuth, jwt, timeoutMs } = merged;
+    const { rateLimit, basicAuth, jwt, oidc, timeoutMs } = merged;
     return {
       ...(merged.ipAccess ? { ipFilter: new IpFilter(merged.ipAccess) } : {}),
       ...(merged.httpsRedirect ? { httpsRedirect: merged.httpsRedirect } : {}),
@@ -73,6 +78,7 @@ export class PolicyCompiler {
       ...(merged.keyAuth ? { keyAuth: new KeyChecker(merged.keyAuth) } : {}),
       ...(jwt ? { jwt: this.jwtChecker(ownerOf('jwt'), jwt) } : {}),
       ...(merged.externalAuth ? { externalAuth: { type: 'ExternalAuth' as const, ...merged.externalAuth } } : {}),
+      ...(oidc ? { oidc: this.oidcChecker(ownerOf('oidc'), oidc) } : {}),
       ...(merged.maxBodyBytes !== undefined ? { maxBodyBytes: merged.maxBodyBytes } : {}),
       ...(merged.requestHeaders ? { requestHeaders: merged.requestHeaders } : {}),
       ...(merged.responseHeaders ? { responseHeaders: merged.responseHeaders } : {}),
@@ -84,7 +90,7 @@ export class PolicyCompiler {
   sweep(): void {
     for (const [key, value] of this.stateful)
       if (!this.used.has(key)) {
-        if (value instanceof RemoteKeys) value.stop();
+        if (value instanceof RemoteKeys || value instanceof ProviderDiscovery) value.stop();
         this.stateful.delete(key);
       }
     this.used = new Set();
@@ -101,6 +107,14 @@ export class PolicyCompiler {
     const { jwks } = jwt;
     const remote = jwks.kind === 'url' ? this.remoteKeys(jwks.url, jwks.refreshSeconds) : undefined;
     return this.reuse(`jwt ${owner} ${stableStringify(jwt)}`, () => new JwtChecker(jwt, remote ?? new InlineKeys(jwks.kind === 'inline' ? jwks.keys : []))) as JwtChecker;
+  }
+
+  /** oidcChecker is the checker of an oidc policy; the provider's discovery is one per issuer and refresh interval, shared and kept across updates. */
+  private oidcChecker(owner: string, oidc: OidcPolicy): OidcChecker {
+    const onError = this.options.onOidcError ?? (() => undefined);
+    const options = { fetchText: fetchBoundedText, now: this.now, onError };
+    const discovery = this.reuse(`oidc-discovery ${oidc.discoveryRefreshSeconds} ${oidc.issuer}`, () => new ProviderDiscovery(oidc.issuer, oidc.discoveryRefreshSeconds * 1000, options)) as ProviderDiscovery;
+    return this.reuse(`oidc ${owner} ${stableStringify(oidc)}`, () => new OidcChecker(oidc, discovery)) as OidcChecker;
   }
 
   private remoteKeys(url: string, refreshSeconds: number): RemoteKeys {

@@ -122,7 +122,7 @@ export class RemoteKeys implements KeySource {
   }
 }
 
-function errorText(err: unknown): string {
+export function errorText(err: unknown): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   const message = err instanceof Error ? err.message : String(err);
   return typeof cause?.code === 'string' ? `${message} (${cause.code})` : message;
@@ -132,18 +132,27 @@ function errorText(err: unknown): string {
  * fetchJwksText is the default JwksFetch: GET with a 5 s deadline, no redirect followed (a
  * redirect could leave the origin the policy named), 200 only, at most MAX_JWKS_BYTES read.
  */
-export async function fetchJwksText(url: string): Promise<string> {
-  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(5000), headers: { accept: 'application/jwk-set+json, application/json' } });
+export function fetchJwksText(url: string): Promise<string> {
+  return fetchBoundedText(url, 'application/jwk-set+json, application/json', MAX_JWKS_BYTES);
+}
+
+/** fetchBoundedText GETs a document with a 5 s deadline, no redirect followed, 200 only, at most `maxBytes` read. */
+export async function fetchBoundedText(url: string, accept: string, maxBytes: number): Promise<string> {
+  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(5000), headers: { accept } });
   if (res.status !== 200) {
     await res.body?.cancel();
     throw new Error(`answered ${res.status}`);
   }
+  return readBounded(res, maxBytes);
+}
+
+/** readBounded reads a response body as text, refusing one over `maxBytes` (leaving the loop cancels the stream). */
+export async function readBounded(res: Response, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of res.body ?? []) {
     size += chunk.length;
-    // leaving the loop cancels the stream
-    if (size > MAX_JWKS_BYTES) throw new Error(`answer larger than ${MAX_JWKS_BYTES} bytes`);
+    if (size > maxBytes) throw new Error(`answer larger than ${maxBytes} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');

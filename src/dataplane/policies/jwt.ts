@@ -5,6 +5,7 @@ import type { ClaimRequirement, JwtPolicy } from '../../model/index.js';
 import type { HeaderMap } from '../headers.js';
 import { loadJose } from './jose.js';
 import type { KeySource, KeyState } from './jwks.js';
+import { cookieValue } from './oidc-session.js';
 
 /** JwtVerdict is a jwt check's answer: pass with the claim headers to set, or the local answer that refuses. */
 export type JwtVerdict = { kind: 'pass'; claimHeaders: HeaderMap } | { kind: 'refuse'; status: 401 | 403 | 503; body: string; headers: HeaderMap };
@@ -160,17 +161,4 @@ function meets(claim: unknown, r: ClaimRequirement): boolean {
     case 'scope':
       return typeof claim === 'string' ? claim.split(' ').includes(r.value) : Array.isArray(claim) && claim.includes(r.value);
   }
-}
-
-/** cookieValue finds one cookie in a Cookie header (RFC 6265 §5.4: `name=value` pairs separated by `;`). */
-function cookieValue(header: string | string[] | undefined, name: string): string | undefined {
-  for (const line of Array.isArray(header) ? header : header === undefined ? [] : [header])
-    for (const pair of line.split(';')) {
-      const eq = pair.indexOf('=');
-      if (eq > 0 && pair.slice(0, eq).trim() === name) {
-        const value = pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
-        if (value !== '') return value;
-      }
-    }
-  return undefined;
 }
