@@ -5,6 +5,7 @@ import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, MAX_JWKS_
 import type { ClaimHeader, ClaimRequirement, HeaderModifier, HtpasswdUser, JwksSource, JwtPolicy, RateLimitPolicy, RoutePolicies } from '../model/index.js';
 import { UsageError } from './errors.js';
 import { decodeFlags } from './flags.js';
+import { readOidc } from './oidc-flags.js';
 
 /**
  * The route policies as `tuna http` flags (docs/policies.md), named as Tuna's own agent names
@@ -32,6 +33,12 @@ export const policyFlagOptions = {
   'jwt-require': { type: 'string', multiple: true },
   'jwt-cookie': { type: 'string' },
   'jwt-header': { type: 'string' },
+  'oidc-issuer': { type: 'string' },
+  'oidc-client-id': { type: 'string' },
+  'oidc-client-secret-file': { type: 'string' },
+  'oidc-scope': { type: 'string', multiple: true },
+  'oidc-cookie-secret-file': { type: 'string' },
+  'oidc-claim-header': { type: 'string', multiple: true },
 } as const;
 
 /** policyFlagsHelp documents policyFlagOptions for --help. */
@@ -60,7 +67,15 @@ export const policyFlagsHelp = `Policies (applied by this agent before your serv
                      HEADER is always removed; repeatable)
   --jwt-require R    CLAIM=VALUE (equals), CLAIM[]=VALUE (an array contains it) or
                      CLAIM~=VALUE (a space-separated scope contains it), else 403 (repeatable)
-  --jwt-cookie NAME, --jwt-header NAME  also take the token from this cookie or header`;
+  --jwt-cookie NAME, --jwt-header NAME  also take the token from this cookie or header
+  --oidc-issuer URL  sign browsers in with this OpenID Connect provider (https; http only to
+                     loopback), with --oidc-client-id ID and --oidc-client-secret-file FILE;
+                     the provider must allow the redirect URI SCHEME://HOST/.tuna/oidc/callback
+  --oidc-scope S     more scopes to ask for besides openid (repeatable or space-separated)
+  --oidc-cookie-secret-file FILE  the session cookie key: 32 bytes as base64 or hex
+                     (openssl rand -base64 32); none: a random key, sessions end on restart
+  --oidc-claim-header CLAIM=HEADER  send an ID token claim to your server in HEADER (a
+                     client's own HEADER is always removed; repeatable)`;
 
 const periods: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600 };
 
@@ -217,6 +232,12 @@ const PolicyFlags = t.partial({
   'jwt-require': t.array(ClaimRequirementString),
   'jwt-cookie': t.string,
   'jwt-header': t.string,
+  'oidc-issuer': t.string,
+  'oidc-client-id': t.string,
+  'oidc-client-secret-file': t.string,
+  'oidc-scope': t.array(t.string),
+  'oidc-cookie-secret-file': t.string,
+  'oidc-claim-header': t.array(ClaimHeaderString),
 });
 
 /** BasicAuthHasher turns a password given on the command line into an htpasswd hash (bcrypt). */
@@ -251,6 +272,8 @@ export async function resolvePolicyFlags(values: Record<string, unknown>, comman
   if (flags.timeout !== undefined) p.timeoutMs = flags.timeout;
   const jwt = await readJwt(flags, command);
   if (jwt) p.jwt = jwt;
+  const oidc = await readOidc(flags, command);
+  if (oidc) p.oidc = oidc;
   if (Object.keys(p).length === 0) return undefined;
   // The flags were checked one by one; this is the graph's own check, a backstop.
   const problems = validatePolicies('flags', p);

@@ -69,6 +69,9 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const accessLogConfig = resolveAccessLog(pick(parsed.values, Object.keys(accessLogFlagOptions)), io.env, 'http');
   const traceConfig = resolveTracing(pick(parsed.values, Object.keys(traceFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
+  // each agent process would make its own random cookie key, and a session sealed by one would not open in another
+  if (policies?.oidc !== undefined && processes !== undefined && processes > 1 && parsed.values['oidc-cookie-secret-file'] === undefined)
+    throw new UsageError('tuna http: --processes with --oidc-issuer needs --oidc-cookie-secret-file (one cookie key for every process)');
   // --processes N: this process supervises N agent processes, each of which runs this command
   // (docs/cli.md); loaded only then (or in such a process: AGENT_PROCESS_ENV), so that `tuna http`
   // alone loads no cluster code.
