@@ -1,4 +1,5 @@
 import type { Backend, Binding, HttpRoute, Listener, ListenerProtocol, RouteGraph, StreamRoute, VirtualHost } from '../model/index.js';
+import { OIDC_PATH_PREFIX } from '../model/index.js';
 import { matchesWildcard, selectByHost, wildcardDepthOf } from './host.js';
 import type { WildcardDepth } from '../wire/index.js';
 import { compileMatch } from './match.js';
@@ -123,6 +124,8 @@ export function routeHttp(table: RouteTable, entry: EntryPoint, host: string, re
   if (entry.sni !== undefined && isMisdirected(listeners, entry.sni, host)) return { kind: 'misdirected', sni: entry.sni };
   const vhost = selectByHost(vhosts, hostnameOfVhost, host, depthOfVhost);
   if (!vhost) return { kind: 'no-host' };
+  // The oidc policy's callback and logout are paths of the host, whatever its routes match: they go to the host's route with that policy.
+  if (req.path.startsWith(OIDC_PATH_PREFIX)) for (const r of vhost.routes) if (r.policies?.oidc !== undefined) return { kind: 'route', vhost, route: r.route, policies: r.policies };
   for (const r of vhost.routes) if (r.matches(req)) return { kind: 'route', vhost, route: r.route, policies: r.policies };
   return { kind: 'no-route', vhost };
 }

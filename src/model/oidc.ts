@@ -10,6 +10,9 @@ import type { ClaimHeader } from './jwt.js';
  * cookies; the graph stays in the agent's memory and neither is ever logged.
  */
 
+/** OIDC_PATH_PREFIX starts the paths the oidc policy reserves on a host it protects any route of. */
+export const OIDC_PATH_PREFIX = '/.tuna/oidc/';
+
 /** OIDC_CALLBACK_PATH is where the provider sends the browser back (`<scheme>://<host>/.tuna/oidc/callback`). */
 export const OIDC_CALLBACK_PATH = '/.tuna/oidc/callback';
 

@@ -148,6 +148,34 @@ describe('data plane: route policies on tunnel streams', () => {
       expect((await h.request({ ':path': '/locked' })).status).to.equal(401);
     });
 
+    it('oidc: answers 503 with the reason on a route whose provider cannot be reached or names another issuer, while another route serves; its callback path reaches it', async () => {
+      const down = await startHttpBackend('down');
+      await down.close();
+      const wrong = await startHttpBackend('wrong-issuer', (_req, res) => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ issuer: 'https://someone-else.test', authorization_endpoint: 'https://a.test/a', token_endpoint: 'https://a.test/t', jwks_uri: 'https://a.test/j' }));
+      });
+      cleanups.push(() => wrong.close());
+      const oidc = (issuer: string): RoutePolicies => ({
+        oidc: { issuer, clientId: 'c', clientSecret: 's', scopes: ['openid'], cookieKey: Buffer.alloc(32, 7).toString('base64url'), cookieName: 'tuna_oidc', sessionSeconds: 3600, discoveryRefreshSeconds: 3600, claimToHeaders: [] },
+      });
+      const graph = hostGraph([
+        { hostname: 'app.test', routes: [routeWith('locked', '/locked', oidc(`http://127.0.0.1:${down.port}`)), routeWith('open', '/')] },
+        { hostname: 'other.test', routes: [routeWith('odd', '/', oidc(`http://127.0.0.1:${wrong.port}`))] },
+      ]);
+      const h = await harness(graph);
+      const res = await h.request({ ':path': '/locked', accept: 'text/html' });
+      expect(res.status).to.equal(503);
+      expect(res.body).to.contain(`the OpenID provider's configuration could not be fetched from http://127.0.0.1:${down.port}/.well-known/openid-configuration`);
+      expect((await h.request({ ':path': '/' })).status).to.equal(200);
+      // the callback is not under /locked, yet the route with the policy answers it (a callback without a login: 400)
+      expect((await h.request({ ':path': '/.tuna/oidc/callback?code=x&state=y' })).status).to.equal(400);
+      const odd = await h.request({ ':authority': 'other.test', ':path': '/', accept: 'text/html' });
+      expect(odd.status).to.equal(503);
+      expect(odd.body).to.contain('the configuration names another issuer');
+      expect(backend.requests.map((r) => r.url)).to.deep.equal(['/']);
+    });
+
     it('lets a WebSocket handshake through only with a valid token, with its claim header', async () => {
       const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
       await new Promise<void>((r) => wss.once('listening', () => r()));
