@@ -53,8 +53,13 @@ export class Browser {
     });
   }
 
-  /** launch starts Chromium on a free loopback debugging port and opens one blank page of `width`×`height`. */
-  static async launch(binary: string, width = 1280, height = 760): Promise<Browser> {
+  /**
+   * launch starts Chromium on a free loopback debugging port and opens one blank page of
+   * `width`×`height`. `loopbackNames` are host names (of the test, such as app.test) that resolve to
+   * 127.0.0.1; every other name but localhost still resolves to nothing.
+   */
+  static async launch(binary: string, width = 1280, height = 760, loopbackNames: readonly string[] = []): Promise<Browser> {
+    for (const name of loopbackNames) if (!/^[a-z0-9.-]+$/.test(name)) throw new Error(`not a host name: ${name}`);
     const profile = mkdtempSync(join(tmpdir(), 'tuna-chromium-'));
     const args = [
       '--headless=new',
@@ -73,7 +78,7 @@ export class Browser {
       '--disable-default-apps',
       '--disable-client-side-phishing-detection',
       '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
+      `--host-resolver-rules=${[...loopbackNames.map((n) => `MAP ${n} 127.0.0.1`), 'MAP * ~NOTFOUND', 'EXCLUDE localhost', 'EXCLUDE 127.0.0.1'].join(', ')}`,
       `--window-size=${width},${height}`,
       'about:blank',
     ];
@@ -155,6 +160,18 @@ export class Browser {
   async type(selector: string, text: string): Promise<void> {
     await this.click(selector);
     await this.send('Input.insertText', { text });
+  }
+
+  /** cookies gives the cookies the browser holds for `url` (HttpOnly ones too). */
+  async cookies(url: string): Promise<{ name: string; value: string; path: string; httpOnly: boolean; secure: boolean; sameSite?: string }[]> {
+    const { cookies } = (await this.send('Network.getCookies', { urls: [url] })) as { cookies: { name: string; value: string; path: string; httpOnly: boolean; secure: boolean; sameSite?: string }[] };
+    return cookies;
+  }
+
+  /** setCookie stores a cookie for `url`, as a server could have set it. */
+  async setCookie(url: string, cookie: { name: string; value: string; path?: string; httpOnly?: boolean; sameSite?: 'Lax' | 'Strict' | 'None' }): Promise<void> {
+    const { success } = (await this.send('Network.setCookie', { url, ...cookie })) as { success?: boolean };
+    if (success === false) throw new Error(`the browser refused the cookie ${cookie.name}`);
   }
 
   /** screenshot returns a PNG of the page. */
