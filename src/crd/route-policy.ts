@@ -40,11 +40,24 @@ const externalAuthCodec = closedObject(
   { path: t.string, allowedHeaders: t.array(t.string), allowedResponseHeaders: t.array(t.string), forwardBodyBytes: t.number, timeout: t.string },
 );
 
+const oidcCodec = closedObject(
+  'OIDC',
+  { issuer: t.string, clientId: t.string, secretRef: localObjectReferenceCodec },
+  {
+    scopes: t.array(t.string),
+    cookieName: t.string,
+    sessionLifetime: t.string,
+    discoveryRefreshInterval: t.string,
+    claimToHeaders: t.array(closedObject('ClaimToHeader', { claim: nonEmptyString, header: t.string }, {})),
+  },
+);
+
 const policyFields = {
   basicAuth: closedObject('BasicAuth', { secretRef: localObjectReferenceCodec }, { realm: t.string }),
   keyAuth: closedObject('KeyAuth', { header: t.string, secretRef: localObjectReferenceCodec }, {}),
   jwt: jwtCodec,
   externalAuth: externalAuthCodec,
+  oidc: oidcCodec,
   ipAccess: closedObject('IPAccess', {}, { allow: t.array(t.string), deny: t.array(t.string) }),
   rateLimit: closedObject('RateLimit', { requests: t.number, periodSeconds: t.number }, { burst: t.number }),
   httpsRedirect: closedObject('HTTPSRedirect', {}, { statusCode: t.number, port: t.number }),

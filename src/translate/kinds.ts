@@ -20,7 +20,7 @@ import type * as t from 'io-ts';
 import { TUNA_GROUP, domainCodec, gatewayParametersCodec, routePolicyCodec, tcpPortCodec, tunnelCodec } from '../crd/index.js';
 import type { Domain, GatewayParameters, RoutePolicy, TCPPort, Tunnel } from '../crd/index.js';
 import { checkTlsPair } from './common/tls-pair.js';
-import { jwksOfData, parseHtpasswd } from '../model/index.js';
+import { jwksOfData, parseHtpasswd, parseOidcCookieSecret } from '../model/index.js';
 import { backendTlsPolicyCodec, gatewayClassCodec, gatewayCodec, grpcRouteCodec, httpRouteCodec, listenerSetCodec, referenceGrantCodec, streamRouteCodec } from './gateway/codecs.js';
 
 /** GATEWAY_GROUP is the Gateway API group. */
@@ -336,6 +336,19 @@ export function emptySnapshot(): Snapshot {
   return lists as Snapshot;
 }
 
+/** OidcClientSecret is what the snapshot keeps of a `tuna.dev/oidc` Secret: the client secret and the cookie key (base64url), or what is wrong, never quoting a value. */
+export type OidcClientSecret = { kind: 'ok'; clientSecret: string; cookieKey: string } | { kind: 'invalid'; error: string };
+
+function oidcClientOf(clientSecret: string | undefined, cookieSecret: string | undefined): OidcClientSecret {
+  const secret = clientSecret?.trim() ?? '';
+  if (secret === '') return { kind: 'invalid', error: 'key client-secret is missing or empty' };
+  if (secret.length > 4096 || /[\r\n\0]/.test(secret)) return { kind: 'invalid', error: 'key client-secret is over 4096 bytes or has a line break' };
+  if (cookieSecret === undefined) return { kind: 'invalid', error: 'key cookie-secret is missing' };
+  const cookieKey = parseOidcCookieSecret(cookieSecret);
+  if (cookieKey === undefined) return { kind: 'invalid', error: 'key cookie-secret is not 32 bytes as base64, base64url or hex' };
+  return { kind: 'ok', clientSecret: secret, cookieKey };
+}
+
 /**
  * withoutSecretData keeps a Secret's metadata and type, the names of its data keys, and for a
  * `kubernetes.io/tls` Secret holding both keys what is wrong with its pair (`tlsPairProblem`,
@@ -350,6 +363,8 @@ function withoutSecretData(secret: Record<string, unknown>): unknown {
   if (auth !== undefined) out.authHtpasswd = parseHtpasswd(auth);
   // Key-auth Secrets (RoutePolicy keyAuth) reach a translator as SHA-256 digests of each value, never the values.
   if (rest.type === KEY_AUTH_SECRET_TYPE) out.keyDigests = Object.fromEntries(keys.map((k) => [k, createHash('sha256').update(secretValue(data, stringData, k) ?? '').digest('hex')]));
+  // An OIDC client Secret (RoutePolicy oidc) is the one whose values reach a translator: the agent itself must send the client secret and seal cookies with the key.
+  if (rest.type === OIDC_SECRET_TYPE) out.oidcClient = oidcClientOf(secretValue(data, stringData, 'client-secret'), secretValue(data, stringData, 'cookie-secret'));
   // JSON Web Key Sets (RoutePolicy jwt) reach a translator as their public signing keys, or what is wrong with them.
   const jwks = jwksOfData(Object.fromEntries(keys.map((k) => [k, secretValue(data, stringData, k)])));
   if (jwks) out.jwks = jwks;
@@ -381,6 +396,9 @@ function onlyCaBundle(configMap: Record<string, unknown>): unknown {
 
 /** KEY_AUTH_SECRET_TYPE is the Secret type of a RoutePolicy's key-auth keys (every data value is one accepted key). */
 export const KEY_AUTH_SECRET_TYPE = 'tuna.dev/key-auth';
+
+/** OIDC_SECRET_TYPE is the Secret type of a RoutePolicy's OpenID Connect client: keys `client-secret` and `cookie-secret` (32 bytes, base64 or hex). */
+export const OIDC_SECRET_TYPE = 'tuna.dev/oidc';
 
 /** secretValue is one key of a Secret as text: `stringData` (written as is) wins over `data` (base64), as the API server merges them. */
 function secretValue(data: unknown, stringData: unknown, name: string): string | undefined {

@@ -19,7 +19,7 @@ import { refersTo } from './kinds.js';
  * Secrets of the `tls.certificateRefs` of terminating (HTTPS, TLS Terminate) listeners of Gateways
  * of tuna's GatewayClasses and of the ListenerSets naming them, where the reference is in the
  * listener owner's namespace or a ReferenceGrant from the owner's kind permits it, the `spec.tls.backend.clientCertificateRef` of tuna's Gateways (the same rule), the `spec.tls[].secretName` and basic-auth `nginx.ingress.kubernetes.io/auth-secret` of tuna's Ingresses (their own namespace),
- * and the basic-auth, key-auth and JWT key-set `secretRef`s of RoutePolicies (their own namespace). Sorted and
+ * and the basic-auth, key-auth, JWT key-set and OIDC client `secretRef`s of RoutePolicies (their own namespace). Sorted and
  * without repeats. The translator still checks each one (existence, type, PEM).
  */
 export function referencedSecrets(snapshot: Snapshot, options: Partial<TranslateOptions> = {}): SecretRef[] {
@@ -68,11 +68,11 @@ export function referencedSecrets(snapshot: Snapshot, options: Partial<Translate
     const auth = authSecretRef(ingress);
     if (auth) add(auth.namespace, auth.name);
   }
-  // RoutePolicy basic-auth, key-auth and JWT key-set Secrets, in the policy's own namespace
+  // RoutePolicy basic-auth, key-auth, JWT key-set and OIDC client Secrets, in the policy's own namespace
   for (const policy of snapshot.routePolicies) {
     type Ref = { secretRef?: { name?: unknown } };
-    const spec = (policy as { spec?: { basicAuth?: Ref; keyAuth?: Ref; jwt?: { jwks?: Ref } } }).spec;
-    for (const name of [spec?.basicAuth?.secretRef?.name, spec?.keyAuth?.secretRef?.name, spec?.jwt?.jwks?.secretRef?.name]) if (typeof name === 'string') add(namespaceOf(policy), name);
+    const spec = (policy as { spec?: { basicAuth?: Ref; keyAuth?: Ref; jwt?: { jwks?: Ref }; oidc?: Ref } }).spec;
+    for (const name of [spec?.basicAuth?.secretRef?.name, spec?.keyAuth?.secretRef?.name, spec?.jwt?.jwks?.secretRef?.name, spec?.oidc?.secretRef?.name]) if (typeof name === 'string') add(namespaceOf(policy), name);
   }
   return [...found.values()].sort((a, b) => compareStrings(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
 }

@@ -118,6 +118,8 @@ export const TUNA_REASONS = [
   'Invalid',
   'JWKSNotFound',
   'JWKSInvalid',
+  'OIDCSecretNotFound',
+  'OIDCSecretInvalid',
   // conflicts between objects
   'HostnameConflict',
   'PathConflict',

@@ -68,7 +68,7 @@ export function applyRoutePolicies(index: SnapshotIndex, opts: TranslateOptions,
     const spec = decoded.ok ? decoded.value.spec : undefined;
     const resolved: ResolvedPolicy = spec ? resolvePolicy(`RoutePolicy ${key}`, ns, spec, index) : { kind: 'invalid', problems: [{ condition: 'Accepted', reason: 'Invalid', message: decoded.ok ? '' : decoded.errors.join('; ') }] };
     const raw = (obj as { spec?: Record<string, unknown> }).spec ?? {};
-    entries.set(key, { obj, key, created: createdOf(obj), resolved, accessControl: ['basicAuth', 'keyAuth', 'jwt', 'externalAuth', 'ipAccess'].some((k) => raw[k] !== undefined), ancestors: [] });
+    entries.set(key, { obj, key, created: createdOf(obj), resolved, accessControl: ['basicAuth', 'keyAuth', 'jwt', 'oidc', 'externalAuth', 'ipAccess'].some((k) => raw[k] !== undefined), ancestors: [] });
   }
   const ordered = [...entries.values()].sort((a, b) => (a.created !== b.created ? (a.created === '' ? 1 : b.created === '' ? -1 : compareStrings(a.created, b.created)) : compareStrings(a.key, b.key)));
 

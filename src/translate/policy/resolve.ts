@@ -1,17 +1,19 @@
 /**
  * resolvePolicy turns a RoutePolicy's spec into graph policies (src/model/policies.ts): Secrets
  * read (basic auth: htpasswd in key `auth`; key auth: a `tuna.dev/key-auth` Secret, every value a
- * key; jwt: a JSON Web Key Set in a Secret or ConfigMap key), the durations parsed, then every
+ * key; jwt: a JSON Web Key Set in a Secret or ConfigMap key; oidc: a tuna.dev/oidc Secret's client
+ * secret and cookie key), the durations parsed, then every
  * value checked by validatePolicies.
  */
 import type { RoutePolicySpec } from '../../crd/index.js';
-import type { ClaimRequirement, ExternalAuth, HtpasswdParse, JwksParse, JwksSource, JwtPolicy, RoutePolicies } from '../../model/index.js';
-import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, validatePolicies } from '../../model/index.js';
+import type { ClaimRequirement, ExternalAuth, HtpasswdParse, JwksParse, JwksSource, JwtPolicy, OidcPolicy, RoutePolicies } from '../../model/index.js';
+import { DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_CLOCK_SKEW_SECONDS, DEFAULT_OIDC_COOKIE, DEFAULT_OIDC_DISCOVERY_REFRESH_SECONDS, DEFAULT_OIDC_SESSION_SECONDS, validatePolicies } from '../../model/index.js';
 import { resolveServiceBackend } from '../common/backend.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { TunaReason } from '../common/reasons.js';
 import { parseDuration } from '../gateway/duration.js';
-import { KEY_AUTH_SECRET_TYPE } from '../kinds.js';
+import { KEY_AUTH_SECRET_TYPE, OIDC_SECRET_TYPE } from '../kinds.js';
+import type { OidcClientSecret } from '../kinds.js';
 
 /** PolicyProblem is what is wrong with a policy: the condition it goes on, its reason and message. */
 export interface PolicyProblem {
@@ -56,6 +58,10 @@ export function resolvePolicy(id: string, ns: string, spec: RoutePolicySpec, ind
   if (spec.jwt) {
     const jwt = resolveJwt(ns, spec.jwt, index, problems);
     if (jwt) p.jwt = jwt;
+  }
+  if (spec.oidc) {
+    const oidc = resolveOidc(ns, spec.oidc, index, problems);
+    if (oidc) p.oidc = oidc;
   }
   if (spec.externalAuth) {
     const auth = resolveExternalAuth(ns, spec.externalAuth, index, problems);
@@ -188,5 +194,45 @@ function resolveJwt(ns: string, spec: JwtSpec, index: SnapshotIndex, problems: P
     ...(spec.header !== undefined ? { header: spec.header } : {}),
     claimToHeaders: (spec.claimToHeaders ?? []).map((c) => ({ ...c })),
     require,
+  };
+}
+
+type OidcSpec = NonNullable<RoutePolicySpec['oidc']>;
+
+/**
+ * resolveOidc reads `spec.oidc`: the client secret and cookie key from a Secret of type
+ * tuna.dev/oidc of the policy's namespace (keys `client-secret` and `cookie-secret`), the scopes
+ * (openid always among them) and the durations. Undefined when the Secret could not be had (the
+ * problem is recorded, ResolvedRefs False); messages never quote a secret.
+ */
+function resolveOidc(ns: string, spec: OidcSpec, index: SnapshotIndex, problems: PolicyProblem[]): OidcPolicy | undefined {
+  const invalid = (message: string): void => void problems.push({ condition: 'Accepted', reason: 'Invalid', message });
+  const seconds = (field: string, value: string | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    const ms = parseDuration(value);
+    if (ms === undefined || ms % 1000 !== 0) {
+      invalid(`spec.oidc.${field}: ${JSON.stringify(value)} is not a Gateway API duration in whole seconds (such as 8h)`);
+      return fallback;
+    }
+    return ms / 1000;
+  };
+  const sessionSeconds = seconds('sessionLifetime', spec.sessionLifetime, DEFAULT_OIDC_SESSION_SECONDS);
+  const discoveryRefreshSeconds = seconds('discoveryRefreshInterval', spec.discoveryRefreshInterval, DEFAULT_OIDC_DISCOVERY_REFRESH_SECONDS);
+  const name = spec.secretRef.name;
+  const secret = index.secrets.get(`${ns}/${name}`) as { type?: string; oidcClient?: OidcClientSecret } | undefined;
+  const refProblem = (reason: 'OIDCSecretNotFound' | 'OIDCSecretInvalid', message: string): void => void problems.push({ condition: 'ResolvedRefs', reason, message: `spec.oidc.secretRef: Secret ${ns}/${name} ${message}` });
+  if (!secret) return void refProblem('OIDCSecretNotFound', 'not found');
+  if (secret.type !== OIDC_SECRET_TYPE || secret.oidcClient === undefined) return void refProblem('OIDCSecretInvalid', `is not of type ${OIDC_SECRET_TYPE}`);
+  if (secret.oidcClient.kind === 'invalid') return void refProblem('OIDCSecretInvalid', secret.oidcClient.error);
+  return {
+    issuer: spec.issuer,
+    clientId: spec.clientId,
+    clientSecret: secret.oidcClient.clientSecret,
+    scopes: [...new Set(['openid', ...(spec.scopes ?? [])])],
+    cookieKey: secret.oidcClient.cookieKey,
+    cookieName: spec.cookieName ?? DEFAULT_OIDC_COOKIE,
+    sessionSeconds,
+    discoveryRefreshSeconds,
+    claimToHeaders: (spec.claimToHeaders ?? []).map((c) => ({ ...c })),
   };
 }
