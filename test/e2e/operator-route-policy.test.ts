@@ -62,6 +62,13 @@ const JWT_POLICIES: Record<string, Record<string, unknown>> = {
   'jwt-url': jwtSpec({ url: 'http://127.0.0.1:1/jwks' }),
 };
 
+// OIDC logins: a client Secret of type tuna.dev/oidc and a provider nothing answers at (port 1); a policy whose Secret is missing.
+const oidcSpec = (secret: string): Record<string, unknown> => ({ oidc: { issuer: 'http://127.0.0.1:1', clientId: 'shop', secretRef: { name: secret }, claimToHeaders: [{ claim: 'sub', header: 'X-User' }] } });
+const OIDC_POLICIES: Record<string, Record<string, unknown>> = {
+  'oidc-unreachable': oidcSpec('shop-oidc'),
+  'oidc-missing': oidcSpec('no-such-oidc'),
+};
+
 function ingress(name: string): KubernetesObject {
   return obj({
     apiVersion: 'networking.k8s.io/v1',
@@ -73,6 +80,7 @@ function ingress(name: string): KubernetesObject {
 
 function objects(backendPort: number): KubernetesObject[] {
   return [
+    ...Object.entries(OIDC_POLICIES).flatMap(([name, spec]) => [ingress(name), policy(`${name}-oidc`, { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name }], ...spec })]),
     ...Object.entries(JWT_POLICIES).flatMap(([name, spec]) => [
       ingress(name),
       policy(`${name}-jwt`, { targetRefs: [{ group: 'networking.k8s.io', kind: 'Ingress', name }], ...spec }),
@@ -174,6 +182,7 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     secrets.secrets.set('shop/htpasswd', { metadata: { name: 'htpasswd', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { auth: Buffer.from(`ann:${BCRYPT}\n`).toString('base64') } });
     secrets.secrets.set('shop/idp-jwks', { metadata: { name: 'idp-jwks', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { 'jwks.json': Buffer.from(JWKS_TEXT).toString('base64') } });
     secrets.secrets.set('shop/bad-jwks', { metadata: { name: 'bad-jwks', namespace: 'shop', resourceVersion: '1' }, type: 'Opaque', data: { 'jwks.json': Buffer.from('{"keys": [ {"kty": "EC",').toString('base64') } });
+    secrets.secrets.set('shop/shop-oidc', { metadata: { name: 'shop-oidc', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/oidc', data: { 'client-secret': Buffer.from('op-secret').toString('base64'), 'cookie-secret': Buffer.from(Buffer.alloc(32, 9).toString('base64')).toString('base64') } });
     secrets.secrets.set('shop/api-keys', { metadata: { name: 'api-keys', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/key-auth', data: { ci: Buffer.from('k-ci').toString('base64') } });
     const certificates = new AcceptedCertificates();
     const keys = new TunnelKeys();
@@ -307,5 +316,26 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     const events = statusOf('jwt-bad-jwt')?.events ?? [];
     expect(events.map((e) => `${e.type}/${e.reason}`)).to.include('Warning/JWKSInvalid');
     expect(events.map((e) => e.message).join('\n')).to.contain('Secret shop/bad-jwks key jwks.json: not valid JSON');
+  });
+
+  it('an OIDC login from a tuna.dev/oidc Secret: 503 with the reason while its provider cannot be reached, 401 for a non-browser client; a missing Secret is ResolvedRefs=False with a Warning and its route answers 500', async () => {
+    const result = await operator.start();
+    // served waits past 503s and 404s until the route is there: the non-browser 401 shows it is
+    const api = await served('127.0.0.1', running.httpPort, `oidc-unreachable.${BASE_DOMAIN}`, '/', { accept: 'application/json' });
+    expect([api.status, api.body]).to.deep.equal([401, 'authentication required: sign in with a browser\n']);
+    const browser = await get('127.0.0.1', running.httpPort, `oidc-unreachable.${BASE_DOMAIN}`, '/', { accept: 'text/html' });
+    expect(browser.status).to.equal(503);
+    expect(browser.body).to.contain("the OpenID provider's configuration could not be fetched from http://127.0.0.1:1/.well-known/openid-configuration");
+    expect((await served('127.0.0.1', running.httpPort, `oidc-missing.${BASE_DOMAIN}`, '/')).status).to.equal(500);
+    expect((await served('127.0.0.1', running.httpPort, `small.${BASE_DOMAIN}`, '/')).status).to.equal(200);
+
+    const statusOf = (name: string) => result.state.statuses.find((st) => st.ref.kind === 'RoutePolicy' && st.ref.name === name);
+    const conditions = (name: string) => (statusOf(name)?.status?.ancestors as { conditions: { type: string; status: string; reason: string }[] }[])[0]?.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`);
+    expect(conditions('oidc-unreachable-oidc')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    expect(conditions('oidc-missing-oidc')).to.deep.equal(['Accepted=False/Invalid', 'ResolvedRefs=False/OIDCSecretNotFound']);
+    const events = statusOf('oidc-missing-oidc')?.events ?? [];
+    expect(events.map((e) => `${e.type}/${e.reason}`)).to.include('Warning/OIDCSecretNotFound');
+    expect(events.map((e) => e.message).join('\n')).to.contain('spec.oidc.secretRef: Secret shop/no-such-oidc not found');
+    expect(JSON.stringify(result.state.statuses)).not.to.contain('op-secret');
   });
 });
