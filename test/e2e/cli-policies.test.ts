@@ -277,13 +277,16 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
     const run = cli(['http', '--help']);
     expect(await run.exit).to.equal(0);
     const help = run.out.join('\n');
-    for (const flag of ['--https-redirect', '--rate-limit', '--basic-auth', '--key-auth', '--request-header', '--response-header', '--ip-allow', '--ip-deny', '--max-body', '--cors', '--timeout', '--jwt-issuer', '--jwt-audience', '--jwt-jwks', '--jwt-claim-header', '--jwt-require', '--jwt-cookie', '--jwt-header'])
+    for (const flag of ['--https-redirect', '--rate-limit', '--basic-auth', '--key-auth', '--request-header', '--response-header', '--ip-allow', '--ip-deny', '--max-body', '--cors', '--timeout', '--jwt-issuer', '--jwt-audience', '--jwt-jwks', '--jwt-claim-header', '--jwt-require', '--jwt-cookie', '--jwt-header', '--oidc-issuer', '--oidc-client-id', '--oidc-client-secret-file', '--oidc-scope', '--oidc-cookie-secret-file', '--oidc-claim-header'])
       expect(help, flag).to.contain(flag);
   });
 
   it('refuses bad policy values with a usage error naming the flag', async () => {
     const badHtpasswd = tempFile('htpasswd', 'ann:$apr1$abc$def\nbob\n');
     const badJwks = tempFile('jwks.json', '{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}');
+    const clientSecret = tempFile('client-secret', 's3cret\n');
+    const shortCookie = tempFile('cookie-secret', 'correct horse battery staple');
+    const oidc = ['--oidc-issuer', 'https://idp.example', '--oidc-client-id', 'app', '--oidc-client-secret-file', clientSecret];
     const cases: [string[], string][] = [
       [['--rate-limit=-5/m'], '--rate-limit'],
       [['--rate-limit', '0/m'], '--rate-limit'],
@@ -302,6 +305,13 @@ describe('tuna http policy flags, through a real edge on loopback', function () 
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'no-such-file'], '--jwt-jwks'],
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-claim-header', 'sub=Host'], '--jwt-claim-header: header Host may not be set'],
       [['--jwt-issuer', 'i', '--jwt-audience', 'a', '--jwt-jwks', 'https://idp.example/jwks', '--jwt-require', 'nothing'], '--jwt-require'],
+      [['--oidc-issuer', 'https://idp.example'], 'an OIDC policy needs --oidc-client-id, --oidc-client-secret-file too'],
+      [['--oidc-issuer', 'http://idp.example', '--oidc-client-id', 'app', '--oidc-client-secret-file', clientSecret], '--oidc-issuer: "http://idp.example" is not an https URL'],
+      [['--oidc-issuer', 'https://idp.example', '--oidc-client-id', 'app', '--oidc-client-secret-file', 'no-such-file'], '--oidc-client-secret-file no-such-file: not a readable file'],
+      [[...oidc, '--oidc-cookie-secret-file', shortCookie], '--oidc-cookie-secret-file'],
+      [[...oidc, '--oidc-claim-header', 'email=Cookie'], '--oidc-claim-header: header Cookie may not be set'],
+      [[...oidc, '--oidc-scope', 'bad"scope'], '--oidc-scope'],
+      [[...oidc, '--processes', '2'], '--processes with --oidc-issuer needs --oidc-cookie-secret-file'],
     ];
     for (const [flags, named] of cases) {
       const run = cli(['http', '1', '--no-check', '--edge', 'tcp://127.0.0.1:1', '--key', 'k', ...flags]);

@@ -134,7 +134,7 @@ describe('referencedSecrets', () => {
     ]);
   });
 
-  it('names the basic-auth, key-auth and JWT key-set Secrets of RoutePolicies, in the policy namespace', () => {
+  it('names the basic-auth, key-auth, JWT key-set and OIDC client Secrets of RoutePolicies, in the policy namespace', () => {
     const policy = (name: string, spec: unknown) => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name, namespace: 'shop' }, spec });
     const objects = [
       policy('a', { basicAuth: { secretRef: { name: 'users' } }, keyAuth: { header: 'X-Key', secretRef: { name: 'keys' } } }),
@@ -142,8 +142,10 @@ describe('referencedSecrets', () => {
       policy('c', { rateLimit: { requests: 1, periodSeconds: 1 } }),
       policy('d', { jwt: { issuers: ['i'], audiences: ['a'], jwks: { secretRef: { name: 'idp', key: 'k.json' } } } }),
       policy('e', { jwt: { issuers: ['i'], audiences: ['a'], jwks: { configMapRef: { name: 'not-a-secret' } } } }),
+      policy('f', { oidc: { issuer: 'https://idp.test', clientId: 'c', secretRef: { name: 'app-oidc' } } }),
     ];
     expect(referencedSecrets(snapshotFromObjects(objects).snapshot)).to.deep.equal([
+      { namespace: 'shop', name: 'app-oidc' },
       { namespace: 'shop', name: 'idp' },
       { namespace: 'shop', name: 'keys' },
       { namespace: 'shop', name: 'users' },
