@@ -216,6 +216,23 @@ describe('oidc policy', () => {
       }
     });
 
+    it('answers 403 naming the provider\'s error code when it refused the sign-in, and exchanges nothing', async () => {
+      const { location, loginCookie } = await login();
+      const a = asAnswer(await checker.check(request(`/.tuna/oidc/callback?error=access_denied%3Cb%3E&state=${location.searchParams.get('state')}`, { cookie: `tuna_oidc_login=${valueOf(loginCookie)}` })));
+      expect([a.status, a.body, a.headers['set-cookie']]).to.deep.equal([403, 'the provider refused the sign-in: access_denied?b?\n', undefined]);
+      expect(idp.posts).to.have.length(0);
+    });
+
+    it('accepts only the ID token algorithms the provider names, of RS*, ES* and EdDSA', async () => {
+      discovery.stop();
+      idp.config.id_token_signing_alg_values_supported = ['RS256'];
+      discovery = idp.discovery();
+      checker = new OidcChecker(policy(), discovery, async (_u, form) => idp.answer(form), () => idp.now);
+      const { location, loginCookie } = await login();
+      const a = asAnswer(await checker.check(request(`/.tuna/oidc/callback?code=c&state=${location.searchParams.get('state')}`, { cookie: `tuna_oidc_login=${valueOf(loginCookie)}` })));
+      expect([a.status, a.body]).to.deep.equal([502, 'the sign-in could not be completed: the ID token did not verify\n']);
+    });
+
     it('answers 502 with the provider\'s error code when the token endpoint refuses the code', async () => {
       const { location, loginCookie } = await login();
       idp.answer = async () => ({ status: 400, text: '{"error":"invalid_grant","error_description":"<script>"}' });
