@@ -262,11 +262,19 @@ describe('oidc policy', () => {
       expect(asAnswer(await checker.check(request('/', { accept: HTML, cookie: `tuna_oidc=${value}` }))).status).to.equal(302);
     });
 
+    it('ends a remembered session when the cookie\'s own lifetime ends, even while its ID token is valid', async () => {
+      checker = new OidcChecker(policy({ sessionSeconds: 120 }), discovery, async (_u, form) => idp.answer(form), () => idp.now);
+      const value = await signIn();
+      expect(await checker.check(request('/', { cookie: `tuna_oidc=${value}` }))).to.include({ kind: 'pass' });
+      idp.now += 121; // the ID token (300 s) is still valid
+      expect(asAnswer(await checker.check(request('/', { cookie: `tuna_oidc=${value}` }))).status).to.equal(401);
+    });
+
     it('seals with A256GCM under the policy key and opens only its own', async () => {
       const sealed = await sealer.sealSession({ sub: 'ann', claims: { email: 'a@b' }, idExpires: 5, refreshToken: 'r' }, 60);
       expect(JSON.parse(Buffer.from(sealed.split('.')[0]!, 'base64url').toString())).to.deep.equal({ alg: 'dir', enc: 'A256GCM' });
       expect(sealed).not.to.contain('r"');
-      expect(await sealer.openSession(sealed)).to.deep.equal({ sub: 'ann', claims: { email: 'a@b' }, idExpires: 5, refreshToken: 'r' });
+      expect(await sealer.openSession(sealed)).to.deep.equal({ sub: 'ann', claims: { email: 'a@b' }, idExpires: 5, refreshToken: 'r', expires: idp.now + 60 });
       expect(await sealer.openLogin(sealed)).to.equal(undefined);
     });
   });

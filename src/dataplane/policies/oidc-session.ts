@@ -21,6 +21,8 @@ export interface Session {
   refreshToken?: string;
   /** the ID token, kept as a hint for the provider's logout when it fits */
   idToken?: string;
+  /** Unix seconds when the cookie itself expires (set when a cookie is opened) */
+  expires?: number;
 }
 
 /** LoginState is what the short-lived login cookie holds while the browser is at the provider. */
@@ -55,7 +57,7 @@ export class CookieSealer {
     if (p === undefined || typeof p.sub !== 'string' || typeof p.ie !== 'number' || typeof p.c !== 'object' || p.c === null) return undefined;
     const claims: Record<string, string> = {};
     for (const [k, v] of Object.entries(p.c as Record<string, unknown>)) if (typeof v === 'string') claims[k] = v;
-    return { sub: p.sub, claims, idExpires: p.ie, ...(typeof p.rt === 'string' ? { refreshToken: p.rt } : {}), ...(typeof p.it === 'string' ? { idToken: p.it } : {}) };
+    return { sub: p.sub, claims, idExpires: p.ie, ...(typeof p.rt === 'string' ? { refreshToken: p.rt } : {}), ...(typeof p.it === 'string' ? { idToken: p.it } : {}), expires: p.exp! };
   }
 
   sealLogin(l: LoginState, lifetimeSeconds: number): Promise<string> {

@@ -59,13 +59,13 @@ export interface OidcRequest {
  * the policy's claims to request headers. A browser (a GET or HEAD accepting `text/html`) without a
  * session is sent to the provider; any other request gets 401.
  *
- * An opened session is remembered by the cookie's value until its ID token expires (at most
- * 1,024), so a browser's next requests cost a map lookup instead of a decryption.
+ * An opened session is remembered by the cookie's value until its ID token or the cookie expires
+ * (at most 1,024), so a browser's next requests cost a map lookup instead of a decryption.
  */
 export class OidcChecker {
   private readonly sealer: CookieSealer;
   private readonly loginCookie: string;
-  private readonly remembered = new Map<string, Session>();
+  private readonly remembered = new Map<string, { session: Session; until: number }>();
   private readonly refreshing = new Map<string, { until: number; result: Promise<Session | undefined> }>();
   /** strip lists the lowercase claim headers: a client's copies are removed from every request forwarded */
   readonly strip: readonly string[];
@@ -92,7 +92,7 @@ export class OidcChecker {
     const value = cookieValue(req.facts.headers.cookie, this.policy.cookieName);
     if (value === undefined) return this.login(req);
     const known = this.remembered.get(value);
-    if (known !== undefined && this.nowSeconds() < known.idExpires) return this.pass(known);
+    if (known !== undefined && this.nowSeconds() < known.until) return this.pass(known.session);
     return this.resume(req, value);
   }
 
@@ -101,7 +101,7 @@ export class OidcChecker {
     const session = await this.sealer.openSession(value);
     if (session === undefined) return this.login(req);
     if (this.nowSeconds() < session.idExpires) {
-      this.remember(value, session);
+      this.remember(value, session, session.expires!);
       return this.pass(session);
     }
     if (session.refreshToken === undefined) return this.login(req);
@@ -281,7 +281,7 @@ export class OidcChecker {
       sealed = await this.sealer.sealSession(lean, this.policy.sessionSeconds);
     }
     if (sealed.length > MAX_OIDC_COOKIE_BYTES) return { kind: 'answer', status: 502, body: `the sign-in could not be completed: the session does not fit in a cookie (over ${MAX_OIDC_COOKIE_BYTES} bytes; fewer or shorter claims)\n`, headers: { 'cache-control': 'no-store' } };
-    this.remember(sealed, session);
+    this.remember(sealed, session, Math.floor(this.nowSeconds()) + this.policy.sessionSeconds);
     return cookieLine(this.policy.cookieName, sealed, req, '/', undefined);
   }
 
@@ -294,9 +294,10 @@ export class OidcChecker {
     return { kind: 'pass', claimHeaders, ...(setCookie === undefined ? {} : { setCookie }) };
   }
 
-  private remember(value: string, session: Session): void {
+  /** remember keeps an opened session until its ID token or the cookie itself expires, whichever comes first. */
+  private remember(value: string, session: Session, cookieExpires: number): void {
     if (this.remembered.size >= maxRemembered) this.remembered.delete(this.remembered.keys().next().value!);
-    this.remembered.set(value, session);
+    this.remembered.set(value, { session, until: Math.min(session.idExpires, cookieExpires) });
   }
 }
 
