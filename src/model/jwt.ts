@@ -196,6 +196,18 @@ export function isClaimHeaderAllowed(name: string): boolean {
   return !claimHeadersRefused.has(name.toLowerCase());
 }
 
+/** validateClaimHeaders checks the claim headers of a jwt or oidc policy: header names, none that routes or authenticates the request, none twice. */
+export function validateClaimHeaders(list: readonly ClaimHeader[], isHeaderName: (n: string) => boolean, fail: (what: string) => void): void {
+  const seen = new Set<string>();
+  for (const c of list) {
+    if (c.claim === '') fail('claimToHeaders: an empty claim name');
+    if (!isHeaderName(c.header)) fail(`claimToHeaders: invalid header name ${JSON.stringify(c.header)}`);
+    else if (!isClaimHeaderAllowed(c.header)) fail(`claimToHeaders: header ${c.header} may not be set from a claim`);
+    else if (seen.has(c.header.toLowerCase())) fail(`claimToHeaders: header ${c.header} given twice`);
+    seen.add(c.header.toLowerCase());
+  }
+}
+
 /** validateJwt checks a jwt policy; each problem names its field (after `jwt.`). */
 export function validateJwt(p: JwtPolicy, isHeaderName: (n: string) => boolean, isQuotable: (s: string) => boolean): string[] {
   const errors: string[] = [];
@@ -214,14 +226,7 @@ export function validateJwt(p: JwtPolicy, isHeaderName: (n: string) => boolean, 
   }
   if (p.cookie !== undefined && !isHeaderName(p.cookie)) fail(`cookie: invalid cookie name ${JSON.stringify(p.cookie)}`);
   if (p.header !== undefined && !isHeaderName(p.header)) fail(`header: invalid header name ${JSON.stringify(p.header)}`);
-  const seen = new Set<string>();
-  for (const c of p.claimToHeaders) {
-    if (c.claim === '') fail('claimToHeaders: an empty claim name');
-    if (!isHeaderName(c.header)) fail(`claimToHeaders: invalid header name ${JSON.stringify(c.header)}`);
-    else if (!isClaimHeaderAllowed(c.header)) fail(`claimToHeaders: header ${c.header} may not be set from a claim`);
-    else if (seen.has(c.header.toLowerCase())) fail(`claimToHeaders: header ${c.header} given twice`);
-    seen.add(c.header.toLowerCase());
-  }
+  validateClaimHeaders(p.claimToHeaders, isHeaderName, fail);
   for (const r of p.require) {
     if (r.claim === '') fail('require: an empty claim name');
     if (!['equals', 'contains', 'scope'].includes(r.match)) fail(`require: claim ${r.claim}: unknown match ${JSON.stringify(r.match)}`);

@@ -1,4 +1,4 @@
-import { isClaimHeaderAllowed, isJwksUrl } from './jwt.js';
+import { isJwksUrl, validateClaimHeaders } from './jwt.js';
 import type { ClaimHeader } from './jwt.js';
 
 /**
@@ -82,13 +82,6 @@ export function validateOidc(p: OidcPolicy, isHeaderName: (n: string) => boolean
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(p.cookieName)) fail(`cookieName: ${JSON.stringify(p.cookieName)} is not 1-64 letters, digits, _ or -`);
   if (!Number.isInteger(p.sessionSeconds) || p.sessionSeconds < 60 || p.sessionSeconds > 30 * 86400) fail(`sessionSeconds: ${p.sessionSeconds} is not whole seconds from 60 to 2592000`);
   if (!Number.isInteger(p.discoveryRefreshSeconds) || p.discoveryRefreshSeconds < 1 || p.discoveryRefreshSeconds > 86400) fail(`discoveryRefreshSeconds: ${p.discoveryRefreshSeconds} is not whole seconds from 1 to 86400`);
-  const seen = new Set<string>();
-  for (const c of p.claimToHeaders) {
-    if (c.claim === '') fail('claimToHeaders: an empty claim name');
-    if (!isHeaderName(c.header)) fail(`claimToHeaders: invalid header name ${JSON.stringify(c.header)}`);
-    else if (!isClaimHeaderAllowed(c.header)) fail(`claimToHeaders: header ${c.header} may not be set from a claim`);
-    else if (seen.has(c.header.toLowerCase())) fail(`claimToHeaders: header ${c.header} given twice`);
-    seen.add(c.header.toLowerCase());
-  }
+  validateClaimHeaders(p.claimToHeaders, isHeaderName, fail);
   return errors;
 }
