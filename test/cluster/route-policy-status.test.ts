@@ -3,6 +3,7 @@
 // Accepted and ResolvedRefs, and a bad value is told there (Invalid) while a good policy is Accepted.
 // JWT policies take their key sets from ConfigMaps the operator watches: the cache keeps a key set
 // (and only that of the ConfigMap's data), a good one is Accepted, a malformed one JWKSInvalid.
+// An OIDC policy whose client Secret is missing is ResolvedRefs=False, OIDCSecretNotFound.
 import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
 import { translateObjects } from '../../src/agent/state.js';
@@ -43,12 +44,13 @@ describe('operator: a RoutePolicy’s status on the test cluster', function () {
       ['bad-cidr', { targetRefs: target, ipAccess: { allow: ['10.0.0.0/33'] } }],
       ['jwt', { targetRefs: target, jwt: jwt({ name: 'idp', key: 'keys.json' }) }],
       ['jwt-bad', { targetRefs: target, jwt: jwt({ name: 'idp-bad' }) }],
+      ['oidc-missing', { targetRefs: target, oidc: { issuer: 'https://idp.test', clientId: 'web', secretRef: { name: 'no-such-oidc' }, scopes: ['email'], sessionLifetime: '1h', claimToHeaders: [{ claim: 'email', header: 'X-Email' }] } }],
     ] as const) {
       await custom.createNamespacedCustomObject({ group: 'tuna.dev', version: 'v1alpha1', namespace, plural: 'routepolicies', body: { apiVersion: 'tuna.dev/v1alpha1', kind: 'RoutePolicy', metadata: { name: policyName }, spec } });
     }
     objects = new KubeObjects(config, { debounceMs: 50, retryMs: 1000 });
     await objects.start();
-    await waitFor('the cache to hold the policies', 30_000, async () => (objects.objects().filter((o) => o.kind === 'RoutePolicy' && o.metadata?.namespace === namespace).length === 4 ? true : undefined));
+    await waitFor('the cache to hold the policies', 30_000, async () => (objects.objects().filter((o) => o.kind === 'RoutePolicy' && o.metadata?.namespace === namespace).length === 5 ? true : undefined));
   });
 
   after(async () => {
@@ -60,7 +62,7 @@ describe('operator: a RoutePolicy’s status on the test cluster', function () {
     const errors: string[] = [];
     const writer = new StatusWriter(clusterConfig(), { onError: (ref, err) => errors.push(`${refKey(ref)}: ${String(err)}`) });
     const statuses = translateObjects(objects.objects()).statuses.filter((s) => s.ref.namespace === namespace && s.ref.kind === 'RoutePolicy');
-    expect(statuses).to.have.length(4);
+    expect(statuses).to.have.length(5);
     await writer.write(statuses, objectLookup(objects.objects()));
     expect(errors).to.deep.equal([]);
     const ancestorsOf = async (name: string) =>
@@ -80,5 +82,7 @@ describe('operator: a RoutePolicy’s status on the test cluster', function () {
     expect(Object.keys(cached?.data ?? {})).to.deep.equal(['keys.json']);
     expect(await ancestorsOf('jwt')).to.deep.equal([['Ingress', 'web', 'tuna.dev/gateway-controller', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']]);
     expect(await ancestorsOf('jwt-bad')).to.deep.equal([['Ingress', 'web', 'tuna.dev/gateway-controller', 'Accepted=False/Invalid', 'ResolvedRefs=False/JWKSInvalid']]);
+    // OIDC: the CRD takes spec.oidc; a client Secret that is not there is told as OIDCSecretNotFound
+    expect(await ancestorsOf('oidc-missing')).to.deep.equal([['Ingress', 'web', 'tuna.dev/gateway-controller', 'Accepted=False/Invalid', 'ResolvedRefs=False/OIDCSecretNotFound']]);
   });
 });
