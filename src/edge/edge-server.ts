@@ -12,7 +12,7 @@ import { StaticTunnelAuthority, StaticBindingDirectory, acceptTunnel, TunnelRegi
 import type { Grant, KeyRecord, TunnelAuthority, BindingDirectory, EdgeBinding } from './tunnels/index.js';
 import type { EdgeConfigFile } from './config.js';
 import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn, UdpListeners, DEFAULT_TUNNEL_LISTENER_LIMITS, TunnelListener } from './listeners/index.js';
-import { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './acme/index.js';
+import { certificatesOnReservation, createConfiguredCertificates, staticCertificateExpiries, staticCertificates } from './acme/index.js';
 import { DEFAULT_PUBLIC_CONNECTION_LIMITS, ClientFairness, newRequestIdGenerator, DEFAULT_HTTP1_FORWARDING, PublicFront, DEFAULT_UDP_LIMITS, UdpFront } from './fronts/index.js';
 import type { EdgeLimits, FrontContext } from './fronts/index.js';
 import { EdgeMetrics, adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics/index.js';
@@ -160,7 +160,11 @@ export class EdgeServer {
       isClosing: () => this.#isClosing,
       http1Forwarding: config.http1Forwarding ?? DEFAULT_HTTP1_FORWARDING,
     };
-    this.#front = new PublicFront(ctx, staticCertificates(config), this.#tunnelLimits, options.certificateProvider);
+    const statics = staticCertificates(config);
+    this.#front = new PublicFront(ctx, statics, this.#tunnelLimits, options.certificateProvider);
+    const staticExpiries = staticCertificateExpiries(statics).map((c) => ({ ...c, source: 'static' as const }));
+    const provider = options.certificateProvider;
+    this.metrics.certificates = () => [...staticExpiries, ...(provider?.expiries?.() ?? []).map((c) => ({ ...c, source: 'store' as const }))];
     this.#tunnelServer = this.#createTunnelServer();
     const isTunnelTls = config.listen.tunnel.tls?.cert !== undefined && config.listen.tunnel.tls.key !== undefined;
     this.#tunnelListener = new TunnelListener(this.#tunnelServer, isTunnelTls, { ...DEFAULT_TUNNEL_LISTENER_LIMITS, ...limits.tunnelListener }, this.metrics);

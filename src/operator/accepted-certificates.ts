@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import type { CertificatePair, CertificateSource } from '../dataplane/index.js';
 import type { RouteGraph, SecretRef } from '../model/index.js';
 import { filterBackend } from '../model/index.js';
@@ -40,10 +41,33 @@ export class AcceptedCertificates implements CertificateSource {
     return this.#pairs.get(keyOf(ref));
   }
 
+  /** expiries says when the certificate of each Secret held expires (ms since the epoch), sorted by Secret; a certificate that does not parse is left out. */
+  expiries(): { secret: string; notAfter: number }[] {
+    return this.names().flatMap((secret) => {
+      const notAfter = notAfterOf(this.#pairs.get(secret)!);
+      return notAfter === undefined ? [] : [{ secret, notAfter }];
+    });
+  }
+
   /** names lists the `namespace/name` of every Secret held (no key material), sorted. */
   names(): string[] {
     return [...this.#pairs.keys()].sort();
   }
+}
+
+/** notAfters keeps each pair's parsed expiry: a pair that did not change is the same object across syncs (update), so it is parsed once. */
+const notAfters = new WeakMap<CertificatePair, number | undefined>();
+
+function notAfterOf(pair: CertificatePair): number | undefined {
+  if (notAfters.has(pair)) return notAfters.get(pair);
+  let notAfter: number | undefined;
+  try {
+    notAfter = new X509Certificate(pair.cert).validToDate.getTime();
+  } catch {
+    notAfter = undefined;
+  }
+  notAfters.set(pair, notAfter);
+  return notAfter;
 }
 
 function keyOf(ref: SecretRef): string {

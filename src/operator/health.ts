@@ -10,6 +10,27 @@ export interface HealthSources {
   isLeader(): boolean;
   /** a change has arrived that no sync has taken up yet (Operator.hasPendingChange); absent: never */
   hasPendingChange?(): boolean;
+  /** the certificates HTTPS listeners terminate with (AcceptedCertificates.expiries); absent: none */
+  certificates?(): readonly { secret: string; notAfter: number }[];
+}
+
+/** EdgePath is how the operator reaches the edge: its control API (the leader's syncs) or a tunnel dial (every replica). */
+export type EdgePath = 'control' | 'tunnel';
+
+/** NETWORK_CODES are the error codes of a connection attempt that never reached the edge. */
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+
+/**
+ * isUnreachable says whether an error (or one of its causes) is a failure to reach the edge at
+ * all: the control client's TUNA_CONTROL_UNREACHABLE, or a socket error code of a dial. A refused
+ * key or a bad answer is the edge speaking, not unreachable.
+ */
+export function isUnreachable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'TUNA_CONTROL_UNREACHABLE' || (typeof code === 'string' && NETWORK_CODES.has(code))) return true;
+  }
+  return false;
 }
 
 /** Readiness is the answer of /readyz: ready or not, and why not. */
@@ -55,6 +76,7 @@ export class OperatorHealth {
   readonly #syncSeconds: Histogram<'result'>;
   readonly #reconnects: Counter;
   readonly #tunnelErrors: Counter;
+  readonly #unreachable: Counter<'path'>;
 
   constructor(sources: HealthSources, now: () => number = Date.now, parts: readonly Registry[] = []) {
     this.#sources = sources;
@@ -96,6 +118,33 @@ export class OperatorHealth {
     });
     this.#reconnects = new Counter({ name: 'tuna_operator_tunnel_reconnects_total', help: 'Tunnel connections opened to replace an earlier one of the same slot (lost, or sent away by the edge).', registers });
     this.#tunnelErrors = new Counter({ name: 'tuna_operator_tunnel_errors_total', help: 'Failed tunnel connection attempts (refused key, edge unreachable, handshake failed).', registers });
+    this.#unreachable = new Counter({
+      name: 'tuna_operator_edge_unreachable_total',
+      help: 'Attempts to reach the edge that never got an answer (connection refused, timed out, no route), by path: control (a sync’s control API call) or tunnel (a tunnel dial).',
+      labelNames: ['path'],
+      registers,
+    });
+    for (const path of ['control', 'tunnel']) this.#unreachable.inc({ path }, 0);
+    new Gauge({
+      name: 'tuna_operator_binding_tunnel_connections',
+      help: 'Tunnel connections open now for each binding the tunnel manager holds (0: the binding has no tunnel from this replica).',
+      labelNames: ['binding'],
+      registers,
+      collect: function (this: Gauge<'binding'>) {
+        this.reset();
+        for (const t of [...sources.tunnels()].sort((a, b) => a.bindingId.localeCompare(b.bindingId))) this.set({ binding: t.bindingId }, t.open);
+      },
+    });
+    new Gauge({
+      name: 'tuna_operator_certificate_expiry_timestamp_seconds',
+      help: 'When the certificate of each Secret an HTTPS listener terminates with (or a TLS backend presents) expires (Unix time), by Secret (namespace/name).',
+      labelNames: ['secret'],
+      registers,
+      collect: function (this: Gauge<'secret'>) {
+        this.reset();
+        for (const c of sources.certificates?.() ?? []) this.set({ secret: c.secret }, c.notAfter / 1000);
+      },
+    });
     this.#exposition = parts.length === 0 ? this.#registry : Registry.merge([this.#registry, ...parts]);
   }
 
@@ -109,9 +158,10 @@ export class OperatorHealth {
     this.#lastSyncAt = this.#now();
   }
 
-  /** recordFailure counts a sync that failed (it is retried). */
-  recordFailure(): void {
+  /** recordFailure counts a sync that failed (it is retried), and the edge unreachable when that is why. */
+  recordFailure(err?: unknown): void {
     this.#syncsTotal.inc({ result: 'failure' });
+    if (isUnreachable(err)) this.#unreachable.inc({ path: 'control' });
   }
 
   /** observeSync records how long one sync took (Operator's `onSyncEnded`). */
@@ -124,9 +174,10 @@ export class OperatorHealth {
     this.#reconnects.inc();
   }
 
-  /** countTunnelError counts one failed tunnel connection attempt (TunnelManager 'tunnel-error'). */
-  countTunnelError(): void {
+  /** countTunnelError counts one failed tunnel connection attempt (TunnelManager 'tunnel-error'), and the edge unreachable when that is why. */
+  countTunnelError(err?: unknown): void {
     this.#tunnelErrors.inc();
+    if (isUnreachable(err)) this.#unreachable.inc({ path: 'tunnel' });
   }
 
   /** readiness says whether /readyz answers 200, and what is missing otherwise. */

@@ -166,6 +166,7 @@ export function registerOperator(c: DependencyContainer): void {
         isLeader: () => deps.resolve(LEADER_ELECTOR)?.isLeader() ?? true,
         // the queue depth reads the operator, which is built from the health's hooks: read when asked
         hasPendingChange: () => deps.resolve(OPERATOR).hasPendingChange,
+        certificates: () => deps.resolve(CERTIFICATES).expiries(),
       },
       Date.now,
       [deps.resolve(REQUEST_METRICS).registry, deps.resolve(UDP_METRICS).registry],
@@ -204,7 +205,7 @@ export function registerOperator(c: DependencyContainer): void {
       ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
       translate: { baseDomain: config(deps).learned.baseDomain },
       onError: (err) => {
-        health.recordFailure();
+        health.recordFailure(err);
         report(deps).report('sync failed (retrying)', err);
       },
       onSyncEnded: (outcome, durationMs) => health.observeSync(outcome, durationMs),
@@ -239,7 +240,7 @@ export class OperatorProcess {
     const { keys, manager, elector, health, log } = this;
     if (keys instanceof SecretTunnelKeys) await keys.load();
     manager.on('tunnel-error', (bindingId: string, err: Error) => {
-      health.countTunnelError();
+      health.countTunnelError(err);
       this.reporter.report(`tunnel for ${bindingId}`, err, { bindingId });
     });
     manager.on('reconnected', () => health.countReconnect());

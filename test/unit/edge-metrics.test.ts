@@ -29,6 +29,8 @@ const FAMILIES = [
   ['tuna_edge_udp_datagrams_dropped_total', 'counter'],
   ['tuna_edge_udp_flow_ends_total', 'counter'],
   ['tuna_edge_requests_total', 'counter'],
+  ['tuna_edge_answers_total', 'counter'],
+  ['tuna_edge_certificate_expiry_timestamp_seconds', 'gauge'],
   ['tuna_edge_control_requests_total', 'counter'],
   ['tuna_edge_tunnel_bytes_total', 'counter'],
   ['tuna_edge_request_duration_seconds', 'histogram'],
@@ -107,6 +109,26 @@ describe('EdgeMetrics (prom-client)', () => {
       'tuna_edge_request_duration_seconds_bucket{le="+Inf",front="http1",code_class="2xx"} 1',
     ]);
     expect(lines.filter((l) => l.startsWith('tuna_edge_request_duration_seconds_count'))).to.have.length(2);
+  });
+
+  it('counts the edge’s own answers by reason, and lists each certificate’s expiry by hostname and source', async () => {
+    const metrics = new EdgeMetrics();
+    metrics.countEdgeAnswer('no-tunnel');
+    metrics.countEdgeAnswer('no-tunnel');
+    metrics.countEdgeAnswer('unknown-host');
+    let certificates = [
+      { hostname: 'b.test', source: 'store' as const, notAfter: 1_900_000_000_500 },
+      { hostname: '*.a.test', source: 'static' as const, notAfter: 1_800_000_000_000 },
+    ];
+    metrics.certificates = () => certificates;
+    const lines = (await metrics.render(tunnels([]))).split('\n');
+    expect(lines.filter((l) => l.startsWith('tuna_edge_answers_total{'))).to.deep.equal(['tuna_edge_answers_total{reason="no-tunnel"} 2', 'tuna_edge_answers_total{reason="unknown-host"} 1']);
+    expect(lines.filter((l) => l.startsWith('tuna_edge_certificate_expiry_timestamp_seconds{'))).to.deep.equal([
+      'tuna_edge_certificate_expiry_timestamp_seconds{hostname="*.a.test",source="static"} 1800000000',
+      'tuna_edge_certificate_expiry_timestamp_seconds{hostname="b.test",source="store"} 1900000000.5',
+    ]);
+    certificates = [];
+    expect((await metrics.render(tunnels([]))).split('\n').filter((l) => l.startsWith('tuna_edge_certificate_expiry_timestamp_seconds{')), 'a certificate gone is no longer listed').to.deep.equal([]);
   });
 
   it('keeps each edge’s metrics its own (no global registry)', async () => {

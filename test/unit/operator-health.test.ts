@@ -93,6 +93,9 @@ describe('OperatorHealth', () => {
       'tuna_operator_tunnels',
       'tuna_operator_tunnel_reconnects_total',
       'tuna_operator_tunnel_errors_total',
+      'tuna_operator_edge_unreachable_total',
+      'tuna_operator_binding_tunnel_connections',
+      'tuna_operator_certificate_expiry_timestamp_seconds',
     ]);
     for (const name of names) expect(text).to.match(new RegExp(`^# HELP ${name} \\S`, 'm'));
     expect(text.endsWith('\n')).to.equal(true);

@@ -1,4 +1,9 @@
 import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
+import { ControlUnreachableError } from '../../src/control-api/index.js';
+import type { RouteGraph } from '../../src/model/index.js';
+import { AcceptedCertificates } from '../../src/operator/accepted-certificates.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import type { Downstream } from '../../src/dataplane/index.js';
 import { Operator, OperatorHealth, RequestMetrics } from '../../src/operator/index.js';
@@ -84,6 +89,41 @@ describe('operator metrics (prom-client)', () => {
     health.countTunnelError();
     health.countTunnelError();
     expect(await lines(health)).to.include.members(['tuna_operator_tunnel_reconnects_total 1', 'tuna_operator_tunnel_errors_total 2']);
+  });
+
+  it('shows each held binding’s open connections, 0 for one without a tunnel', async () => {
+    let held = [
+      { bindingId: 'binding/host/b.test', open: 0, wanted: 2 },
+      { bindingId: 'binding/host/a.test', open: 2, wanted: 2 },
+    ];
+    const health = new OperatorHealth({ ...noTunnels, tunnels: () => held });
+    const series = async (): Promise<string[]> => (await lines(health)).filter((l) => l.startsWith('tuna_operator_binding_tunnel_connections{'));
+    expect(await series()).to.deep.equal(['tuna_operator_binding_tunnel_connections{binding="binding/host/a.test"} 2', 'tuna_operator_binding_tunnel_connections{binding="binding/host/b.test"} 0']);
+    held = [{ bindingId: 'binding/host/a.test', open: 1, wanted: 2 }];
+    expect(await series(), 'a binding no longer held is no longer listed').to.deep.equal(['tuna_operator_binding_tunnel_connections{binding="binding/host/a.test"} 1']);
+  });
+
+  it('counts the edge unreachable by path: a sync failed reaching the control API, a tunnel dial that got no answer; not a refusal', async () => {
+    const health = new OperatorHealth(noTunnels);
+    const unreachable = async (): Promise<string[]> => (await lines(health)).filter((l) => l.startsWith('tuna_operator_edge_unreachable_total{'));
+    expect(await unreachable()).to.deep.equal(['tuna_operator_edge_unreachable_total{path="control"} 0', 'tuna_operator_edge_unreachable_total{path="tunnel"} 0']);
+    health.recordFailure(new Error('reconcile failed', { cause: new ControlUnreachableError('cannot reach https://edge.test: ECONNREFUSED') }));
+    health.recordFailure(new Error('the edge refused the key'));
+    health.recordFailure();
+    health.countTunnelError(Object.assign(new Error('connect ETIMEDOUT 127.0.0.1:7443'), { code: 'ETIMEDOUT' }));
+    health.countTunnelError(new Error('the edge refused the tunnel key (401)'));
+    expect(await unreachable()).to.deep.equal(['tuna_operator_edge_unreachable_total{path="control"} 1', 'tuna_operator_edge_unreachable_total{path="tunnel"} 1']);
+    expect(await lines(health)).to.include.members(['tuna_operator_syncs_total{result="failure"} 3', 'tuna_operator_tunnel_errors_total 2']);
+  });
+
+  it('shows when each accepted certificate expires, by Secret', async () => {
+    const { cert, key } = selfSignedCertificate(['web.test']);
+    const accepted = new AcceptedCertificates();
+    const graph = { listeners: [{ tls: { mode: 'terminate-in-cluster', certificates: [{ namespace: 'default', name: 'web-tls' }, { namespace: 'default', name: 'junk' }] } }], virtualHosts: [] } as unknown as RouteGraph;
+    accepted.update(graph, new Map([['default/web-tls', { cert, key }], ['default/junk', { cert: 'not a certificate', key }]]));
+    const health = new OperatorHealth({ ...noTunnels, certificates: () => accepted.expiries() });
+    const notAfter = new X509Certificate(cert).validToDate.getTime() / 1000;
+    expect((await lines(health)).filter((l) => l.startsWith('tuna_operator_certificate_expiry_timestamp_seconds{'))).to.deep.equal([`tuna_operator_certificate_expiry_timestamp_seconds{secret="default/web-tls"} ${notAfter}`]);
   });
 
   it('keeps each operator’s counters its own (no global registry), and renders the parts it is given after its own', async () => {

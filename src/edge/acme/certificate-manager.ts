@@ -101,6 +101,11 @@ export class CertificateManager implements CertificateProvider {
     this.#timer = undefined;
   }
 
+  /** expiries lists the stored certificates this node has loaded and when each expires (the config's static ones are the edge's own to list). */
+  expiries(): { hostname: string; notAfter: number }[] {
+    return [...this.#cache].map(([hostname, entry]) => ({ hostname, notAfter: entry.notAfter }));
+  }
+
   /** challenge answers TLS-ALPN-01 validators. */
   challenge(servername: string): SecureContext | undefined {
     return this.#o.challenges?.contextFor(servername);

@@ -10,4 +10,6 @@ export interface CertificateProvider {
   resolve(servername: string): Promise<SecureContext | undefined>;
   /** challenge returns the TLS-ALPN-01 context for a name with an authorization in flight */
   challenge?(servername: string): SecureContext | undefined;
+  /** expiries lists the certificates it holds now and when each expires (ms since the epoch), for /metrics */
+  expiries?(): { hostname: string; notAfter: number }[];
 }

@@ -3,6 +3,7 @@
  * certificate manager (stored, static, ACME-issued; docs/acme.md), and the hook that orders
  * certificates for names reserved through this node's control API.
  */
+import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EdgeConfigFile } from '../config.js';
 import { EdgeConfigError } from '../errors.js';
@@ -28,6 +29,19 @@ export interface CertificatesMode {
 /** staticCertificates returns the config file's certificates that carry both a cert and a key. */
 export function staticCertificates(config: EdgeConfigFile): StaticCertificate[] {
   return (config.certificates ?? []).flatMap((c) => (c.cert !== undefined && c.key !== undefined ? [{ hostnames: c.hostnames, cert: c.cert, key: c.key }] : []));
+}
+
+/** staticCertificateExpiries is when each name of the config file's certificates expires (ms since the epoch); a certificate that does not parse is left out (its TLS context fails the start). */
+export function staticCertificateExpiries(certificates: readonly StaticCertificate[]): { hostname: string; notAfter: number }[] {
+  return certificates.flatMap((c) => {
+    let notAfter: number;
+    try {
+      notAfter = new X509Certificate(c.cert).validToDate.getTime();
+    } catch {
+      return [];
+    }
+    return c.hostnames.map((hostname) => ({ hostname: hostname.toLowerCase(), notAfter }));
+  });
 }
 
 /**

@@ -16,5 +16,5 @@ export { ACME_TLS_ALPN_PROTOCOL, TlsAlpnChallenges } from './tls-alpn-challenges
 export { createCsr, createSelfSignedCertificate, createTlsAlpnCertificate, derToPem } from './x509.js';
 export { createCertificateManager, loadOrCreateAccountKey } from './acme-setup.js';
 export type { AcmeSettings, CertificateSetupOptions } from './acme-setup.js';
-export { certificatesOnReservation, createConfiguredCertificates, staticCertificates } from './edge-certificates.js';
+export { certificatesOnReservation, createConfiguredCertificates, staticCertificateExpiries, staticCertificates } from './edge-certificates.js';
 export type { CertificatesMode } from './edge-certificates.js';

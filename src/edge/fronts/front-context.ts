@@ -5,7 +5,8 @@ import type { ClientHttp2Stream, OutgoingHttpHeaders, ServerHttp2Stream } from '
 import { BodyLimit } from './body-limit.js';
 import type { ClientFairness } from './client-fairness.js';
 import type { BindingDirectory, EdgeBinding, EdgeTunnel, TunnelRegistry } from '../tunnels/index.js';
-import type { EdgeMetrics } from '../metrics/index.js';
+import type { EdgeMetrics, PublicFront } from '../metrics/index.js';
+import { BAD_HOST } from './host-header.js';
 import type { ForwardInfo } from './request-headers.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
 
@@ -88,9 +89,20 @@ export const REPLY = {
   clientBusy: [429, 'too many requests in flight from this address to this host\n'],
 } as const satisfies Record<string, readonly [number, string]>;
 
+/** REPLY_REASONS name each of REPLY as tuna_edge_answers_total labels it (noTunnel: no-tunnel). */
+const REPLY_REASONS = new Map<readonly [number, string], string>(
+  Object.entries({ ...REPLY, badHost: BAD_HOST }).map(([name, reply]) => [reply, name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)]),
+);
+
+/** countReply counts one of REPLY: an answered request (by status, with its duration) and the edge's own answer (by reason). */
+export function countReply(ctx: FrontContext, reply: readonly [number, string], exchange: object, front: PublicFront): void {
+  ctx.metrics.countRequest(reply[0], exchange, front);
+  ctx.metrics.countEdgeAnswer(REPLY_REASONS.get(reply) ?? 'other');
+}
+
 /** replyHttp1 sends one of REPLY on an HTTP/1.1 response. */
 export function replyHttp1(ctx: FrontContext, res: ServerResponse, reply: readonly [number, string], close = false): void {
-  ctx.metrics.countRequest(reply[0], res, 'http1');
+  countReply(ctx, reply, res, 'http1');
   if (res.headersSent) {
     res.destroy();
     return;
@@ -106,7 +118,7 @@ export function replyHttp1(ctx: FrontContext, res: ServerResponse, reply: readon
 
 /** replyHttp2 sends one of REPLY on a public HTTP/2 stream. */
 export function replyHttp2(ctx: FrontContext, stream: ServerHttp2Stream, reply: readonly [number, string]): void {
-  ctx.metrics.countRequest(reply[0], stream, 'http2');
+  countReply(ctx, reply, stream, 'http2');
   if (stream.destroyed) return;
   if (stream.headersSent) {
     stream.close();

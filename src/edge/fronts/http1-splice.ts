@@ -3,7 +3,7 @@ import type { ClientHttp2Stream, OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import { formatHttp1Limits, HEADER_HTTP1_LIMITS, relay, SPLICED_HTTP1_PROTOCOL, writeCoalescer, writeStreamMeta } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/index.js';
-import { REPLY, isRefused, resolveHttpBinding } from './front-context.js';
+import { REPLY, countReply, isRefused, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort } from './request-headers.js';
 import { cancelUpstream } from './tunnel-cancels.js';
@@ -292,7 +292,7 @@ class Upload {
 function answerUnanswered(ctx: FrontContext, socket: Socket, reply: readonly [number, string]): void {
   // a client that left is owed nothing
   if (socket.destroyed || !socket.writable) return void socket.destroy();
-  ctx.metrics.countRequest(reply[0], socket, 'http1');
+  countReply(ctx, reply, socket, 'http1');
   const [status, body] = reply;
   const text = status === 503 ? 'Service Unavailable' : 'Bad Gateway';
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);

@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { relay } from '../../wire/index.js';
-import { REPLY, findTunnel, forwardInfo, resolveHttpBinding } from './front-context.js';
+import { REPLY, countReply, findTunnel, forwardInfo, resolveHttpBinding } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './request-headers.js';
 
@@ -13,7 +13,7 @@ import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './reque
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 function writeSimpleResponse(ctx: FrontContext, socket: Duplex, reply: readonly [number, string]): void {
-  ctx.metrics.countRequest(reply[0], socket, 'websocket');
+  countReply(ctx, reply, socket, 'websocket');
   socket.end(
     `HTTP/1.1 ${reply[0]} ${reply[0] === 404 ? 'Not Found' : 'Error'}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(reply[1])}\r\nConnection: close\r\n\r\n${reply[1]}`,

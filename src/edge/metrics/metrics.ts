@@ -14,6 +14,16 @@ export interface TunnelCounts {
   bytes(): { in: number; out: number };
 }
 
+/** CertificateExpiry is one certificate the edge serves public HTTPS with, and when it expires. */
+export interface CertificateExpiry {
+  /** the name it is served for (a hostname, or `*.parent`) */
+  hostname: string;
+  /** `static` (the config file's certificates) or `store` (stored: ACME-issued, or put there by another node) */
+  source: 'static' | 'store';
+  /** its notAfter, in ms since the epoch */
+  notAfter: number;
+}
+
 /** PublicFront is the public front that answered a request, as the request duration histogram labels it. */
 export type PublicFront = 'http1' | 'http2' | 'websocket';
 
@@ -43,6 +53,9 @@ export class EdgeMetrics {
   readonly #requests = new Map<string, number>();
   readonly #handshakes = new Map<string, number>();
   readonly #controlRequests = new Map<string, number>();
+  readonly #edgeAnswers = new Map<string, number>();
+  /** certificates lists the certificates the edge serves public HTTPS with (read at scrape time); default none */
+  certificates: () => readonly CertificateExpiry[] = () => [];
   /** streamsTotal counts tunnel streams opened. */
   streamsTotal = 0;
   /** streamsActive is the number of tunnel streams open now. */
@@ -113,6 +126,18 @@ export class EdgeMetrics {
     countersBy(registers, 'tuna_edge_udp_datagrams_dropped_total', 'UDP datagrams dropped, by reason.', 'reason', this.#udpDropped);
     countersBy(registers, 'tuna_edge_udp_flow_ends_total', 'UDP flows ended, by cause.', 'cause', this.#udpFlowEnds);
     countersBy(registers, 'tuna_edge_requests_total', 'Public HTTP requests answered, by status code.', 'code', this.#requests);
+    countersBy(registers, 'tuna_edge_answers_total', 'Public HTTP requests the edge answered itself instead of a service, by reason (unknown-host, no-tunnel, tunnel-failed …).', 'reason', this.#edgeAnswers);
+    const certificates = (): readonly CertificateExpiry[] => this.certificates();
+    new Gauge({
+      name: 'tuna_edge_certificate_expiry_timestamp_seconds',
+      help: 'When each certificate the edge serves public HTTPS with expires (Unix time), by hostname and source (static: the config file; store: ACME-issued or stored).',
+      labelNames: ['hostname', 'source'],
+      registers,
+      collect: function (this: Gauge<'hostname' | 'source'>) {
+        this.reset();
+        for (const c of [...certificates()].sort((a, b) => a.hostname.localeCompare(b.hostname) || a.source.localeCompare(b.source))) this.set({ hostname: c.hostname, source: c.source }, c.notAfter / 1000);
+      },
+    });
     countersBy(registers, 'tuna_edge_control_requests_total', 'Control API requests, by method.', 'method', this.#controlRequests);
     new Counter({
       name: 'tuna_edge_tunnel_bytes_total',
@@ -219,6 +244,11 @@ export class EdgeMetrics {
     if (startedAt === undefined) return;
     this.#startedAt.delete(exchange);
     this.#requestSeconds[front][statusClass(status)].observe((performance.now() - startedAt) / 1000);
+  }
+
+  /** countEdgeAnswer records one public request the edge answered itself (no tunnel, unknown host …), by reason. */
+  countEdgeAnswer(reason: string): void {
+    bump(this.#edgeAnswers, reason);
   }
 
   /** countControlRequest records one control API request (`/v1`, store mode) by method: what the operator costs the edge. */
