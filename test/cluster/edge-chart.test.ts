@@ -119,6 +119,7 @@ describe('charts/tuna-edge: lint, template, refusals, and a server-side dry-run 
     expect(config.listen.https).to.equal(undefined);
     const services = objects.filter((o) => o.kind === 'Service').map((s) => ({ name: s.metadata.name, spec: s.spec as { type: string; ports: { name: string; port: number }[] } }));
     expect(services.map(({ name, spec }) => [name, spec.type, spec.ports.map((p) => `${p.name}:${p.port}`)])).to.deep.equal([
+      ['edge-metrics', 'ClusterIP', ['metrics:9100']],
       ['edge-tunnel', 'LoadBalancer', ['tunnel:7443']],
       ['edge-public', 'LoadBalancer', ['http:80']],
     ]);

@@ -123,3 +123,24 @@ TLS unless plaintext is asked for, the password belongs in a Secret, ACME needs 
 {{- end -}}
 {{- toYaml $config -}}
 {{- end -}}
+
+
+{{/* tuna-edge.metricsLabel marks the metrics Service: what the ServiceMonitor selects (the tunnel and public Services select the same pods). */}}
+{{- define "tuna-edge.metricsLabel" -}}
+tuna.dev/metrics: "true"
+{{- end -}}
+
+{{/* tuna-edge.alertSelector is the label matchers every alert's series carry: alerts.selector, or this release's namespace. */}}
+{{- define "tuna-edge.alertSelector" -}}
+{{- .Values.alerts.selector | default (printf "namespace=%q" .Release.Namespace) -}}
+{{- end -}}
+
+{{/* tuna-edge.runbook is the annotations pointing an alert at its runbook in docs/observability.md (argument: list of the root context and the alert name). */}}
+{{- define "tuna-edge.runbook" -}}
+{{- $root := index . 0 -}}
+{{- $alert := index . 1 -}}
+runbook: {{ printf "docs/observability.md#%s (the tuna repository): what %s means, how to find the cause, what to do" (lower $alert) $alert | quote }}
+{{- with $root.Values.alerts.runbookBaseUrl }}
+runbook_url: {{ printf "%s#%s" (trimSuffix "/" .) (lower $alert) | quote }}
+{{- end }}
+{{- end -}}

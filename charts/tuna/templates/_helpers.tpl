@@ -57,3 +57,27 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- printf "%s-edge-ca" (include "tuna.fullname" .) -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/* tuna.metricsLabel marks the metrics Service: what the ServiceMonitor selects. */}}
+{{- define "tuna.metricsLabel" -}}
+tuna.dev/metrics: "true"
+{{- end -}}
+
+{{/*
+tuna.alertSelector is the label matchers every alert's series carry: alerts.selector, or this
+release's namespace (the ServiceMonitor and PodMonitor scrape with it).
+*/}}
+{{- define "tuna.alertSelector" -}}
+{{- .Values.alerts.selector | default (printf "namespace=%q" .Release.Namespace) -}}
+{{- end -}}
+
+{{/* tuna.runbook is the annotations pointing an alert at its runbook in docs/observability.md (argument: list of the root context and the alert name). */}}
+{{- define "tuna.runbook" -}}
+{{- $root := index . 0 -}}
+{{- $alert := index . 1 -}}
+runbook: {{ printf "docs/observability.md#%s (the tuna repository): what %s means, how to find the cause, what to do" (lower $alert) $alert | quote }}
+{{- with $root.Values.alerts.runbookBaseUrl }}
+runbook_url: {{ printf "%s#%s" (trimSuffix "/" .) (lower $alert) | quote }}
+{{- end }}
+{{- end -}}
