@@ -17,13 +17,14 @@ export const ROOMS = {
   crd: ['codec'],
   'control-api': ['codec', 'crd', 'model'],
   translate: ['codec', 'crd', 'model'],
-  dataplane: ['model', 'wire'],
+  'access-log': ['model'],
+  dataplane: ['model', 'wire', 'access-log'],
   tunnel: ['model', 'wire'],
   inspector: ['model', 'wire', 'dataplane'],
   agent: ['model', 'translate', 'dataplane', 'tunnel', 'wire'],
-  edge: ['codec', 'crd', 'model', 'wire', 'control-api'],
-  operator: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'dataplane', 'tunnel', 'agent'],
-  cli: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'dataplane', 'tunnel', 'inspector', 'agent', 'edge', 'operator'],
+  edge: ['codec', 'crd', 'model', 'wire', 'access-log', 'control-api'],
+  operator: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'access-log', 'dataplane', 'tunnel', 'agent'],
+  cli: ['codec', 'crd', 'model', 'wire', 'control-api', 'translate', 'access-log', 'dataplane', 'tunnel', 'inspector', 'agent', 'edge', 'operator'],
 };
 
 /**

@@ -3,7 +3,8 @@ export { DataPlane } from './data-plane.js';
 export type { DataPlaneOptions } from './data-plane.js';
 export type { ExchangeObserver } from './observer.js';
 export { combineObservers } from './observer.js';
-export { ACCESS_LOG_FIELDS, AccessLog, AccessLogFormatError, REDACTED, compileAccessLogFormat, redactTarget } from './access-log.js';
+export { ACCESS_LOG_FIELDS, AccessLog, compileAccessLogFormat } from './access-log.js';
+export { AccessLogFormatError, REDACTED, redactTarget } from '../access-log/index.js';
 export type { AccessLogEntry, AccessLogOptions } from './access-log.js';
 // tracing.ts imports the OpenTelemetry SDK only inside startTracing: exporting it here loads none of it
 export { TraceObserver, startTracing } from './tracing.js';

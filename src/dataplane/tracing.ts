@@ -1,7 +1,7 @@
 import type { Span, TextMapPropagator, Tracer } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { TunnelStreamContext } from '../wire/index.js';
-import { redactTarget } from './access-log.js';
+import { redactTarget } from '../access-log/index.js';
 import type { Downstream } from './exchange.js';
 import type { HeaderMap } from './headers.js';
 import type { ExchangeObserver } from './observer.js';
