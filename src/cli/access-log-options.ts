@@ -1,14 +1,17 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import * as t from 'io-ts';
-import { AccessLog, AccessLogFormatError, compileAccessLogFormat } from '../dataplane/index.js';
+import { AccessLogFormatError } from '../access-log/index.js';
+import type { AccessLogWriterOptions } from '../access-log/index.js';
+import { AccessLog, compileAccessLogFormat } from '../dataplane/index.js';
 import { UsageError } from './errors.js';
 import { decodeFlags } from './flags.js';
 import type { CliIo } from './io.js';
 
 /**
  * The access log flags of `tuna http`, `tuna run` and `tuna operator` (docs/dataplane.md
- * "Access logs"): off unless `--access-log` names where the lines go.
+ * "Access logs") and of `tuna edge` (docs/edge.md "Access log"): off unless `--access-log` names
+ * where the lines go. The destinations, formats and sampling are the same; each log has its fields.
  */
 
 /** accessLogFlagOptions are the parseArgs options of the access log. */
@@ -46,14 +49,23 @@ export interface AccessLogConfig {
   readonly sample: number;
 }
 
-/** AccessLogSink is a started access log: the data plane's observer, and how to flush its destination at exit. */
-export interface AccessLogSink {
-  readonly observer: AccessLog;
+/** AccessLogSink is a started access log: its writer (the data plane's observer, or the edge's log), and how to flush its destination at exit. */
+export interface AccessLogSink<L = AccessLog> {
+  readonly observer: L;
   close(): Promise<void>;
 }
 
-/** resolveAccessLog validates the flags ($TUNA_ACCESS_LOG when --access-log is absent); undefined when the access log is off. */
-export function resolveAccessLog(values: Record<string, unknown>, env: NodeJS.ProcessEnv, command: string): AccessLogConfig | undefined {
+/**
+ * resolveAccessLog validates the flags ($TUNA_ACCESS_LOG when --access-log is absent); undefined
+ * when the access log is off. `checkFormat` compiles a format against the log's fields (default:
+ * the data plane's), throwing AccessLogFormatError for an unknown one.
+ */
+export function resolveAccessLog(
+  values: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  command: string,
+  checkFormat: (format: string) => unknown = compileAccessLogFormat,
+): AccessLogConfig | undefined {
   const flags = decodeFlags(AccessLogFlags, values, command);
   const dest = flags['access-log'] ?? (env.TUNA_ACCESS_LOG === '' ? undefined : env.TUNA_ACCESS_LOG);
   if (dest === undefined) {
@@ -62,7 +74,7 @@ export function resolveAccessLog(values: Record<string, unknown>, env: NodeJS.Pr
   }
   const format = flags['access-log-format'] ?? 'json';
   try {
-    compileAccessLogFormat(format);
+    checkFormat(format);
   } catch (err) {
     if (err instanceof AccessLogFormatError) throw new UsageError(`tuna ${command}: --access-log-format: ${err.message}`);
     throw err;
@@ -71,14 +83,22 @@ export function resolveAccessLog(values: Record<string, unknown>, env: NodeJS.Pr
 }
 
 /**
- * openAccessLog opens the destination. A file is opened for appending, so several agent processes
- * (`--processes`) may share one: each line is one write.
+ * openAccessLog opens the destination and makes the log that writes to it (`make`; default the data
+ * plane's AccessLog). A file is opened for appending, so several agent processes (`--processes`) or
+ * edge workers (`--workers`) may share one: each line is one write.
  */
-export async function openAccessLog(config: AccessLogConfig | undefined, io: CliIo, command: string): Promise<AccessLogSink | undefined> {
+export async function openAccessLog(config: AccessLogConfig | undefined, io: CliIo, command: string): Promise<AccessLogSink | undefined>;
+export async function openAccessLog<L>(config: AccessLogConfig | undefined, io: CliIo, command: string, make: (options: AccessLogWriterOptions) => L): Promise<AccessLogSink<L> | undefined>;
+export async function openAccessLog<L>(
+  config: AccessLogConfig | undefined,
+  io: CliIo,
+  command: string,
+  make: (options: AccessLogWriterOptions) => L = (options) => new AccessLog(options) as L,
+): Promise<AccessLogSink<L> | undefined> {
   if (config === undefined) return undefined;
   const { dest, format, sample } = config;
-  if (dest === 'stdout' || dest === '-') return { observer: new AccessLog({ write: (line) => io.out(line), format, sample }), close: async () => undefined };
-  if (dest === 'stderr') return { observer: new AccessLog({ write: (line) => io.err(line), format, sample }), close: async () => undefined };
+  if (dest === 'stdout' || dest === '-') return { observer: make({ write: (line) => io.out(line), format, sample }), close: async () => undefined };
+  if (dest === 'stderr') return { observer: make({ write: (line) => io.err(line), format, sample }), close: async () => undefined };
   const file = createWriteStream(dest, { flags: 'a' });
   try {
     await once(file, 'open');
@@ -92,7 +112,7 @@ export async function openAccessLog(config: AccessLogConfig | undefined, io: Cli
     isBroken = true;
   });
   return {
-    observer: new AccessLog({ write: (line) => void (isBroken || file.write(`${line}\n`)), format, sample }),
+    observer: make({ write: (line) => void (isBroken || file.write(`${line}\n`)), format, sample }),
     close: () => new Promise<void>((resolve) => file.end(() => resolve())),
   };
 }

@@ -150,6 +150,9 @@ Options:
                      public HTTP/1.1: one tunnel stream per connection to agents that take it
                      (spliced, the default) or one per request; overrides the file's http1Forwarding
 ${logFlagsHelp}
+${accessLogFlagsHelp}
+                            (the edge: one line per public request and per TCP/TLS connection, with
+                            its binding and tunnel; HTTP/1.1 is then forwarded per request)
 
 tuna edge init --store URL creates the first account and admin key (tuna edge init --help).
 tuna edge key [--host HOST] mints a config-mode key (tuna edge key --help).`,

@@ -11,10 +11,11 @@ import type { EdgePeers } from './edge-peers.js';
 import { StaticTunnelAuthority, StaticBindingDirectory, acceptTunnel, TunnelRegistry } from './tunnels/index.js';
 import type { Grant, KeyRecord, TunnelAuthority, BindingDirectory, EdgeBinding } from './tunnels/index.js';
 import type { EdgeConfigFile } from './config.js';
+import { EdgeConfigError } from './errors.js';
 import { BindingListeners, DEFAULT_BINDING_RETRY_MS, PUBLIC_SOCKETS, closeServer, listenOn, UdpListeners, DEFAULT_TUNNEL_LISTENER_LIMITS, TunnelListener } from './listeners/index.js';
 import { certificatesOnReservation, createConfiguredCertificates, staticCertificateExpiries, staticCertificates } from './acme/index.js';
 import { DEFAULT_PUBLIC_CONNECTION_LIMITS, ClientFairness, newRequestIdGenerator, DEFAULT_HTTP1_FORWARDING, PublicFront, DEFAULT_UDP_LIMITS, UdpFront } from './fronts/index.js';
-import type { EdgeLimits, FrontContext } from './fronts/index.js';
+import type { EdgeAccessLog, EdgeLimits, FrontContext, Http1Forwarding } from './fronts/index.js';
 import { EdgeMetrics, adminKeyAuthorizer, createMetricsServer, sendMetrics, sendMetricsUnauthorized } from './metrics/index.js';
 import type { MetricsAuthorizer } from './metrics/index.js';
 import { FailureRateLimiter } from './control/index.js';
@@ -52,6 +53,8 @@ export interface EdgeServerOptions {
   worker?: EdgeWorker;
   /** the other workers of the node: a control API change here makes them re-read the store at once (store mode) */
   peers?: EdgePeers;
+  /** the access log of public requests and raw connections (docs/edge.md "Access log"); absent: none */
+  accessLog?: EdgeAccessLog;
   /** the cluster's primary serves `listen.metrics` with every worker's series: this worker opens no metrics listener and answers the primary instead */
   metricsFromPrimary?: boolean;
 }
@@ -158,7 +161,8 @@ export class EdgeServer {
       fairness: new ClientFairness(edgeLimits.connections.maxInFlightPerClient),
       requestId: newRequestIdGenerator(),
       isClosing: () => this.#isClosing,
-      http1Forwarding: config.http1Forwarding ?? DEFAULT_HTTP1_FORWARDING,
+      http1Forwarding: http1ForwardingOf(config, options.accessLog !== undefined),
+      ...(options.accessLog !== undefined ? { accessLog: options.accessLog } : {}),
     };
     const statics = staticCertificates(config);
     this.#front = new PublicFront(ctx, statics, this.#tunnelLimits, options.certificateProvider);
@@ -433,4 +437,18 @@ async function listenOrDestroy(edge: EdgeServer): Promise<EdgeServer> {
     throw err;
   }
   return edge;
+}
+
+/**
+ * http1ForwardingOf is how public HTTP/1.1 is forwarded: the config's `http1Forwarding`, else the
+ * default, but per request when the access log is on (a spliced connection goes to the agent whole,
+ * so the edge would see none of its requests to log). An access log with `http1Forwarding: spliced`
+ * asked for is refused, naming both.
+ */
+function http1ForwardingOf(config: EdgeConfigFile, hasAccessLog: boolean): Http1Forwarding {
+  if (!hasAccessLog) return config.http1Forwarding ?? DEFAULT_HTTP1_FORWARDING;
+  if (config.http1Forwarding === 'spliced') {
+    throw new EdgeConfigError('invalid edge config: http1Forwarding: spliced hands each public HTTP/1.1 connection to the agent whole, so the edge access log would see none of its requests; drop it (the access log forwards per request) or log on the agent (tuna http --access-log)');
+  }
+  return 'per-request';
 }

@@ -9,7 +9,8 @@ export { StaticTunnelAuthority, hashTunnelKey, StaticBindingDirectory, TunnelReg
 export type { TunnelAuthority, TunnelRequestInfo, Grant, Refusal, KeyRecord, BindingDirectory, EdgeBinding, AddressPort } from './tunnels/index.js';
 export { EdgeMetrics, createMetricsServer } from './metrics/index.js';
 export { listenOn, closeServer } from './listeners/index.js';
-export { parseClientHello } from './fronts/index.js';
+export { EDGE_ACCESS_LOG_FIELDS, EdgeAccessLog, compileEdgeAccessLogFormat, parseClientHello } from './fronts/index.js';
+export type { EdgeAccessLogEntry, EdgeAccessLogOptions, EdgeProtocol } from './fronts/index.js';
 export { StoreTunnelAuthority, StoreBindingDirectory, TunnelKeyEnforcer, openStoreMode, openConfiguredStore, initEdge } from './store-mode/index.js';
 export { bindingIdForReservation, bindingFromReservation, DEFAULT_ADDRESS_PORTS } from './store-mode/index.js';
 export type { StoreBindingDirectoryOptions, StoreMode, StoreModeOptions, StoreOpener, InitEdgeResult } from './store-mode/index.js';

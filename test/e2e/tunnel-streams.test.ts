@@ -4,13 +4,12 @@ import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect as connectH2 } from 'node:http2';
-import { connect as connectTcp } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { TunnelSession } from '../../src/tunnel/session.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
-import { http1, openSession, startTestEdge } from '../support/tunnel-harness.js';
+import { http1, openSession, startTestEdge, tcpEcho } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 const WEB = 'binding/host/app.test';
@@ -59,12 +58,7 @@ describe('tunnel: TCP, TLS, WebSocket and dedicated addresses', () => {
 
   it('echoes TCP through a tcp-port binding, passing the half-close on', async () => {
     const port = t.edge.address().bindings.get(DB)![0]!.port;
-    const socket = connectTcp({ host: '127.0.0.1', port });
-    await once(socket, 'connect');
-    socket.end('ping over tcp');
-    const chunks: Buffer[] = [];
-    for await (const chunk of socket) chunks.push(chunk as Buffer);
-    expect(Buffer.concat(chunks).toString()).to.equal('ping over tcp');
+    expect(await tcpEcho(port, 'ping over tcp')).to.equal('ping over tcp');
     expect(handler.seen.at(-1)).to.deep.include({ bindingId: DB, publicProtocol: 'tcp', publicPort: port });
   });
 

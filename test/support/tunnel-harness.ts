@@ -3,9 +3,10 @@ import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import type { Agent, IncomingHttpHeaders as Http1Headers, IncomingMessage } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
+import { connect as connectTcp } from 'node:net';
 import type { ClientHttp2Session, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { hashTunnelKey, startEdge } from '../../src/edge/index.js';
-import type { EdgeConfigFile, EdgeServer } from '../../src/edge/index.js';
+import type { EdgeConfigFile, EdgeServer, EdgeServerOptions } from '../../src/edge/index.js';
 import { SystemClock } from '../../src/tunnel/clock.js';
 import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
 import type { EdgeEndpoint } from '../../src/tunnel/dialer.js';
@@ -54,11 +55,11 @@ export function testEdgeConfig(bindings: TestBinding[], extra: Partial<EdgeConfi
   };
 }
 
-/** startTestEdge starts an edge for the bindings. */
-export async function startTestEdge(bindings: TestBinding[], extra: Partial<EdgeConfigFile> = {}): Promise<TestEdge> {
+/** startTestEdge starts an edge for the bindings (with `options`, e.g. an access log). */
+export async function startTestEdge(bindings: TestBinding[], extra: Partial<EdgeConfigFile> = {}, options: Omit<EdgeServerOptions, 'config'> = {}): Promise<TestEdge> {
   const keys = new Map<string, string>();
   const config = testEdgeConfig(bindings, extra, keys);
-  const edge = await startEdge(config);
+  const edge = await startEdge(config, options);
   const addr = edge.address();
   return { edge, keys, config, endpoint: { host: '127.0.0.1', port: addr.tunnel.port, tls: false }, httpPort: addr.http?.port ?? 0 };
 }
@@ -82,6 +83,16 @@ export async function openSession(
   await session.connect();
   await waitUntil(() => (t.edge.registry.count().get(bindingId) ?? 0) > 0);
   return session;
+}
+
+/** tcpEcho sends `text` on a TCP connection to 127.0.0.1:port, half-closes, and reads everything back. */
+export async function tcpEcho(port: number, text: string): Promise<string> {
+  const socket = connectTcp({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  socket.end(text);
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString();
 }
 
 /** waitUntil polls a condition every 10 ms, failing after 5 s (a bounded loop). */

@@ -10,6 +10,9 @@ import { defaultWorkerCount } from '../cpu-limit.js';
 import type { MetricsEndpoint } from '../edge-primary-metrics.js';
 import { runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
+import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
+import type { AccessLogConfig } from '../access-log-options.js';
+import type { EdgeAccessLog } from '../../edge/index.js';
 
 const EdgeFlags = t.partial({
   config: t.string,
@@ -33,6 +36,7 @@ const options = {
   bind: { type: 'string', multiple: true },
   workers: { type: 'string' },
   'http1-forwarding': { type: 'string' },
+  ...accessLogFlagOptions,
   ...logFlagOptions,
 } as const;
 
@@ -49,6 +53,7 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   if (flags.config !== undefined && quick.length > 0) throw new UsageError(`tuna edge: --config and --${quick[0]} exclude each other (the file says everything)`);
   if (flags.config === undefined && quick.length === 0) throw new UsageError('tuna edge: pass --config FILE, or --tunnel HOST:PORT with --store or --bind (see tuna edge --help)');
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'edge'));
+  const accessLogConfig = await resolveEdgeAccessLog(parsed.values, io.env);
   const onLog = (line: string): void => log.notice(line);
   // --http1-forwarding overrides the file's (or the quick start's) `http1Forwarding` (docs/edge.md).
   const forwarding = flags['http1-forwarding'];
@@ -58,22 +63,42 @@ export async function edgeCommand(args: string[], io: CliIo, runtime: CliRuntime
   const worker = workerOfProcess(io.env);
   if (worker !== undefined) {
     // one of the primary's workers: the primary reports the ports and says when to stop.
-    const instance = workerInstance(worker);
+    const accessLog = await openEdgeAccessLog(accessLogConfig, io);
+    const instance = { ...workerInstance(worker), ...(accessLog !== undefined ? { accessLog: accessLog.observer } : {}) };
     const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides, instance) : await runtime.startEdge(document, onLog, instance);
     await serveAsWorker(edge, io.stopSignal);
     await edge.close();
+    await accessLog?.close();
     process.disconnect?.();
     return 0;
   }
   const { workers, metrics } = await workerCount(flags.workers, flags.config, document);
   if (workers > 1) return runEdgePrimary(workers, args, log, io.stopSignal, metrics);
-  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides) : await runtime.startEdge(document, onLog);
+  const accessLog = await openEdgeAccessLog(accessLogConfig, io);
+  const instance = accessLog !== undefined ? { accessLog: accessLog.observer } : undefined;
+  const edge = document === undefined ? await runtime.startEdgeFromFile(flags.config!, onLog, overrides, instance) : await runtime.startEdge(document, onLog, instance);
   const ports = edge.httpPort === undefined ? { tunnelPort: edge.tunnelPort } : { tunnelPort: edge.tunnelPort, httpPort: edge.httpPort };
   log.info(`tuna edge: tunnel listener on port ${edge.tunnelPort}${edge.httpPort === undefined ? '' : `, public HTTP on port ${edge.httpPort}`}`, ports);
   const signal = await io.stopSignal;
   log.notice(`${signal}: draining the edge`, { signal });
   await edge.close();
+  await accessLog?.close();
   return 0;
+}
+
+/** resolveEdgeAccessLog checks the access log flags, the format against the edge's fields (docs/edge.md "Access log"). */
+async function resolveEdgeAccessLog(values: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<AccessLogConfig | undefined> {
+  const accessLogValues = pick(values, Object.keys(accessLogFlagOptions));
+  if (Object.keys(accessLogValues).length === 0 && (env.TUNA_ACCESS_LOG ?? '') === '') return undefined;
+  const { compileEdgeAccessLogFormat } = await import('../../edge/index.js');
+  return resolveAccessLog(accessLogValues, env, 'edge', compileEdgeAccessLogFormat);
+}
+
+/** openEdgeAccessLog opens the access log's destination (each worker its own, appending) and the edge's log on it. */
+async function openEdgeAccessLog(config: AccessLogConfig | undefined, io: CliIo) {
+  if (config === undefined) return undefined;
+  const { EdgeAccessLog: Log } = await import('../../edge/index.js');
+  return openAccessLog<EdgeAccessLog>(config, io, 'edge', (options) => new Log(options));
 }
 
 /**

@@ -6,6 +6,7 @@ import { BodyLimit } from './body-limit.js';
 import type { ClientFairness } from './client-fairness.js';
 import type { BindingDirectory, EdgeBinding, EdgeTunnel, TunnelRegistry } from '../tunnels/index.js';
 import type { EdgeMetrics, PublicFront } from '../metrics/index.js';
+import type { EdgeAccessLog } from './access-log.js';
 import { BAD_HOST } from './host-header.js';
 import type { ForwardInfo } from './request-headers.js';
 import type { PublicConnectionLimits } from './connection-guard.js';
@@ -55,6 +56,8 @@ export interface FrontContext {
   isClosing(): boolean;
   /** how public HTTP/1.1 is forwarded (http1-splice.ts); absent: per request */
   http1Forwarding?: 'spliced' | 'per-request';
+  /** the access log (access-log.ts); absent: none */
+  accessLog?: EdgeAccessLog;
 }
 
 /** newRequestIdGenerator returns cheap unique ids: a random per-process prefix and a counter. */

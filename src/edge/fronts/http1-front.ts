@@ -3,6 +3,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
 import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/index.js';
+import type { LoggedExchange } from './access-log.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp1, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http1HostProblem } from './host-header.js';
@@ -16,12 +17,18 @@ import { hostWithoutPort, http1RequestHeaders, http1ResponseHead } from './reque
  */
 export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req: IncomingMessage, res: ServerResponse): Promise<void> {
   ctx.metrics.beginRequest(res);
+  const logged = ctx.accessLog?.begin({ protocol: 'http1', client: info.clientAddress, host: req.headers.host ?? null, method: req.method ?? '', target: req.url ?? '' });
+  if (logged !== undefined) {
+    logged.countBodies(req, res);
+    res.once('close', () => logged.end(res.headersSent ? res.statusCode : null, !res.writableFinished));
+  }
   const hostProblem = http1HostProblem(req.rawHeaders);
   if (hostProblem !== undefined) return replyHttp1(ctx, res, hostProblem, true);
   const authority = req.headers.host ?? '';
   const host = hostWithoutPort(authority);
   const binding = resolveHttpBinding(ctx, info, host);
   if (binding === undefined) return replyHttp1(ctx, res, REPLY.unknownHost);
+  if (logged !== undefined) logged.binding = binding.id;
   const target = req.url ?? '';
   // only origin-form (and OPTIONS *) can become an HTTP/2 :path (RFC 9112 §3.2, RFC 9113 §8.3.1).
   if (!(target.startsWith('/') || (target === '*' && req.method === 'OPTIONS'))) return replyHttp1(ctx, res, REPLY.badTarget, true);
@@ -35,6 +42,7 @@ export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req:
   if (tunnel === undefined) return replyHttp1(ctx, res, REPLY.noTunnel);
   const isBodyless = (declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined;
   const requestId = ctx.requestId();
+  if (logged !== undefined) logged.requestId = requestId;
   const headers = http1RequestHeaders(
     req,
     forwardInfo(info, host, requestId),
@@ -42,7 +50,7 @@ export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req:
   );
   // the edge already answered `100 Continue` itself (Node's default), so the agent must not wait for one.
   delete headers.expect;
-  send(ctx, tunnel, req, res, headers, isBodyless, binding.id, 0);
+  send(ctx, tunnel, req, res, headers, isBodyless, binding.id, 0, logged);
 }
 
 function send(
@@ -54,7 +62,9 @@ function send(
   isBodyless: boolean,
   bindingId: string,
   attempt: number,
+  logged: LoggedExchange | undefined,
 ): void {
+  if (logged !== undefined) logged.tunnel = tunnel.connectionId;
   const { upstream: stream, limiter } = openTunnelStream(ctx, tunnel, headers, isBodyless);
   let hasResponse = false;
   stream.once('response', (responseHeaders: IncomingHttpHeaders) => {
@@ -69,7 +79,7 @@ function send(
     void retryTunnel(ctx, bindingId, tunnel).then((next) => {
       if (res.destroyed) return;
       if (next === undefined) return replyHttp1(ctx, res, retryFailedReply(stream));
-      send(ctx, next, req, res, headers, isBodyless, bindingId, 1);
+      send(ctx, next, req, res, headers, isBodyless, bindingId, 1, logged);
     });
   });
   res.once('close', () => {

@@ -2,6 +2,7 @@ import { constants as h2c } from 'node:http2';
 import type { ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { relay } from '../../wire/index.js';
 import type { EdgeTunnel } from '../tunnels/index.js';
+import type { LoggedExchange } from './access-log.js';
 import { REPLY, findTunnel, forwardInfo, mayRetryElsewhere, openTunnelStream, retryFailedReply, replyHttp2, resolveHttpBinding, retryTunnel } from './front-context.js';
 import type { ConnectionInfo, FrontContext } from './front-context.js';
 import { http2HostProblem } from './host-header.js';
@@ -26,6 +27,11 @@ function headerListSize(headers: IncomingHttpHeaders): number {
 export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
   ctx.metrics.beginRequest(stream);
   stream.on('error', noop);
+  const logged = ctx.accessLog?.begin({ protocol: 'http2', client: info.clientAddress, host: headers[':authority'] ?? headers.host ?? null, method: headers[':method'] ?? '', target: headers[':path'] ?? '' });
+  if (logged !== undefined) {
+    logged.countBodies(stream, stream);
+    stream.once('close', () => logged.end(stream.headersSent ? Number(stream.sentHeaders[':status']) : null, !stream.writableFinished));
+  }
   const hostProblem = http2HostProblem(headers);
   if (hostProblem !== undefined) return replyHttp2(ctx, stream, hostProblem);
   const authority = headers[':authority'] ?? headers.host ?? '';
@@ -36,6 +42,7 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   if (headers[':method'] === 'CONNECT' && headers[':protocol'] === undefined) return replyHttp2(ctx, stream, REPLY.connectNotAllowed);
   const binding = resolveHttpBinding(ctx, info, host);
   if (binding === undefined) return replyHttp2(ctx, stream, REPLY.unknownHost);
+  if (logged !== undefined) logged.binding = binding.id;
   const declared = headers['content-length'];
   const limit = ctx.limits.maxRequestBodyBytes;
   if (limit !== undefined && declared !== undefined && Number(declared) > limit) return replyHttp2(ctx, stream, REPLY.tooLarge);
@@ -48,8 +55,10 @@ export async function forwardHttp2(ctx: FrontContext, info: ConnectionInfo, stre
   // tunnel stream: opening and cancelling one per reset would pass the flood on to the agent.
   if (stream.destroyed || stream.closed) return;
   if (tunnel === undefined) return replyHttp2(ctx, stream, REPLY.noTunnel);
-  const out = http2RequestHeaders(headers, forwardInfo(info, host, ctx.requestId()));
-  send(ctx, tunnel, stream, out, stream.endAfterHeaders, binding.id, 0);
+  const requestId = ctx.requestId();
+  if (logged !== undefined) logged.requestId = requestId;
+  const out = http2RequestHeaders(headers, forwardInfo(info, host, requestId));
+  send(ctx, tunnel, stream, out, stream.endAfterHeaders, binding.id, 0, logged);
 }
 
 function send(
@@ -60,7 +69,9 @@ function send(
   isBodyless: boolean,
   bindingId: string,
   attempt: number,
+  logged: LoggedExchange | undefined,
 ): void {
+  if (logged !== undefined) logged.tunnel = tunnel.connectionId;
   const { upstream, limiter } = openTunnelStream(ctx, tunnel, headers, isBodyless);
   let hasResponse = false;
   upstream.once('response', (responseHeaders: IncomingHttpHeaders, flags: number) => {
@@ -75,7 +86,7 @@ function send(
     void retryTunnel(ctx, bindingId, tunnel).then((next) => {
       if (stream.destroyed || stream.closed) return;
       if (next === undefined) return replyHttp2(ctx, stream, retryFailedReply(upstream));
-      send(ctx, next, stream, headers, isBodyless, bindingId, 1);
+      send(ctx, next, stream, headers, isBodyless, bindingId, 1, logged);
     });
   });
   stream.once('close', () => cancelUpstream(tunnel, upstream));

@@ -13,3 +13,5 @@ export type { Http1Forwarding } from './http1-splice.js';
 export { parseClientHello } from './sni.js';
 export type { ClientHelloResult } from './sni.js';
 export { parseAlpnOffer, peekAlpnOffer } from './alpn-offer.js';
+export { EDGE_ACCESS_LOG_FIELDS, EdgeAccessLog, compileEdgeAccessLogFormat } from './access-log.js';
+export type { EdgeAccessLogEntry, EdgeAccessLogOptions, EdgeProtocol } from './access-log.js';

@@ -24,20 +24,29 @@ export interface RawTarget {
 export async function forwardRaw(ctx: FrontContext, socket: Socket, target: RawTarget): Promise<void> {
   socket.on('error', noop);
   socket.pause();
+  const logged = ctx.accessLog?.begin({ protocol: target.publicProtocol, client: socket.remoteAddress ?? '', host: target.serverName ?? null });
+  if (logged !== undefined) {
+    logged.binding = target.bindingId;
+    logged.countSocket(socket);
+    socket.once('close', (hadError: boolean) => logged.end(null, hadError));
+  }
   const tunnel = await findTunnel(ctx, target.bindingId);
   if (tunnel === undefined || socket.destroyed) {
     socket.destroy();
     return;
   }
+  if (logged !== undefined) logged.tunnel = tunnel.connectionId;
   const headers: OutgoingHttpHeaders = {
     ':method': 'CONNECT',
     ':authority': `${target.serverName ?? TCP_AUTHORITY_HOST}:${target.port}`,
   };
+  const requestId = ctx.requestId();
+  if (logged !== undefined) logged.requestId = requestId;
   writeStreamMeta(headers, {
     publicPort: target.port,
     publicProtocol: target.publicProtocol,
     clientAddress: socket.remoteAddress ?? '',
-    requestId: ctx.requestId(),
+    requestId,
   });
   const stream = tunnel.request(headers);
   ctx.metrics.streamsTotal++;
