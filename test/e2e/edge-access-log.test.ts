@@ -1,7 +1,11 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
+import { connect as connectTls } from 'node:tls';
+import WebSocket, { WebSocketServer } from 'ws';
 import { EdgeAccessLog } from '../../src/edge/index.js';
 import type { EdgeAccessLogEntry } from '../../src/edge/index.js';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import { TestStreamHandler } from '../support/tunnel-handlers.js';
 import { h2, h2Connect, http1, openSession, startTestEdge, tcpEcho, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
@@ -9,35 +13,41 @@ import type { TestEdge } from '../support/tunnel-harness.js';
 const WEB = 'binding/host/web.test';
 const IDLE = 'binding/host/idle.test';
 const DB = 'binding/tcp-port/default/db/5432';
+const SECURE = 'binding/host/secure.test';
 
 /** The edge's access log through a real edge and a tunnel: one line per public request and per raw connection, nothing secret in it. */
 describe('edge access log (tuna edge --access-log)', function () {
   this.timeout(30_000);
   let t: TestEdge;
-  let session: TunnelSession;
-  let dbSession: TunnelSession;
+  let sessions: TunnelSession[];
+  let wss: WebSocketServer;
   let lines: string[];
+  const clusterCert = selfSignedCertificate(['secure.test']);
 
   beforeEach(async () => {
     lines = [];
+    wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    wss.on('connection', (ws) => ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary })));
     t = await startTestEdge(
       [
         { id: WEB, kind: 'host', hostnames: ['web.test'] },
         { id: IDLE, kind: 'host', hostnames: ['idle.test'] },
         { id: DB, kind: 'tcp-port', port: 0 },
+        { id: SECURE, kind: 'host', hostnames: ['secure.test'], tls: 'terminate-in-cluster' },
       ],
-      { limits: { tunnelWaitMs: 0 } },
+      { listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 }, https: { host: '127.0.0.1', port: 0 } }, limits: { tunnelWaitMs: 0 } },
       { accessLog: new EdgeAccessLog({ write: (line) => lines.push(line) }) },
     );
-    const handler = new TestStreamHandler();
-    session = await openSession(t, WEB, handler);
-    dbSession = await openSession(t, DB, handler);
+    const handler = new TestStreamHandler({ webSocketPort: (wss.address() as { port: number }).port, tls: clusterCert });
+    sessions = [];
+    for (const id of [WEB, DB, SECURE]) sessions.push(await openSession(t, id, handler));
   });
 
   afterEach(async () => {
-    await session.close();
-    await dbSession.close();
+    for (const s of sessions) s.destroy();
     await t.edge.close();
+    wss.close();
   });
 
   const entries = (): EdgeAccessLogEntry[] => lines.map((l) => JSON.parse(l) as EdgeAccessLogEntry);
@@ -96,6 +106,37 @@ describe('edge access log (tuna edge --access-log)', function () {
     await waitUntil(() => lines.length === 1);
     expect(lines[0]).to.not.contain('sekrit');
     expect(entries()[0]).to.deep.include({ protocol: 'http2', host: 'web.test', binding: WEB, tunnel: tunnelOf(WEB), method: 'POST', path: '/count?sig=[redacted]', status: 200, bytesIn: 4, bytesOut: 1, aborted: false });
+  });
+
+  it('writes one line for a TLS connection routed by SNI when it closes, the SNI name as its host', async () => {
+    const socket = connectTls({ host: '127.0.0.1', port: t.edge.address().https!.port, servername: 'secure.test', ca: clusterCert.cert });
+    await once(socket, 'secureConnect');
+    socket.end('ping over tls');
+    let text = '';
+    for await (const chunk of socket) text += String(chunk);
+    expect(text).to.equal('ping over tls');
+    await waitUntil(() => lines.length === 1);
+    const [entry] = entries();
+    expect(entry).to.deep.include({ protocol: 'tls', client: '127.0.0.1', host: 'secure.test', binding: SECURE, tunnel: tunnelOf(SECURE), method: null, path: null, status: null, aborted: false });
+    // the handshake and the records each way, not just the 13 bytes of plaintext
+    expect(entry!.bytesIn).to.be.greaterThan(13);
+    expect(entry!.bytesOut).to.be.greaterThan(13);
+  });
+
+  it('writes one line for a WebSocket when it closes: status 101, the upgrade request’s query redacted', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${t.httpPort}/chat?token=sekrit`, { headers: { host: 'web.test', cookie: 'sid=sekrit' } });
+    await once(ws, 'open');
+    ws.send('hello');
+    const [reply] = (await once(ws, 'message')) as [Buffer];
+    expect(String(reply)).to.equal('hello');
+    ws.close();
+    await once(ws, 'close');
+    await waitUntil(() => lines.length === 1);
+    expect(lines[0]).to.not.contain('sekrit');
+    const [entry] = entries();
+    expect(entry).to.deep.include({ protocol: 'websocket', host: 'web.test', binding: WEB, tunnel: tunnelOf(WEB), method: 'GET', path: '/chat?token=[redacted]', status: 101 });
+    expect(entry!.bytesIn).to.be.greaterThan(0);
+    expect(entry!.bytesOut).to.be.greaterThan(0);
   });
 
   it('writes one line for a TCP connection when it closes: binding, tunnel and the bytes each way', async () => {
