@@ -90,6 +90,18 @@ describe('acme certificate manager', () => {
     expect(issuer.calls).to.have.length(1);
   });
 
+  it('lists the stored certificates it holds and their expiry for /metrics: those loaded at start and those issued since', async () => {
+    const stored = selfSigned(['*.base.test'], START - DAY, 365 * DAY);
+    await store.putCertificate({ hostname: '*.base.test', chainPem: stored.chainPem, keyPem: stored.keyPem, notAfter: stored.notAfter }, 'test');
+    await manager.start();
+    expect(manager.expiries()).to.deep.equal([{ hostname: '*.base.test', notAfter: START + 364 * DAY }]);
+    await manager.resolve('app.example.test');
+    expect(manager.expiries()).to.deep.equal([
+      { hostname: '*.base.test', notAfter: START + 364 * DAY },
+      { hostname: 'app.example.test', notAfter: START + 90 * DAY },
+    ]);
+  });
+
   it('never starts an order for a name that is not issuable', async () => {
     expect(await manager.resolve('stranger.example.test')).to.equal(undefined);
     expect(issuer.calls).to.deep.equal([]);
