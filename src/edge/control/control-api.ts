@@ -13,7 +13,7 @@ import {
 } from '../../control-api/index.js';
 import type { PortPool, PortSpec, Reservation, ReservationStatus } from '../../control-api/index.js';
 import {
-  StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, StoreQuotaExceededError, systemClock,
+  StoreConflictError, StoreError, StoreInvalidInputError, StoreNotFoundError, StorePoolExhaustedError, StoreQuotaExceededError, StoreUnavailableError, systemClock,
 } from '../store/index.js';
 import type { ApiKey, Clock } from '../store/index.js';
 import { accountRoutes } from './account-routes.js';
@@ -206,5 +206,7 @@ function toControlError(err: unknown): ControlAnswerError | undefined {
   if (err instanceof StoreQuotaExceededError) return new ControlQuotaExceededError(err.message, err.quota);
   // 409 carries the store's own code (TUNA_STORE_CONFLICT, TUNA_STORE_POOL_EXHAUSTED).
   if (err instanceof StoreConflictError || err instanceof StorePoolExhaustedError) return new ControlConflictError(err.message, err.code);
+  // The database is down: nothing was done, the same call may succeed later (not a 500: no bug to look for).
+  if (err instanceof StoreUnavailableError) return new ControlServerError(503, 'TUNA_CONTROL_STORE_UNAVAILABLE', 'the edge cannot reach its database; retry later');
   return undefined;
 }

@@ -80,6 +80,16 @@ export class StoreClosedError extends StoreError {
   }
 }
 
+/**
+ * StoreUnavailableError: the database could not be reached (the connection was refused, reset or
+ * ended, or the server is shutting down or starting); the same call may succeed later.
+ */
+export class StoreUnavailableError extends StoreError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('TUNA_STORE_UNAVAILABLE', message, options);
+  }
+}
+
 /** UniqueViolation is internal: a driver saw a UNIQUE constraint fail; the store turns it into a conflict (so it is no StoreError). */
 export class UniqueViolation extends CodedError<TunaCode> {
   constructor(message: string) {

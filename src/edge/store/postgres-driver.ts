@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
-import { StoreClosedError, StoreInvalidInputError, UniqueViolation } from './errors.js';
+import { StoreClosedError, StoreInvalidInputError, StoreUnavailableError, UniqueViolation } from './errors.js';
 import type { NotificationListener, SqlDriver, SqlRow, SqlTransaction, SqlValue } from './sql-driver.js';
 
 /**
@@ -14,8 +14,19 @@ import type { NotificationListener, SqlDriver, SqlRow, SqlTransaction, SqlValue 
 const UNIQUE_VIOLATION = '23505';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+// The failures of reaching the server, not of the statement: the socket's (refused, reset, timed
+// out, no route), pg's own when the connection ended under a query, and SQLSTATE classes 08
+// (connection exception) and 57P (the server shutting down, crashed, or starting up).
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNREACHABLE_MESSAGE = /^Connection terminated|^Client has encountered a connection error|^timeout exceeded when trying to connect/;
+
 function translateError(err: unknown): unknown {
-  if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) return new UniqueViolation((err as Error).message);
+  const code = (err as { code?: unknown }).code;
+  if (code === UNIQUE_VIOLATION) return new UniqueViolation((err as Error).message);
+  const message = err instanceof Error ? err.message : String(err);
+  const isUnreachable =
+    (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) || UNREACHABLE_MESSAGE.test(message);
+  if (isUnreachable) return new StoreUnavailableError(`the database is unreachable: ${message}`, { cause: err });
   return err;
 }
 
@@ -83,7 +94,9 @@ export class PostgresDriver implements SqlDriver {
 
   async transaction<T>(fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     this.assertOpen();
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw translateError(err);
+    });
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -92,7 +105,8 @@ export class PostgresDriver implements SqlDriver {
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => (broken = true));
-      throw err;
+      // BEGIN and COMMIT are sent here, not through the transaction's query
+      throw translateError(err);
     } finally {
       client.release(broken);
     }
