@@ -29,7 +29,8 @@ export interface PostgresTarget {
 let server: Promise<string> | undefined;
 let schemaCount = 0;
 
-function freePort(): Promise<number> {
+/** freePort is a loopback port free at the time of asking. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
