@@ -1,0 +1,186 @@
+// soak.ts — one soak run: the stack up, the request loop at a fixed rate, the faults one at a time
+// (then two at once in the full form), and at the end the table and the checks.
+import { loadavg } from 'node:os';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
+import { waitFor } from '../cluster/cluster-env.js';
+import { fullFaults, overlappingFaults, shortFaults } from './soak-faults.js';
+import type { Fault, FaultRecord } from './soak-faults.js';
+import { figuresOf } from './soak-processes.js';
+import { checksOf, formatReport } from './soak-report.js';
+import type { Check, RoundFigures, SoakResult } from './soak-report.js';
+import { GW, startStack } from './soak-stack.js';
+import type { Stack } from './soak-stack.js';
+import { KINDS, TrafficLoop } from './soak-traffic.js';
+
+/** SoakOptions says how long and how hard. */
+export interface SoakOptions {
+  /** 0 is the short form: the most important faults once, about 2-3 minutes of traffic */
+  minutes: number;
+  ratePerSecond: number;
+  /** quiet time after each fault before the next */
+  settleMs: number;
+  log: (line: string) => void;
+}
+
+/** SoakReport is the printed table and whether every target and invariant held. */
+export interface SoakReport {
+  text: string;
+  checks: Check[];
+  ok: boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** runSoak brings the stack up, runs the soak and tears everything down. */
+export async function runSoak(options: SoakOptions): Promise<SoakReport> {
+  const stack = await startStack(options.log);
+  try {
+    return await soakOn(stack, options);
+  } finally {
+    await stack.close();
+  }
+}
+
+/** everyRouteAnswers waits until each kind of request answers through each edge node. */
+async function everyRouteAnswers(loop: TrafficLoop, stack: Stack, timeoutMs: number): Promise<void> {
+  for (const edge of stack.edges) {
+    for (const kind of KINDS) {
+      await waitFor(`${kind} through edge ${edge.spec.name}`, timeoutMs, async () => ((await loop.send(kind, edge)).outcome === 'ok' ? true : undefined), 500);
+    }
+  }
+}
+
+async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
+  const { log } = options;
+  // the warm-up requests are not part of the run's records
+  const warmup = new TrafficLoop(stack, options.ratePerSecond, 3000);
+  log('waiting for every route through both edges');
+  await everyRouteAnswers(warmup, stack, 300_000);
+
+  const loop = new TrafficLoop(stack, options.ratePerSecond, 3000);
+  const faults: FaultRecord[] = [];
+  const rounds: RoundFigures[] = [];
+  const figures = (round: number, after: string): RoundFigures => ({
+    round,
+    after,
+    perEdge: Object.fromEntries(stack.edges.map((e) => [e.spec.name, { pid: e.pid ?? 0, ...(e.pid === undefined ? { fds: 0, rssKiB: 0 } : figuresOf(e.pid)) }])),
+  });
+  const startedAt = Date.now();
+  loop.start();
+  await sleep(options.settleMs);
+  rounds.push(figures(0, 'the start'));
+
+  const runOne = async (fault: Fault): Promise<FaultRecord> => {
+    const record: FaultRecord = { name: fault.name, injectedAt: Date.now(), recoveredAt: 0, windowEnd: 0, notes: [], failures: [] };
+    faults.push(record);
+    log(`fault: ${fault.name}`);
+    try {
+      await fault.inject(stack, record);
+      record.recoveredAt = Date.now();
+      await fault.recover(stack, record);
+    } catch (error) {
+      record.failures.push(String(error));
+    }
+    record.recoveredAt = Date.now();
+    return record;
+  };
+  const settle = async (records: FaultRecord[]): Promise<void> => {
+    await sleep(options.settleMs);
+    for (const r of records) r.windowEnd = Date.now();
+  };
+
+  // the full form runs rounds of every fault one at a time, then the overlapping pairs, starting no
+  // fault after its minutes; the short form runs its faults once
+  const deadline = startedAt + options.minutes * 60_000;
+  const isOver = () => options.minutes > 0 && Date.now() > deadline;
+  for (let round = 1; !isOver(); round++) {
+    for (const fault of options.minutes === 0 ? shortFaults() : fullFaults()) {
+      if (isOver()) break;
+      await settle([await runOne(fault)]);
+      rounds.push(figures(round, fault.name));
+    }
+    for (const [first, second] of options.minutes === 0 ? [] : overlappingFaults()) {
+      if (isOver()) break;
+      const a = runOne(first);
+      await sleep(1000);
+      const both = await Promise.all([a, runOne(second)]);
+      await settle(both);
+      rounds.push(figures(round, `${first.name} + ${second.name}`));
+    }
+    log(`round ${round} done`);
+    if (options.minutes === 0) break;
+  }
+  await loop.stop();
+  const endedAt = Date.now();
+  const endChecks = await finalChecks(stack, loop);
+  const result: SoakResult = {
+    minutes: options.minutes, startedAt, endedAt, samples: loop.samples, probes: loop.probes, faults, rounds, endChecks, loadAverage: loadavg(),
+  };
+  const checks = checksOf(result);
+  const text = formatReport(result, checks);
+  return { text, checks, ok: checks.every((c) => c.ok) };
+}
+
+/**
+ * finalChecks: every reservation and key the probe saw acknowledged is in the store; every route a
+ * status calls served answers through both edges; the churned Ingresses are gone.
+ */
+async function finalChecks(stack: Stack, loop: TrafficLoop): Promise<Check[]> {
+  const checks: Check[] = [];
+  const labels = { 'tuna.dev/soak': stack.id };
+  const acked = loop.probes.filter((p) => p.status === 201);
+  const reservations = new Set((await stack.control.listReservations(labels)).reservations.map((r) => r.id));
+  const keys = new Set((await stack.control.listTunnelKeys(labels)).tunnelKeys.filter((k) => k.revokedAt === null).map((k) => k.id));
+  const lost = acked.filter((p) => !reservations.has(p.reservationId ?? '') || !keys.has(p.keyId ?? ''));
+  checks.push({
+    name: 'invariant: no acknowledged reservation or tunnel key lost (the store against what the probe saw acknowledged)',
+    ok: lost.length === 0 && acked.length > 0,
+    detail: `${acked.length} acknowledged, ${lost.length} missing${lost.length > 0 ? `: ${lost.map((p) => `${p.reservationId}/${p.keyId}`).join(', ')}` : ''}`,
+  });
+  const operatorLabels = { 'tuna.dev/cluster': stack.id };
+  const operatorReservations = (await stack.control.listReservations(operatorLabels)).reservations;
+  const held = new Set(operatorReservations.map((r) => r.value));
+  const wanted = [stack.routes.ingressHost, stack.routes.gatewayAddress, String(stack.routes.tcpPort)];
+  checks.push({
+    name: "invariant: the operator's reservations of the three routes are held",
+    ok: wanted.every((w) => held.has(w)),
+    detail: `held ${wanted.filter((w) => held.has(w)).length} of ${wanted.length} (${operatorReservations.length} reservations of the cluster)`,
+  });
+
+  // what the statuses claim
+  const ingress = await stack.config.makeApiClient(NetworkingV1Api).readNamespacedIngressStatus({ name: 'site', namespace: stack.apps });
+  const gateway = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'gateways', name: 'gw' })) as {
+    status?: { conditions?: { type: string; status: string }[] };
+  };
+  const service = await stack.config.makeApiClient(CoreV1Api).readNamespacedServiceStatus({ name: 'sink', namespace: stack.apps });
+  const claims: Record<string, boolean> = {
+    h1: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    h2: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    ws: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    upload: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+    gateway: gateway.status?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') === true,
+    tcp: (service.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+  };
+  const notAnswering: string[] = [];
+  for (const edge of stack.edges) {
+    for (const kind of KINDS) {
+      if (!claims[kind]) continue;
+      let ok = false;
+      for (let i = 0; i < 3 && !ok; i++) ok = (await loop.send(kind, edge)).outcome === 'ok';
+      if (!ok) notAnswering.push(`${kind} via ${edge.spec.name}`);
+    }
+  }
+  checks.push({
+    name: 'invariant: every route a status calls served (Ingress/Service loadBalancer, Gateway Programmed) answers at the end',
+    ok: notAnswering.length === 0,
+    detail: `claims ${Object.entries(claims).map(([k, v]) => `${k}:${v ? 'served' : 'not'}`).join(' ')}; not answering: ${notAnswering.join(', ') || 'none'}`,
+  });
+  const churn = (await stack.config.makeApiClient(NetworkingV1Api).listNamespacedIngress({ namespace: stack.apps })).items.filter((i) => i.metadata?.name?.startsWith('churn-'));
+  const churnHeld = operatorReservations.filter((r) => r.value.startsWith('churn-'));
+  checks.push({
+    name: 'invariant: the churned Ingresses and their reservations are gone',
+    ok: churn.length === 0 && churnHeld.length === 0,
+    detail: `${churn.length} Ingress(es), ${churnHeld.length} reservation(s) left`,
+  });
+  return checks;
+}
