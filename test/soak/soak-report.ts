@@ -60,9 +60,17 @@ export interface FaultOutcome {
   byCause: Map<string, number>;
 }
 
-/** faultOutcome reads a fault's window: the requests that started between its injection and the next fault. */
+/**
+ * faultOutcome reads a fault's window: the requests that started after its injection and ended by
+ * the end of its window, and the failed ones that were in flight when it was injected. A request
+ * still in flight when the next fault is injected is that fault's, not this one's.
+ */
 export function faultOutcome(record: FaultRecord, samples: Sample[]): FaultOutcome {
-  const window = samples.filter((x) => x.start >= record.injectedAt && x.start < record.windowEnd);
+  const window = samples.filter(
+    (x) =>
+      (x.start >= record.injectedAt && x.start < record.windowEnd && x.end <= record.windowEnd) ||
+      (x.start < record.injectedAt && x.end > record.injectedAt && x.outcome !== 'ok'),
+  );
   const failed = window.filter((x) => x.outcome !== 'ok');
   const lastFailureEnd = Math.max(record.injectedAt, ...failed.map((x) => x.end));
   const byCause = new Map<string, number>();
