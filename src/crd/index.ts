@@ -24,5 +24,5 @@ export { tunnelCodec, tunnelProtocolCodec, tunnelServiceCodec, tunnelSpecCodec }
 export type { Tunnel, TunnelProtocol, TunnelSpec } from './tunnel.js';
 export { ROUTE_POLICY_FIELDS, routePolicyCodec, routePolicySpecCodec } from './route-policy.js';
 export type { RoutePolicy, RoutePolicySpec, RoutePolicyTargetRef } from './route-policy.js';
-export { MAX_TUNNEL_CONNECTIONS, gatewayParametersCodec, gatewayParametersSpecCodec, isTunnelConnections } from './gateway-parameters.js';
-export type { GatewayParameters, GatewayParametersSpec } from './gateway-parameters.js';
+export { DATA_PLANES, MAX_DATA_PLANE_REPLICAS, MAX_NODE_SELECTOR, MAX_TOLERATIONS, MAX_TUNNEL_CONNECTIONS, dataPlaneDeploymentCodec, gatewayParametersCodec, gatewayParametersSpecCodec, isTunnelConnections } from './gateway-parameters.js';
+export type { DataPlaneDeployment, GatewayParameters, GatewayParametersSpec } from './gateway-parameters.js';

@@ -38,9 +38,22 @@ export interface Binding {
   addresses?: string[];
   /** tunnel connections per edge node each replica holds for this binding (GatewayParameters); absent: the operator's default */
   connections?: number;
+  /**
+   * address: present when the Gateway has a data plane of its own (GatewayParameters `dataPlane:
+   * Dedicated`): pods run for it alone hold its tunnels, and the shared operator's do not
+   */
+  dedicated?: DedicatedDataPlane;
   /** policies every HTTP route of this binding gets unless the route has its own of that kind (policies.ts) */
   policies?: RoutePolicies;
   source: SourceRef;
+}
+
+/** DedicatedDataPlane is how a Gateway's own pods run (GatewayParameters `spec.deployment`); every field is optional. */
+export interface DedicatedDataPlane {
+  replicas?: number;
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+  nodeSelector?: Record<string, string>;
+  tolerations?: { key?: string; operator?: 'Exists' | 'Equal'; value?: string; effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'; tolerationSeconds?: number }[];
 }
 
 /** ListenerProtocol is what a listener speaks to the public client. */

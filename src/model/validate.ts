@@ -23,6 +23,9 @@ export function validate(graph: RouteGraph): string[] {
     if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
     if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
     if (b.connections !== undefined && !(Number.isInteger(b.connections) && b.connections >= 1)) errors.push(`${b.id}: invalid connections ${b.connections}`);
+    if (b.dedicated !== undefined && b.kind !== 'address') errors.push(`${b.id}: a dedicated data plane is for address bindings (Gateways) only`);
+    const replicas = b.dedicated?.replicas;
+    if (replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1)) errors.push(`${b.id}: invalid dedicated replicas ${replicas}`);
     if (b.policies) errors.push(...validatePolicies(b.id, b.policies));
   }
   const listenerPorts = new Map<string, string>();

@@ -3,7 +3,7 @@
  */
 import { expect } from 'chai';
 import { closedObject, decodeWith } from '../../src/codec/index.js';
-import { decodeDomain, decodeRoutePolicy, decodeTCPPort, decodeTunnel, portNumberCodec } from '../../src/crd/index.js';
+import { decodeDomain, decodeGatewayParameters, decodeRoutePolicy, decodeTCPPort, decodeTunnel, portNumberCodec } from '../../src/crd/index.js';
 
 const meta = { name: 'x', namespace: 'ns' };
 const domain = (spec: unknown): unknown => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'Domain', metadata: meta, spec });
@@ -225,5 +225,57 @@ describe('RoutePolicy codec', () => {
     expect(errorsOf(decodeRoutePolicy(routePolicy({ rateLimt: {} })))).to.deep.equal(['spec.rateLimt: unknown field']);
     expect(errorsOf(decodeRoutePolicy(routePolicy({ basicAuth: { secretRef: {} } }))).join('\n')).to.contain('spec.basicAuth.secretRef.name');
     expect(errorsOf(decodeRoutePolicy(routePolicy({ targetRefs: [{ group: '', name: 'x' }] }))).join('\n')).to.contain('spec.targetRefs[0].kind');
+  });
+});
+
+describe('GatewayParameters codec: dataPlane and deployment', () => {
+  const params = (spec: unknown): unknown => ({ apiVersion: 'tuna.dev/v1alpha1', kind: 'GatewayParameters', metadata: meta, spec });
+  const deployment = {
+    replicas: 2,
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '0.5Gi', 'ephemeral-storage': '1e9' } },
+    nodeSelector: { pool: 'edge-facing', 'topology.kubernetes.io/zone': 'a' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gateways', effect: 'NoSchedule' }, { operator: 'Exists', tolerationSeconds: 30 }],
+  };
+
+  it('accepts Dedicated with a whole deployment block, and Shared or nothing without one', () => {
+    expect(decodeGatewayParameters(params({ dataPlane: 'Dedicated', deployment }))).to.deep.include({ ok: true });
+    expect(decodeGatewayParameters(params({ dataPlane: 'Shared' }))).to.deep.include({ ok: true });
+    expect(decodeGatewayParameters(params({ deployment: { replicas: 1 } }))).to.deep.include({ ok: true });
+  });
+
+  it('refuses an unknown dataPlane, naming the allowed values', () => {
+    expect(errorsOf(decodeGatewayParameters(params({ dataPlane: 'Own' })))).to.deep.equal(['spec.dataPlane: expected "Shared" | "Dedicated"']);
+  });
+
+  it('refuses a deployment beside an explicit dataPlane Shared', () => {
+    expect(errorsOf(decodeGatewayParameters(params({ dataPlane: 'Shared', deployment: { replicas: 1 } })))).to.deep.equal(['spec.deployment: deployment applies to dataPlane Dedicated only']);
+  });
+
+  it('names each bad field of the deployment block', () => {
+    const bad = {
+      replicas: 0,
+      resources: { requests: { cpu: 'lots' }, limits: { gpu: '1' } },
+      nodeSelector: { 'bad key!': 'a', pool: 'x'.repeat(64) },
+      tolerations: [{ operator: 'Maybe', effect: 'Never', tolerationSeconds: -1 }],
+      extra: true,
+    };
+    expect(errorsOf(decodeGatewayParameters(params({ dataPlane: 'Dedicated', deployment: bad })))).to.have.members([
+      'spec.deployment.extra: unknown field',
+      'spec.deployment.replicas: expected integer 1-32',
+      'spec.deployment.resources.requests.cpu: expected a quantity (as 100m, 0.5, 128Mi)',
+      'spec.deployment.resources.limits.gpu: unknown field',
+      'spec.deployment.nodeSelector.bad key!: expected a label key',
+      'spec.deployment.nodeSelector.pool: expected a label value (at most 63 characters)',
+      'spec.deployment.tolerations[0].operator: expected "Exists" | "Equal"',
+      'spec.deployment.tolerations[0].effect: expected "NoSchedule" | "PreferNoSchedule" | "NoExecute"',
+      'spec.deployment.tolerations[0].tolerationSeconds: expected integer 0-2147483647',
+    ]);
+  });
+
+  it('bounds the tolerations and the node selector', () => {
+    const many = Array.from({ length: 33 }, () => ({ operator: 'Exists' }));
+    expect(errorsOf(decodeGatewayParameters(params({ dataPlane: 'Dedicated', deployment: { tolerations: many } })))).to.deep.equal(['spec.deployment.tolerations: expected at most 32 tolerations']);
+    const selector = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v']));
+    expect(errorsOf(decodeGatewayParameters(params({ dataPlane: 'Dedicated', deployment: { nodeSelector: selector } })))).to.deep.equal(['spec.deployment.nodeSelector: expected at most 32 entries']);
   });
 });

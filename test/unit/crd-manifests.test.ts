@@ -11,6 +11,8 @@ import {
   TUNA_API_VERSION,
   TUNA_GROUP,
   ROUTE_POLICY_FIELDS,
+  DATA_PLANES,
+  MAX_DATA_PLANE_REPLICAS,
   MAX_TUNNEL_CONNECTIONS,
   decodeDomain,
   decodeGatewayParameters,
@@ -71,12 +73,22 @@ describe('config/crd', () => {
     expect(crd.spec.versions.map((v) => `${crd.spec.group}/${v.name}`)).to.deep.equal([TUNA_API_VERSION]);
     expect(crd.spec.versions[0]!.subresources).to.equal(undefined);
     const spec = specSchema('GatewayParameters') as Schema & { properties: Record<string, Schema & { minimum?: number; maximum?: number }> };
-    expect(Object.keys(spec.properties)).to.deep.equal(['tunnelConnections']);
+    expect(Object.keys(spec.properties)).to.deep.equal(['tunnelConnections', 'dataPlane', 'deployment']);
     expect([spec.properties.tunnelConnections!.minimum, spec.properties.tunnelConnections!.maximum]).to.deep.equal([1, MAX_TUNNEL_CONNECTIONS]);
     const sample = { apiVersion: TUNA_API_VERSION, kind: 'GatewayParameters', metadata: { name: 'p', namespace: 'n' } };
     expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: MAX_TUNNEL_CONNECTIONS } }).ok).to.equal(true);
     expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: MAX_TUNNEL_CONNECTIONS + 1 } }).ok).to.equal(false);
     expect(decodeGatewayParameters({ ...sample, spec: { tunnelConnections: 0 } }).ok).to.equal(false);
+  });
+
+  it('lists the same dataPlane values as the codec, bounds replicas as it does, and states the Shared-with-deployment rule in CEL', () => {
+    const spec = specSchema('GatewayParameters') as Schema & { properties: Record<string, Schema & { properties?: Record<string, Schema & { minimum?: number; maximum?: number }> }> };
+    expect(spec.properties.dataPlane!.enum).to.deep.equal([...DATA_PLANES]);
+    const deployment = spec.properties.deployment!.properties!;
+    expect(Object.keys(deployment)).to.deep.equal(['replicas', 'resources', 'nodeSelector', 'tolerations']);
+    expect([deployment.replicas!.minimum, deployment.replicas!.maximum]).to.deep.equal([1, MAX_DATA_PLANE_REPLICAS]);
+    expect(JSON.stringify(spec['x-kubernetes-validations'])).to.contain("self.dataPlane == 'Shared'");
+    expect(readFileSync(join(root, 'crd', 'tuna.dev_gatewayparameters.yaml'), 'utf8')).to.equal(readFileSync(join(root, '..', 'charts', 'tuna', 'crds', 'tuna.dev_gatewayparameters.yaml'), 'utf8'));
   });
 
   it('defines RoutePolicy as a namespaced v1alpha1 CRD with a status subresource and the codec\'s spec fields', () => {

@@ -1,7 +1,7 @@
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { IListener } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Listener';
 import type { IListenerSet } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/ListenerSet';
-import type { Listener, ListenerTls, ObjectRef, StreamRoute, VirtualHost } from '../../model/index.js';
+import type { DedicatedDataPlane, Listener, ListenerTls, ObjectRef, StreamRoute, VirtualHost } from '../../model/index.js';
 import type { HostClaim } from '../types.js';
 import type { SnapshotIndex } from '../common/index-snapshot.js';
 import type { StatusBook } from '../common/meta.js';
@@ -67,6 +67,8 @@ export interface GatewayContext {
   rejected?: Problem;
   /** GatewayParameters `tunnelConnections` (the Gateway's over its class's): the binding's connections per edge */
   tunnelConnections?: number;
+  /** GatewayParameters `dataPlane: Dedicated` (the Gateway's over its class's): how its own pods run (the binding's `dedicated`) */
+  dedicated?: DedicatedDataPlane;
   listeners: ListenerContext[];
   /** the ListenerSets naming this Gateway as their parent, in listener precedence order (GEP-1713) */
   listenerSets: ListenerSetContext[];

@@ -22,7 +22,8 @@ import type { ParametersIndex } from './parameters.js';
  * `status.addresses` (the translator leaves addresses alone). `spec.addresses` of type IPAddress
  * (IPv4) are carried on the binding for the reconciler to ask for; other types are refused. The
  * Gateway's parameters (its class's GatewayParameters under its own, parameters.ts) go on the
- * binding too: `tunnelConnections` becomes the binding's `connections`.
+ * binding too: `tunnelConnections` becomes the binding's `connections`, and `dataPlane: Dedicated`
+ * (with its `deployment`) the binding's `dedicated` (docs/dedicated-data-plane.md).
  */
 export function buildGateways(ctx: TranslationContext, gateways: IGateway[], classes: Map<string, ClassVerdict>, parameters: ParametersIndex): void {
   for (const obj of gateways) {
@@ -56,6 +57,7 @@ export function buildGateways(ctx: TranslationContext, gateways: IGateway[], cla
       const resolved = own ? resolveParameters(parameters, own, 'infrastructure.parametersRef', namespace) : undefined;
       const effective = mergeParameters(verdict.parameters, resolved?.ok ? resolved.spec : undefined);
       if (effective.tunnelConnections !== undefined) gw.tunnelConnections = effective.tunnelConnections;
+      if (effective.dataPlane === 'Dedicated') gw.dedicated = effective.deployment ?? {};
     }
     // A malformed spec is not read any further: its listeners cannot be trusted.
     gw.listeners = malformed ? [] : buildListeners(ctx, gw);
@@ -186,6 +188,7 @@ function fragmentOf(gw: GatewayContext, served: ListenerContext[]): Fragment {
     hostnames: [...new Set(gw.claims.map((c) => c.hostname))],
     ...(gw.requestedAddresses.length > 0 ? { addresses: [...gw.requestedAddresses] } : {}),
     ...(gw.tunnelConnections !== undefined ? { connections: gw.tunnelConnections } : {}),
+    ...(gw.dedicated !== undefined ? { dedicated: gw.dedicated } : {}),
     source: sourceOf(gw.ref),
   });
   for (const l of served) if (l.graph) graph.listeners.push(l.graph);

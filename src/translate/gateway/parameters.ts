@@ -63,7 +63,13 @@ export function resolveParameters(index: ParametersIndex, ref: ParametersRef, fi
   return { ok: true, spec: decoded.value.spec };
 }
 
-/** mergeParameters is a Gateway's effective parameters: its own fields over its class's defaults. */
+/**
+ * mergeParameters is a Gateway's effective parameters: its own fields over its class's defaults.
+ * `deployment` merges field by field (a Gateway setting only `replicas` keeps its class's
+ * `nodeSelector`); each of its fields is replaced whole.
+ */
 export function mergeParameters(classSpec: GatewayParametersSpec | undefined, gatewaySpec: GatewayParametersSpec | undefined): GatewayParametersSpec {
-  return { ...classSpec, ...gatewaySpec };
+  const merged = { ...classSpec, ...gatewaySpec };
+  if (classSpec?.deployment !== undefined && gatewaySpec?.deployment !== undefined) merged.deployment = { ...classSpec.deployment, ...gatewaySpec.deployment };
+  return merged;
 }
