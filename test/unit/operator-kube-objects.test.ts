@@ -64,6 +64,20 @@ describe('operator watched kinds, from the table of kinds', () => {
       expect(granted(k.group, k.plural, 'watch'), `watch ${k.plural}`).to.equal(true);
     }
   });
+
+  it('grants a dedicated data plane (ClusterRole tuna-data-plane) list and watch on every watched kind, and nothing but reads', () => {
+    const file = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'rbac', 'operator.yaml');
+    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+    const role = parseAllDocuments(readFileSync(file, 'utf8'))
+      .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string }; rules?: Rule[] })
+      .find((d) => d.kind === 'ClusterRole' && d.metadata?.name === 'tuna-data-plane');
+    const rules = role?.rules ?? [];
+    for (const k of WATCHED_KINDS)
+      for (const verb of ['list', 'watch']) expect(rules.some((r) => r.apiGroups.includes(k.group) && r.resources.includes(k.plural) && r.verbs.includes(verb)), `${verb} ${k.plural}`).to.equal(true);
+    expect([...new Set(rules.flatMap((r) => r.verbs))].sort()).to.deep.equal(['get', 'list', 'watch']);
+    expect(rules.filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs)).to.deep.equal(['get']);
+    expect(rules.flatMap((r) => r.resources).filter((r) => r.includes('/'))).to.deep.equal([]);
+  });
 });
 
 describe('chooseVersion', () => {
