@@ -123,6 +123,16 @@ Options:
   --key-connections N the connection cap of each tunnel key it mints: every replica's
                      connections, plus a surge pod's in a rolling upgrade (default 4); a
                      Gateway whose GatewayParameters set tunnelConnections gets it scaled
+  --data-plane-image IMAGE run a Deployment of IMAGE (this operator's own) for each Gateway whose
+                     GatewayParameters say dataPlane: Dedicated (default: none is run, and
+                     such a Gateway is Programmed=False Pending)
+  --data-plane-edge ADDR the edge's tunnel endpoint as those pods reach it (default: --edge)
+  --data-plane-cluster-role NAME the read-only ClusterRole their ServiceAccount is bound to
+                     (default tuna-data-plane, as config/rbac names it)
+  --data-plane-for NS/GATEWAY be the data plane of that Gateway alone (what its Deployment
+                     runs): serve its routes with the tunnel key in $TUNA_KEY,
+                     $TUNA_DATA_PLANE_KEY_ID and $TUNA_DATA_PLANE_BINDING; no leader election,
+                     reservation or status; needs --cluster-id and --base-domain
 ${logFlagsHelp}
 ${accessLogFlagsHelp}
 

@@ -115,7 +115,7 @@ function labelsOf(gw: DataPlaneGateway): Record<string, string> {
 }
 
 function ownerOf(gw: DataPlaneGateway): V1OwnerReference {
-  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gw.name, uid: gw.uid, controller: true, blockOwnerDeletion: true };
+  return { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: gw.name, uid: gw.uid, controller: true };
 }
 
 function metaOf(gw: DataPlaneGateway, name: string): { name: string; namespace: string; labels: Record<string, string>; annotations?: Record<string, string>; ownerReferences: V1OwnerReference[] } {

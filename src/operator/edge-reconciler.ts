@@ -274,7 +274,10 @@ export class EdgeReconciler {
       (this.#seen.has(b.id) ? known : fresh).push(w);
     }
     this.#seen = new Set(graph.bindings.map((b) => b.id));
-    this.#keyCaps = new Map(graph.bindings.flatMap((b) => (b.connections === undefined ? [] : [[b.id, this.#keyCapFor(b.connections)] as const])));
+    this.#keyCaps = new Map(graph.bindings.flatMap((b) => {
+      const cap = this.#keyCapOf(b);
+      return cap === undefined ? [] : [[b.id, cap] as const];
+    }));
     try {
       const edge = await this.#holdings(options.refresh === true, report);
       this.#addresses.begin(report.listed === true, wanted);
@@ -375,6 +378,16 @@ export class EdgeReconciler {
   /** ownerLabels are the labels of what a binding gets at the edge: this cluster's and its owner's kind. */
   #ownerLabels(b: Binding): Record<string, string> {
     return { ...this.#labels, [OWNER_KIND_LABEL]: ownerLabel(b.source) };
+  }
+
+  /**
+   * keyCapOf is the key cap of a binding unlike the others (undefined: maxConnections): a
+   * dedicated data plane's pods hold `connections` each, its replicas and one surge pod of a
+   * rollout; a binding with connections of its own gets keyCapFor them.
+   */
+  #keyCapOf(b: Binding): number | undefined {
+    if (b.dedicated !== undefined) return ((b.dedicated.replicas ?? 1) + 1) * (b.connections ?? this.#connectionsPerBinding);
+    return b.connections === undefined ? undefined : this.#keyCapFor(b.connections);
   }
 
   /** keyCapFor is the key cap of a binding holding `connections` per edge: maxConnections in proportion, rounded up. */

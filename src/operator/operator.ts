@@ -20,6 +20,9 @@ import { correctHeldBack } from './held-back.js';
 import { CacheNotSyncedError, knowsOwnerGoneFrom } from './object-source.js';
 import type { ObjectSource } from './object-source.js';
 import type { SecretReader } from './secret-reader.js';
+import { correctDataPlanes } from './data-planes.js';
+import type { DataPlaneReport, DataPlanes, GatewayObject } from './data-planes.js';
+import type { HeldKey } from './tunnel-keys.js';
 import { StatusLane } from './status-lane.js';
 import type { LaneReport } from './status-lane.js';
 import type { StatusWriter, WriteReport } from './status-writer.js';
@@ -71,6 +74,20 @@ export interface OperatorOptions {
    */
   leader?: { isLeader(): boolean; on(event: 'started-leading' | 'stopped-leading', listener: () => void): unknown };
   followKeys?: () => Promise<void>;
+  /**
+   * absent: no dedicated data plane is run (a Gateway's own pods, a replica that is not the
+   * leader). Present: the writer runs the Deployment of every binding marked `dedicated`, with the
+   * key `keyOf` names (data-planes.ts), and such a Gateway is `Programmed` only once it is available
+   */
+  dataPlanes?: Pick<DataPlanes, 'reconcile' | 'forget'>;
+  keyOf?: (bindingId: string) => HeldKey | undefined;
+  /**
+   * while a dedicated data plane is not available, sync again after this long (default 2 s): its
+   * Deployment's progress is read at each sync, not watched
+   */
+  dataPlaneRecheckMs?: number;
+  /** absent: the whole graph is served. Present: only what it keeps (a Gateway's own pods keep their Gateway's fragment) */
+  select?: (graph: RouteGraph) => RouteGraph;
   translate?: Partial<TranslateOptions>;
   /** called for a failed sync (and for keys that could not be persisted); the next change, or the retry timer, syncs again */
   onError?: (err: unknown) => void;
@@ -117,6 +134,8 @@ export interface SyncResult {
   statuses?: WriteReport;
   /** events created by this sync */
   events?: number;
+  /** what the dedicated data planes' reconcile did */
+  dataPlanes?: DataPlaneReport;
   finalizers?: FinalizerReport;
   edge?: ReconcileReport;
 }
@@ -227,7 +246,8 @@ export class Operator {
     const { live: objects, deleting } = splitDeleting(this.#o.objects.objects());
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
     const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
-    const state = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
+    const translated = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
+    const state = this.#o.select ? { ...translated, graph: this.#o.select(translated.graph) } : translated;
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     // before anything acts on the graph (the endpoints, the edge's reservations, the tunnels)
     await this.#admit(state.graph, isWriter, objects);
@@ -236,6 +256,7 @@ export class Operator {
     // A new leader first reads the keys the last one stored: it may have minted after our last load.
     const isNewLeader = isWriter && this.#o.leader !== undefined && !this.#wasWriter;
     if (!isWriter || isNewLeader) await this.#o.followKeys?.();
+    if (isNewLeader) this.#o.dataPlanes?.forget();
     this.#wasWriter = isWriter;
     // a new leader lists the edge again: the last leader may have changed what it holds
     // the reconcile's slice is at least what the sync spent before it, so yielding costs at most half
@@ -266,9 +287,14 @@ export class Operator {
       this.#keySignature = signature;
     }
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
-    const statuses = edge ? correctHeldBack(correctReservationStatuses(state.statuses, edge.crd), state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
+    const heldBack = edge ? correctHeldBack(correctReservationStatuses(state.statuses, edge.crd), state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
+    // A dedicated Gateway is served by its own pods: Programmed once they are available.
+    const dataPlanes = isWriter && this.#o.dataPlanes && this.#o.keyOf ? await this.#o.dataPlanes.reconcile(state.graph, gatewaysOf(objects), this.#o.keyOf) : undefined;
+    const statuses = dataPlanes ? correctDataPlanes(heldBack, dataPlanes.pending) : heldBack;
+    if (dataPlanes?.error !== undefined) this.#o.onError?.(dataPlanes.error);
     const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
     if (edge) result.edge = edge;
+    if (dataPlanes) result.dataPlanes = dataPlanes;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
     const isComplete = (edge?.deferred ?? []).length === 0;
     if (isWriter && isComplete && this.#lane) {
@@ -286,6 +312,7 @@ export class Operator {
     // and only the edge knows when it listens on a port of an address: it retries a failed one by itself
     const waitsForEdge = (p: PendingBinding): boolean => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned' || p.reason === 'ListenerFailed' || p.reason === 'ListenerPending';
     if (edge?.confirming === true) this.#scheduleRecheck(this.#o.confirmMs ?? 1000);
+    else if ((dataPlanes?.pending.length ?? 0) > 0) this.#scheduleRecheck(this.#o.dataPlaneRecheckMs ?? 2000);
     else if (edge?.pending.some(waitsForEdge) || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
     return result;
   }
@@ -404,6 +431,16 @@ export class Operator {
   }
 }
 
+/** gatewaysOf maps the Gateways among the objects by `<namespace>/<name>` (the data planes read their uid and infrastructure). */
+function gatewaysOf(objects: readonly { kind?: string; apiVersion?: string; metadata?: { name?: string; namespace?: string } }[]): Map<string, GatewayObject> {
+  const map = new Map<string, GatewayObject>();
+  for (const o of objects) {
+    if (o.kind !== 'Gateway' || !(o.apiVersion ?? '').startsWith('gateway.networking.k8s.io/')) continue;
+    map.set(`${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`, o as GatewayObject);
+  }
+  return map;
+}
+
 /** withEdgeIds renames the graph's bindings (and their listeners' references) to the edge's binding ids. */
 export function withEdgeIds(graph: RouteGraph, edgeIdOf: (bindingId: string) => string): RouteGraph {
   if (graph.bindings.every((b) => edgeIdOf(b.id) === b.id)) return graph;
@@ -417,7 +454,8 @@ export function withEdgeIds(graph: RouteGraph, edgeIdOf: (bindingId: string) => 
 /**
  * OperatorTunnels adapts the tunnel manager to the operator: every binding gets the edge's
  * endpoints, its connections per edge (its own `connections`, else the operator's) and its own key (the key source maps the reference; the edge reconciler mints and
- * holds those keys). Unlike the CLI, `apply` does not wait for
+ * holds those keys). A binding marked `dedicated` is left to its Gateway's own pods (whose
+ * OperatorTunnels is made with `holdsDedicated`). Unlike the CLI, `apply` does not wait for
  * connections: the manager keeps trying in the background and reports through its events.
  */
 export class OperatorTunnels implements TunnelControl {
@@ -430,11 +468,14 @@ export class OperatorTunnels implements TunnelControl {
     private readonly edges: readonly EdgeEndpoint[],
     private readonly connections = 2,
     private readonly keyRefOf: (bindingId: string) => string | undefined = (id) => id,
+    private readonly holdsDedicated = false,
   ) {}
 
   apply(bindings: readonly Binding[]): Promise<void> {
     const specs: TunnelSpec[] = [];
     for (const b of bindings) {
+      // A Gateway with a data plane of its own is served by its pods: the shared replicas leave its tunnels to them.
+      if (b.dedicated !== undefined && !this.holdsDedicated) continue;
       const keyRef = this.keyRefOf(b.id);
       // A Gateway's GatewayParameters tunnelConnections (the binding's `connections`) wins over the operator's default.
       if (keyRef !== undefined) specs.push({ bindingId: b.id, edges: [...this.edges], connections: b.connections ?? this.connections, keyRef });

@@ -4,6 +4,7 @@ import { inject, injectable, instancePerContainerCachingFactory } from 'tsyringe
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ControlClient } from '../control-api/index.js';
+import type { RouteGraph } from '../model/index.js';
 import { DataPlane, StaticEndpointResolver, combineObservers } from '../dataplane/index.js';
 import type { ExchangeObserver } from '../dataplane/index.js';
 import { TUNNEL_KEY_SOURCE, TUNNEL_STREAM_HANDLER, TunnelManager } from '../tunnel/index.js';
@@ -25,6 +26,9 @@ import {
 } from './container.js';
 import type { OperatorSettings } from './container.js';
 import { EdgeReconciler } from './edge-reconciler.js';
+import { DataPlanes, KubeDataPlaneApi, gatewayFragment } from './data-planes.js';
+import type { DataPlaneSettings } from './data-plane-objects.js';
+import type { HeldKey } from './tunnel-keys.js';
 import { addressPortLimitsOf } from './edge-settings.js';
 import type { EdgeSettings } from './edge-settings.js';
 import { EventRecorder } from './event-recorder.js';
@@ -66,8 +70,16 @@ export interface OperatorConfig {
   /** the edge's tunnel endpoint and how many connections each binding keeps */
   edge: EdgeEndpoint;
   connections: number;
-  /** what the edge said of itself (base domain, pools) */
-  learned: EdgeSettings;
+  /** what the edge said of itself (base domain, pools); absent in a Gateway's own pods (`dataPlaneFor`), which do not ask it */
+  learned?: EdgeSettings;
+  /**
+   * `--data-plane-for`: this process is the data plane of one Gateway (docs/dedicated-data-plane.md):
+   * it serves that Gateway's fragment with the key of its address, and reconciles, reserves and
+   * writes nothing
+   */
+  dataPlaneFor?: DataPlaneFor;
+  /** the shared operator: how it runs dedicated data planes (`--data-plane-image`); absent: it runs none, and says so on their Gateways */
+  dataPlanes?: Pick<DataPlaneSettings, 'image' | 'clusterRole' | 'edge' | 'ca'>;
   /** the namespace of the tunnel keys Secret; absent: the keys live in memory */
   keysNamespace?: string;
   /** this replica's name in leader election */
@@ -77,6 +89,18 @@ export interface OperatorConfig {
   keyConnections?: number;
   health?: { host?: string; port: number };
 }
+
+/** DataPlaneFor is the Gateway a data-plane process serves, and what it was given for it. */
+export interface DataPlaneFor {
+  namespace: string;
+  name: string;
+  /** the key of its address binding (the graph's binding id is `binding/address/<namespace>/<name>`) */
+  key: HeldKey & { edgeBindingId: string };
+  baseDomain: string;
+}
+
+/** DATA_PLANES resolves the leader's reconciler of dedicated data planes; not registered in a Gateway's own pods. */
+export const DATA_PLANES: InjectionToken<DataPlanes> = Symbol.for('tuna.operator.DataPlanes');
 
 export const OPERATOR_CONFIG: InjectionToken<OperatorConfig> = Symbol.for('tuna.operator.Config');
 /** KUBE_CONFIG resolves the apiserver client config (one pooled connection for every call in production). */
@@ -120,7 +144,15 @@ export function registerOperator(c: DependencyContainer): void {
   const report = (deps: DependencyContainer) => deps.resolve(OPERATOR_REPORTER);
   once(OPERATOR_REPORTER, (deps) => new Reporter(log(deps)));
   // In a pod, the keys live in a Secret of the operator's namespace and survive restarts.
+  const dataPlaneFor = c.resolve(OPERATOR_CONFIG).dataPlaneFor;
+  const ownBinding = dataPlaneFor === undefined ? undefined : `binding/address/${dataPlaneFor.namespace}/${dataPlaneFor.name}`;
   once(TUNNEL_KEYS, (deps) => {
+    // A Gateway's own pods hold the one key their Secret gave them.
+    if (dataPlaneFor !== undefined && ownBinding !== undefined) {
+      const keys = new TunnelKeys();
+      keys.set(ownBinding, dataPlaneFor.key);
+      return keys;
+    }
     const ns = config(deps).keysNamespace;
     return ns === undefined || ns === '' ? new TunnelKeys() : new SecretTunnelKeys(kube(deps), ns, undefined, (problem) => log(deps).warn(`tunnel keys Secret: ${problem}`));
   });
@@ -175,10 +207,16 @@ export function registerOperator(c: DependencyContainer): void {
   once(TUNNEL_CONTROL, (deps) => {
     const { edge, connections } = config(deps);
     const keys = deps.resolve(TUNNEL_KEYS);
-    return new OperatorTunnels(deps.resolve(TUNNEL_MANAGER), [edge], connectionsPerBinding(connections), (bindingId) => keys.forTunnel(bindingId)?.keyId);
+    return new OperatorTunnels(deps.resolve(TUNNEL_MANAGER), [edge], connectionsPerBinding(connections), (bindingId) => keys.forTunnel(bindingId)?.keyId, dataPlaneFor !== undefined);
   });
-  once(EDGE_RECONCILER, (deps) => {
-    const { clusterId, learned, keyConnections, connections } = config(deps);
+  const learnedOf = (deps: DependencyContainer): EdgeSettings => {
+    const { learned } = config(deps);
+    if (learned === undefined) throw new Error('the operator was configured without what the edge said of itself (learned)');
+    return learned;
+  };
+  if (dataPlaneFor === undefined) once(EDGE_RECONCILER, (deps) => {
+    const { clusterId, keyConnections, connections } = config(deps);
+    const learned = learnedOf(deps);
     return new EdgeReconciler(deps.resolve(CONTROL_CLIENT), deps.resolve(TUNNEL_KEYS), {
       clusterId,
       connectionsPerBinding: connectionsPerBinding(connections),
@@ -189,7 +227,14 @@ export function registerOperator(c: DependencyContainer): void {
       ...(keyConnections !== undefined ? { maxConnections: keyConnections } : {}),
     });
   });
-  once(FINALIZERS, (deps) => new Finalizers(kube(deps), { onError: (ref, err) => log(deps).warn(`finalizer of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }));
+  if (dataPlaneFor === undefined) {
+    once(DATA_PLANES, (deps) => {
+      const { dataPlanes, clusterId, connections } = config(deps);
+      const settings: DataPlaneSettings | undefined = dataPlanes === undefined ? undefined : { ...dataPlanes, clusterId, baseDomain: learnedOf(deps).baseDomain, connections: connectionsPerBinding(connections) };
+      return new DataPlanes(new KubeDataPlaneApi(kube(deps)), settings);
+    });
+  }
+  if (dataPlaneFor === undefined) once(FINALIZERS, (deps) => new Finalizers(kube(deps), { onError: (ref, err) => log(deps).warn(`finalizer of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }));
   if (c.resolve(OPERATOR_CONFIG).writeStatus) {
     once(STATUS_WRITER, (deps) => new StatusWriter(kube(deps), { onError: (ref, err) => log(deps).warn(`status of ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }));
     once(EVENT_RECORDER, (deps) => new EventRecorder(kube(deps), { onError: (ref, err) => log(deps).warn(`event on ${ref.kind} ${ref.namespace ?? ''}/${ref.name}`, { err }) }));
@@ -203,7 +248,10 @@ export function registerOperator(c: DependencyContainer): void {
       keyRefOf: (bindingId) => keys.forTunnel(bindingId)?.keyId,
       edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
       ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
-      translate: { baseDomain: config(deps).learned.baseDomain },
+      translate: { baseDomain: dataPlaneFor?.baseDomain ?? learnedOf(deps).baseDomain },
+      ...(dataPlaneFor === undefined
+        ? { dataPlanes: deps.resolve(DATA_PLANES), keyOf: (bindingId: string) => keys.get(bindingId) }
+        : { select: (graph: RouteGraph) => gatewayFragment(graph, ownBinding!) }),
       onError: (err) => {
         health.recordFailure(err);
         report(deps).report('sync failed (retrying)', err);

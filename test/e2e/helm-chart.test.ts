@@ -19,6 +19,7 @@ const GATEWAY_API = ['--api-versions', 'gateway.networking.k8s.io/v1/GatewayClas
 
 type Rule = { apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; verbs?: string[] };
 interface Container {
+  image: string;
   args: string[];
   env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
   ports: { name: string; containerPort: number }[];
@@ -83,10 +84,16 @@ describe('charts/tuna (helm template)', function () {
     for (const v of pod.volumes) expect(Object.keys(v).filter((k) => k !== 'name'), v.name).to.satisfy((keys: string[]) => keys.every((k) => ['secret', 'configMap', 'emptyDir', 'projected'].includes(k)));
   });
 
-  it('grants exactly the rules of config/rbac: the ClusterRole and the Role of the keys Secret and the Lease', () => {
+  it('grants exactly the rules of config/rbac: the ClusterRoles (the operator\'s, the data planes\'), and the Role of the keys Secret and the Lease', () => {
     const config = parseManifests(readFileSync(repo('config/rbac/operator.yaml'), 'utf8'));
-    for (const kind of ['ClusterRole', 'Role']) expect(normalized(rulesOf(one(defaults, kind))), kind).to.deep.equal(normalized(rulesOf(one(config, kind))));
-    const secrets = rulesOf(one(defaults, 'ClusterRole')).filter((r) => r.resources?.includes('secrets'));
+    const named = (objects: KubeObject[], name: string): KubeObject => objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name)!;
+    // the chart names the data planes' ClusterRole after the release: the operator may bind that one only
+    const chartRules = (name: string): string[] => normalized(rulesOf(named(defaults, name))).map((r) => r.replace('tuna-operator-data-plane', 'tuna-data-plane'));
+    expect(defaults.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).to.deep.equal(['tuna-operator', 'tuna-operator-data-plane']);
+    expect(chartRules('tuna-operator'), 'ClusterRole tuna-operator').to.deep.equal(normalized(rulesOf(named(config, 'tuna-operator'))));
+    expect(chartRules('tuna-operator-data-plane'), 'the data planes\' ClusterRole').to.deep.equal(normalized(rulesOf(named(config, 'tuna-data-plane'))));
+    expect(normalized(rulesOf(one(defaults, 'Role'))), 'Role').to.deep.equal(normalized(rulesOf(one(config, 'Role'))));
+    const secrets = rulesOf(named(defaults, 'tuna-operator-data-plane')).filter((r) => r.resources?.includes('secrets'));
     expect(secrets).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
     const binding = one(defaults, 'ClusterRoleBinding') as KubeObject & { subjects: { name: string; namespace: string }[] };
     expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'tuna-operator', namespace: 'tuna-system' }]);
@@ -122,7 +129,7 @@ describe('charts/tuna (helm template)', function () {
 
   it('passes the edge address, connections, secret refresh, health address and log format, and sets the leader election identity', () => {
     const c = podSpec(defaults).containers[0]!;
-    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
+    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', `--data-plane-image=${c.image}`, '--data-plane-cluster-role=tuna-operator-data-plane', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
     expect(c.env.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).to.deep.equal([
       ['POD_NAMESPACE', 'metadata.namespace'],
       ['POD_NAME', 'metadata.name'],

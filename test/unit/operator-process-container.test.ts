@@ -10,6 +10,7 @@ import type { ControlClient } from '../../src/control-api/index.js';
 import type { RouteGraph } from '../../src/model/index.js';
 import {
   CONTROL_CLIENT,
+  DATA_PLANES,
   EDGE_RECONCILER,
   EVENT_RECORDER,
   FINALIZERS,
@@ -27,6 +28,7 @@ import {
 } from '../../src/operator/index.js';
 import type { EdgeSettings, FinalizerReport, OperatorConfig, OperatorLog, ReconcileReport } from '../../src/operator/index.js';
 import { EDGE_DIALER, TunnelManager } from '../../src/tunnel/index.js';
+import { DataPlanes } from '../../src/operator/data-planes.js';
 import { ListedObjects, RecordingTunnels } from '../support/operator-fakes.js';
 
 // The graph of `tuna operator` (src/operator/process.ts) resolves from its container with test doubles for the seams.
@@ -69,6 +71,26 @@ describe('operator process container: the graph of tuna operator', () => {
     expect(process.keys).to.be.instanceOf(SecretTunnelKeys);
     expect(process.elector).to.be.instanceOf(LeaderElector);
     expect(scope.isRegistered(STATUS_WRITER)).to.equal(false);
+  });
+
+  it('is one Gateway\'s data plane with dataPlaneFor: its one key in memory, even with a keys namespace; no elector, reconciler, finalizers or status writer', () => {
+    const { learned: _learned, ...shared } = base;
+    const key = { keyId: 'k1', token: 'tuna_tk_x', edgeBindingId: 'binding/address/127.77.0.1' };
+    const scope = scopeWith({ ...shared, keysNamespace: 'shop', writeStatus: false, dataPlaneFor: { namespace: 'shop', name: 'gw', key, baseDomain: 'tuna.test' } });
+    registerOperator(scope);
+    const process = scope.resolve(OperatorProcess);
+    expect(process.keys).to.be.instanceOf(TunnelKeys).and.not.instanceOf(SecretTunnelKeys);
+    expect(process.keys.forTunnel('binding/address/127.77.0.1')).to.deep.equal(key);
+    expect(process.keys.edgeIdOf('binding/address/shop/gw')).to.equal('binding/address/127.77.0.1');
+    expect(process.elector).to.equal(undefined);
+    const tokens: symbol[] = [EDGE_RECONCILER, FINALIZERS, STATUS_WRITER, EVENT_RECORDER, DATA_PLANES] as symbol[];
+    for (const token of tokens) expect(scope.isRegistered(token), token.toString()).to.equal(false);
+  });
+
+  it('runs the leader\'s data planes in the shared operator', () => {
+    const scope = scopeWith(base);
+    registerOperator(scope);
+    expect(scope.resolve(DATA_PLANES)).to.be.instanceOf(DataPlanes);
   });
 
   it('runs on the doubles a test registered before registerOperator: one sync, its line, then the stop', async () => {
