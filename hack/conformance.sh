@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# conformance.sh [-run-test NAME] [-profiles P,...] [-publish] [-- extra suite flags]: runs the official Gateway
+# conformance.sh [-run-test NAME] [-profiles P,...] [-data-plane Shared|Dedicated] [-publish] [-- extra suite flags]: runs the official Gateway
 # API conformance suite (sigs.k8s.io/gateway-api/conformance, the release in hack/cluster/versions.sh)
 # against tuna on the local test cluster, as docs/conformance.md describes:
 #
@@ -16,6 +16,13 @@
 #   6. tears down what it started and prints the result per profile; with -publish, copies the report
 #      to docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml.
 #
+# -data-plane Dedicated ($TUNA_CONFORMANCE_DATA_PLANE): the GatewayClass names GatewayParameters with
+# dataPlane: Dedicated, so every Gateway of the suite is served by pods of its own
+# (docs/dedicated-data-plane.md): the operator image is built and pushed to the cluster's registry,
+# the edge's tunnel listener is on the pods' bridge (198.18.0.1, in its certificate's SAN) instead
+# of loopback, config/rbac is applied for the data planes' ClusterRole, and the operator is given
+# --data-plane-image. Default: Shared (the operator's own process serves every Gateway).
+#
 # Profiles: GATEWAY-HTTP, GATEWAY-GRPC, GATEWAY-TLS, GATEWAY-TCP and GATEWAY-UDP by default (the
 # UDPRoute tests: DNS to the coredns stand-in and echo-basic's UDP echo, through UDP ports of each
 # Gateway's address).
@@ -28,16 +35,20 @@ source hack/cluster/env.sh
 log() { echo "conformance: $*" >&2; }
 
 run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS,GATEWAY-TCP,GATEWAY-UDP" publish=0 extra=()
+data_plane="${TUNA_CONFORMANCE_DATA_PLANE:-Shared}"
 while (( $# > 0 )); do
   case "$1" in
     -run-test|--run-test) run_test="$2"; shift 2 ;;
     -profiles|--profiles) profiles="$2"; shift 2 ;;
+    -data-plane|--data-plane) data_plane="$2"; shift 2 ;;
     -publish|--publish) publish=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+
+[[ "$data_plane" == Shared || "$data_plane" == Dedicated ]] || { echo "conformance: -data-plane is Shared or Dedicated, not $data_plane" >&2; exit 2; }
 
 # TUNA_CONFORMANCE_BIN: a suite binary of your own (for example one with extra logging); else ours.
 [[ -n "${TUNA_CONFORMANCE_BIN:-}" ]] || eval "$(hack/conformance/build.sh)"
@@ -55,6 +66,12 @@ cleanup() {
   fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  # the Gateways' own pods would go on dialing an edge that is gone
+  if [[ $data_plane == Dedicated && -n "${kubectl:-}" ]]; then
+    "$kubectl" logs -A -l tuna.dev/data-plane=true --tail 200 --prefix >"$out/data-planes.log" 2>&1 || true
+    "$kubectl" delete deployments,secrets,serviceaccounts -A -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
+    "$kubectl" delete clusterrolebindings -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
+  fi
   if [[ $cluster_started == 1 && -z "${TUNA_CONFORMANCE_KEEP_CLUSTER:-}" ]]; then hack/cluster/down.sh >/dev/null 2>&1 || true; fi
   log "logs and report in $out"
   exit "$status"
@@ -76,13 +93,16 @@ hack/gateway-api-crds.sh experimental >/dev/null
 # from 127.0.0.1, and UDPRouteWeightedRouting sends 500 of them in seconds, past the default 64
 # flows per client address held 60 s (DEFAULT_UDP_LIMITS), so the flows it left open made later
 # probes time out; flows are freed after 10 s here.
+# With -data-plane Dedicated the Gateways' pods dial the tunnel listener too: it is on the pods' bridge.
+tunnel_host=127.0.0.1
+[[ $data_plane == Dedicated ]] && tunnel_host=198.18.0.1
 tunnel_port="${TUNA_CONFORMANCE_TUNNEL_PORT:-17443}" http_port="${TUNA_CONFORMANCE_HTTP_PORT:-18180}"
 metrics_port="${TUNA_CONFORMANCE_METRICS_PORT:-18181}" health_port="${TUNA_CONFORMANCE_HEALTH_PORT:-18182}"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
-  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$work/tunnel.key" -out "$work/tunnel.crt" 2>/dev/null
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:$tunnel_host" -keyout "$work/tunnel.key" -out "$work/tunnel.crt" 2>/dev/null
 cat >"$work/edge.yaml" <<EOF
 listen:
-  tunnel: { host: 127.0.0.1, port: $tunnel_port, tls: { certFile: $work/tunnel.crt, keyFile: $work/tunnel.key } }
+  tunnel: { host: $tunnel_host, port: $tunnel_port, tls: { certFile: $work/tunnel.crt, keyFile: $work/tunnel.key } }
   http: { host: 127.0.0.1, port: $http_port }
   metrics: { host: 127.0.0.1, port: $metrics_port }
 store:
@@ -103,11 +123,31 @@ EOF
 # background, so $! is the Node process itself (node24.sh execs) and the cleanup's kill reaches it.
 tuna() { hack/node24.sh node dist/cli/main.js "$@"; }
 npm run --silent build >&2
-export TUNA_API_KEY TUNA_EDGE="127.0.0.1:$tunnel_port"
+export TUNA_API_KEY TUNA_EDGE="$tunnel_host:$tunnel_port"
 TUNA_API_KEY="$(tuna edge init --store "$work/edge.db" | tail -n 1)"
 hack/node24.sh node dist/cli/main.js edge --config "$work/edge.yaml" >"$out/edge.log" 2>&1 & pids+=($!)
 curl -s -o /dev/null --retry-connrefused --retry 30 --retry-delay 1 "http://127.0.0.1:$http_port/"
 operator_key="$(tuna keys create --scope reservations --name conformance-operator --ca "$work/tunnel.crt" | tail -n 1)"
+
+# Dedicated: every Gateway's pods run this checkout's operator image from the cluster's registry,
+# their ServiceAccounts bound to config/rbac's read-only ClusterRole tuna-data-plane.
+data_plane_flags=() class_params=""
+if [[ $data_plane == Dedicated ]]; then
+  image_ref="$TUNA_REGISTRY/tuna/operator:conformance"
+  log "building and pushing $image_ref"
+  hack/image.sh operator --push "$image_ref" >&2
+  "$kubectl" apply -f config/rbac/operator.yaml >&2
+  "$kubectl" apply -f config/crd/tuna.dev_gatewayparameters.yaml >&2
+  "$kubectl" wait --for condition=Established crd/gatewayparameters.tuna.dev --timeout 60s >&2
+  "$kubectl" apply -f - >&2 <<EOF
+apiVersion: tuna.dev/v1alpha1
+kind: GatewayParameters
+metadata: { name: dedicated, namespace: tuna-system }
+spec: { dataPlane: Dedicated }
+EOF
+  class_params=", parametersRef: { group: tuna.dev, kind: GatewayParameters, name: dedicated, namespace: tuna-system }"
+  data_plane_flags=(--data-plane-image "$image_ref")
+fi
 
 # A GatewayClass left by an earlier run (TUNA_CONFORMANCE_KEEP_CLUSTER) carries the features an
 # earlier operator advertised: start from a fresh one, so what is read below is this operator's.
@@ -116,9 +156,9 @@ operator_key="$(tuna keys create --scope reservations --name conformance-operato
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: { name: tuna }
-spec: { controllerName: tuna.dev/gateway-controller }
+spec: { controllerName: tuna.dev/gateway-controller$class_params }
 EOF
-TUNA_ACCESS_LOG="$out/access.log" hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" --health-addr "127.0.0.1:$health_port" >"$out/operator.log" 2>&1 & pids+=($!)
+TUNA_ACCESS_LOG="$out/access.log" hack/node24.sh node dist/cli/main.js operator --key "$operator_key" --ca "$work/tunnel.crt" --health-addr "127.0.0.1:$health_port" "${data_plane_flags[@]}" >"$out/operator.log" 2>&1 & pids+=($!)
 
 # The features to test are the ones the GatewayClass advertises once tuna has accepted it.
 features="${TUNA_CONFORMANCE_FEATURES:-}"   # for development: test fewer features than advertised
@@ -129,7 +169,7 @@ for _ in $(seq 1 60); do
 done
 [[ -n "$features" ]] || { log "GatewayClass tuna has no supportedFeatures after 60 s (see $out/operator.log)"; exit 1; }
 features="${features%,}"
-log "features tested: $features"
+log "features tested: $features (data plane: $data_plane)"
 
 version="$(node -p 'require("./package.json").version')"
 suite_flags=(

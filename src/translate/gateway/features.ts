@@ -6,9 +6,18 @@ import type { Condition } from '../../model/index.js';
  * SUPPORTED_FEATURES is the honest list of Gateway API v1.6 conformance feature names tuna's
  * GatewayClass reports in `status.supportedFeatures` (sorted, as GatewayClassStatus requires): the
  * features of every kind in the table of kinds (kinds.ts says why each is claimed or left out).
- * Left out whole: infrastructure propagation and mesh, neither of which tuna serves.
+ * Left out: mesh, which tuna does not serve, and GatewayInfrastructure, which only a class whose
+ * Gateways get pods of their own can claim (DEDICATED_CLASS_FEATURES).
  */
 export const SUPPORTED_FEATURES: readonly string[] = [...new Set(KINDS.flatMap((k) => ('features' in k ? k.features : [])))].sort();
+
+/**
+ * DEDICATED_CLASS_FEATURES are a class's whose GatewayParameters say `dataPlane: Dedicated`: its
+ * Gateways get a Deployment, ServiceAccount and Secret of their own (docs/dedicated-data-plane.md),
+ * which carry `spec.infrastructure.labels` and `annotations`, so the class also claims
+ * GatewayInfrastructure (GEP-1867). A Shared class creates nothing per Gateway to put them on.
+ */
+export const DEDICATED_CLASS_FEATURES: readonly string[] = [...SUPPORTED_FEATURES, 'GatewayInfrastructure'].sort();
 
 /**
  * supportsFeature says whether tuna claims a feature. Listener checks follow the claims, so the list

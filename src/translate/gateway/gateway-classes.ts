@@ -2,7 +2,7 @@ import type { IGatewayClass } from '@kubernetes-models/gateway-api/gateway.netwo
 import { generationOf, refOf } from '../common/meta.js';
 import { condition, warning } from '../common/status.js';
 import type { StatusBook } from '../common/meta.js';
-import { SUPPORTED_FEATURES } from './features.js';
+import { DEDICATED_CLASS_FEATURES, SUPPORTED_FEATURES } from './features.js';
 import { GATEWAY_GROUP } from './kinds.js';
 import { asKube } from './kube-object.js';
 import { gatewayClassCodec, malformedField } from './codecs.js';
@@ -20,7 +20,8 @@ export interface ClassVerdict {
 
 /**
  * translateGatewayClasses accepts every GatewayClass whose controllerName is tuna's and reports
- * `Accepted` and `status.supportedFeatures` (GatewayClassStatus, Gateway API v1.6). A parametersRef
+ * `Accepted` and `status.supportedFeatures` (GatewayClassStatus, Gateway API v1.6; GatewayInfrastructure
+ * too where its parameters say `dataPlane: Dedicated`). A parametersRef
  * must name a tuna.dev GatewayParameters that exists and decodes (parameters.ts); any other is
  * refused with reason InvalidParameters. Classes of other controllers are not ours and get no
  * status. Returns the verdict per class name.
@@ -52,7 +53,8 @@ export function translateGatewayClasses(
     if (!verdict.accepted) status.events.push(warning('InvalidParameters', verdict.message));
     status.status = {
       conditions: [accepted],
-      supportedFeatures: SUPPORTED_FEATURES.map((f) => ({ name: f })),
+      // a class whose Gateways get pods of their own puts their infrastructure metadata on them
+      supportedFeatures: (verdict.parameters?.dataPlane === 'Dedicated' ? DEDICATED_CLASS_FEATURES : SUPPORTED_FEATURES).map((f) => ({ name: f })),
     };
   }
   return verdicts;
