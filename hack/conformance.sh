@@ -68,7 +68,8 @@ cleanup() {
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   # the Gateways' own pods would go on dialing an edge that is gone
   if [[ $data_plane == Dedicated && -n "${kubectl:-}" ]]; then
-    "$kubectl" logs -A -l tuna.dev/data-plane=true --tail 200 --prefix >"$out/data-planes.log" 2>&1 || true
+    "$kubectl" get pods -A -l tuna.dev/data-plane=true -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' 2>/dev/null |
+      while read -r ns pod; do "$kubectl" logs -n "$ns" "$pod" --tail 50 --prefix 2>&1 | cut -c1-400; done >"$out/data-planes.log" || true
     "$kubectl" delete deployments,secrets,serviceaccounts -A -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
     "$kubectl" delete clusterrolebindings -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
   fi
