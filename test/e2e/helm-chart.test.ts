@@ -84,16 +84,23 @@ describe('charts/tuna (helm template)', function () {
     for (const v of pod.volumes) expect(Object.keys(v).filter((k) => k !== 'name'), v.name).to.satisfy((keys: string[]) => keys.every((k) => ['secret', 'configMap', 'emptyDir', 'projected'].includes(k)));
   });
 
-  it('grants exactly the rules of config/rbac: the ClusterRoles (the operator\'s, the data planes\'), and the Role of the keys Secret and the Lease', () => {
+  it('grants with dataPlane.enabled exactly the rules of config/rbac: the ClusterRoles (the operator\'s, the data planes\'), and the Role of the keys Secret and the Lease; without it, no right to make data planes', async () => {
     const config = parseManifests(readFileSync(repo('config/rbac/operator.yaml'), 'utf8'));
     const named = (objects: KubeObject[], name: string): KubeObject => objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name)!;
+    const enabled = await helmTemplate(helm, { ...REQUIRED, 'dataPlane.enabled': true }, GATEWAY_API);
     // the chart names the data planes' ClusterRole after the release: the operator may bind that one only
-    const chartRules = (name: string): string[] => normalized(rulesOf(named(defaults, name))).map((r) => r.replace('tuna-operator-data-plane', 'tuna-data-plane'));
-    expect(defaults.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).to.deep.equal(['tuna-operator', 'tuna-operator-data-plane']);
+    const chartRules = (name: string): string[] => normalized(rulesOf(named(enabled, name))).map((r) => r.replace('tuna-operator-data-plane', 'tuna-data-plane'));
+    expect(enabled.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort()).to.deep.equal(['tuna-operator', 'tuna-operator-data-plane']);
     expect(chartRules('tuna-operator'), 'ClusterRole tuna-operator').to.deep.equal(normalized(rulesOf(named(config, 'tuna-operator'))));
     expect(chartRules('tuna-operator-data-plane'), 'the data planes\' ClusterRole').to.deep.equal(normalized(rulesOf(named(config, 'tuna-data-plane'))));
-    expect(normalized(rulesOf(one(defaults, 'Role'))), 'Role').to.deep.equal(normalized(rulesOf(one(config, 'Role'))));
-    const secrets = rulesOf(named(defaults, 'tuna-operator-data-plane')).filter((r) => r.resources?.includes('secrets'));
+    expect(normalized(rulesOf(one(enabled, 'Role'))), 'Role').to.deep.equal(normalized(rulesOf(one(config, 'Role'))));
+    expect(podSpec(enabled).containers[0]!.args).to.include.members([`--data-plane-image=${podSpec(enabled).containers[0]!.image}`, '--data-plane-cluster-role=tuna-operator-data-plane']);
+    // off by default: the operator may not write a Secret, a Deployment or a binding anywhere
+    expect(defaults.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name)).to.deep.equal(['tuna-operator']);
+    const writes = rulesOf(named(defaults, 'tuna-operator')).filter((r) => (r.resources ?? []).some((x) => ['secrets', 'deployments', 'serviceaccounts', 'clusterrolebindings'].includes(x)) && (r.verbs ?? []).some((v) => ['create', 'update', 'delete'].includes(v)));
+    expect(writes, 'write rights without dataPlane.enabled').to.deep.equal([]);
+    expect(podSpec(defaults).containers[0]!.args.filter((a) => a.startsWith('--data-plane'))).to.deep.equal([]);
+    const secrets = rulesOf(named(enabled, 'tuna-operator-data-plane')).filter((r) => r.resources?.includes('secrets'));
     expect(secrets).to.deep.equal([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
     const binding = one(defaults, 'ClusterRoleBinding') as KubeObject & { subjects: { name: string; namespace: string }[] };
     expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'tuna-operator', namespace: 'tuna-system' }]);
@@ -129,7 +136,7 @@ describe('charts/tuna (helm template)', function () {
 
   it('passes the edge address, connections, secret refresh, health address and log format, and sets the leader election identity', () => {
     const c = podSpec(defaults).containers[0]!;
-    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', `--data-plane-image=${c.image}`, '--data-plane-cluster-role=tuna-operator-data-plane', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
+    expect(c.args).to.deep.equal(['operator', '--edge=edge.example.com:7443', '--key-file=/var/run/tuna/credentials/apiKey', '--connections=2', '--key-connections=6', '--secret-refresh=30', '--health-addr=:8080', '--log-format=json']);
     expect(c.env.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath])).to.deep.equal([
       ['POD_NAMESPACE', 'metadata.namespace'],
       ['POD_NAME', 'metadata.name'],
