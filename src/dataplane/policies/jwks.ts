@@ -3,6 +3,8 @@ import { MAX_JWKS_BYTES, parseJwks } from '../../model/index.js';
 import type { PublicJwk } from '../../model/index.js';
 import { loadJose } from './jose.js';
 import type { Clock } from './rate-limiter.js';
+import { Refreshing } from './refreshing.js';
+import type { Fetched } from './refreshing.js';
 
 /** KeyState is what a key source can give now: its keys (and their getter for jose, made on first use), or why there is none (the route answers 503). */
 export type KeyState = { kind: 'ready'; getKey: () => Promise<JWTVerifyGetKey>; kids: ReadonlySet<string> } | { kind: 'unavailable'; reason: string };
@@ -62,70 +64,47 @@ const defaultCooldownMs = 10_000;
  * source is unavailable and the route answers 503 with the reason.
  */
 export class RemoteKeys implements KeySource {
-  private state: KeyState = { kind: 'unavailable', reason: 'keys not fetched yet' };
-  private inFlight: Promise<KeyState> | undefined;
-  private lastStart = Number.NEGATIVE_INFINITY;
-  private readonly timer: NodeJS.Timeout;
-  private readonly cooldownMs: number;
+  private readonly doc: Refreshing<KeyState>;
 
   constructor(
     readonly url: string,
     refreshMs: number,
-    private readonly options: RemoteKeysOptions,
+    options: RemoteKeysOptions,
   ) {
-    this.cooldownMs = options.cooldownMs ?? defaultCooldownMs;
-    this.timer = setInterval(() => void this.fetchNow(), refreshMs);
-    this.timer.unref();
-    void this.fetchNow();
+    this.doc = new Refreshing<KeyState>('keys not fetched yet', {
+      load: async () => {
+        const parsed = parseJwks(await options.fetch(url));
+        if (parsed.kind === 'invalid') throw new Error(`the key set at ${url} is invalid: ${parsed.error}`);
+        return readyKeys(parsed.keys);
+      },
+      now: options.now,
+      refreshMs,
+      cooldownMs: options.cooldownMs ?? defaultCooldownMs,
+      onFailure: (reason) => {
+        options.onError(url, new Error(reason));
+        return `the signing keys could not be fetched from ${url}: ${reason}`;
+      },
+    });
   }
 
   keys(): KeyState | Promise<KeyState> {
-    if (this.state.kind === 'ready') return this.state;
-    return this.inFlight ?? this.fetchSoon();
+    return keyState(this.doc.current());
   }
 
   refreshFor(): KeyState | Promise<KeyState> {
-    return this.inFlight ?? this.fetchSoon();
+    return keyState(this.doc.fresh());
   }
 
   /** stop ends the periodic refresh (the source left the graph). */
   stop(): void {
-    clearInterval(this.timer);
-  }
-
-  /** fetchSoon fetches unless one started within the cooldown; either way it resolves to the keys in force after. */
-  private fetchSoon(): KeyState | Promise<KeyState> {
-    if (this.options.now() - this.lastStart < this.cooldownMs) return this.state;
-    return this.fetchNow();
-  }
-
-  private fetchNow(): Promise<KeyState> {
-    if (this.inFlight) return this.inFlight;
-    this.lastStart = this.options.now();
-    this.inFlight = this.options
-      .fetch(this.url)
-      .then((text) => {
-        const parsed = parseJwks(text);
-        if (parsed.kind === 'invalid') throw new Error(`the key set at ${this.url} is invalid: ${parsed.error}`);
-        this.state = readyKeys(parsed.keys);
-      })
-      .catch((err: unknown) => {
-        const reason = errorText(err);
-        this.options.onError(this.url, new Error(reason));
-        if (this.state.kind === 'unavailable') this.state = { kind: 'unavailable', reason: `the signing keys could not be fetched from ${this.url}: ${reason}` };
-      })
-      .then(() => {
-        this.inFlight = undefined;
-        return this.state;
-      });
-    return this.inFlight;
+    this.doc.stop();
   }
 }
 
-export function errorText(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  const message = err instanceof Error ? err.message : String(err);
-  return typeof cause?.code === 'string' ? `${message} (${cause.code})` : message;
+/** keyState is a fetched key set as a KeySource gives it. */
+function keyState(f: Fetched<KeyState> | Promise<Fetched<KeyState>>): KeyState | Promise<KeyState> {
+  const unwrap = (x: Fetched<KeyState>): KeyState => (x.kind === 'ready' ? x.value : x);
+  return f instanceof Promise ? f.then(unwrap) : unwrap(f);
 }
 
 /**

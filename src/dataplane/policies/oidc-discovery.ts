@@ -1,5 +1,7 @@
 import { DEFAULT_JWKS_REFRESH_SECONDS, isJwksUrl } from '../../model/index.js';
-import { RemoteKeys, errorText, fetchJwksText } from './jwks.js';
+import { RemoteKeys, fetchJwksText } from './jwks.js';
+import { Refreshing, errorText } from './refreshing.js';
+import type { Fetched } from './refreshing.js';
 import type { JwksFetch } from './jwks.js';
 import type { Clock } from './rate-limiter.js';
 
@@ -80,66 +82,44 @@ export function parseProviderConfig(text: string, issuer: string): ProviderConfi
  * RemoteKeys of the configuration's `jwks_uri` (refreshed, and fetched again on an unknown `kid`).
  */
 export class ProviderDiscovery {
-  private state: ProviderState;
-  private inFlight: Promise<ProviderState> | undefined;
-  private lastStart = Number.NEGATIVE_INFINITY;
-  private readonly timer: NodeJS.Timeout;
-  private readonly cooldownMs: number;
+  private readonly doc: Refreshing<ProviderState & { kind: 'ready' }>;
 
   constructor(
     readonly issuer: string,
     refreshMs: number,
-    private readonly options: DiscoveryOptions,
+    options: DiscoveryOptions,
   ) {
-    this.state = { kind: 'unavailable', reason: `the configuration of ${issuer} is not fetched yet` };
-    this.cooldownMs = options.cooldownMs ?? 10_000;
-    this.timer = setInterval(() => void this.fetchNow(), refreshMs);
-    this.timer.unref();
-    void this.fetchNow();
+    const url = discoveryUrl(issuer);
+    this.doc = new Refreshing(`the configuration of ${issuer} is not fetched yet`, {
+      load: async (prior) => {
+        const config = parseProviderConfig(await options.fetchText(url, 'application/json', MAX_DISCOVERY_BYTES), issuer);
+        if (typeof config === 'string') throw new Error(config);
+        if (prior !== undefined && prior.keys.url === config.jwksUri) return { kind: 'ready', config, keys: prior.keys };
+        prior?.keys.stop();
+        const onError = (u: string, err: unknown): void => options.onError(issuer, new Error(`its signing keys at ${u}: ${errorText(err)}`));
+        const keys = new RemoteKeys(config.jwksUri, DEFAULT_JWKS_REFRESH_SECONDS * 1000, { fetch: options.fetchJwks ?? fetchJwksText, now: options.now, onError });
+        return { kind: 'ready', config, keys };
+      },
+      now: options.now,
+      refreshMs,
+      cooldownMs: options.cooldownMs ?? 10_000,
+      onFailure: (reason) => {
+        options.onError(issuer, new Error(`${url}: ${reason}`));
+        return `the OpenID provider's configuration could not be fetched from ${url}: ${reason}`;
+      },
+    });
   }
 
   /** provider gives the provider in force, waiting for a fetch under way (or starting one past the cooldown) when there is none. */
   provider(): ProviderState | Promise<ProviderState> {
-    if (this.state.kind === 'ready') return this.state;
-    if (this.inFlight) return this.inFlight;
-    if (this.options.now() - this.lastStart < this.cooldownMs) return this.state;
-    return this.fetchNow();
+    const f = this.doc.current();
+    const unwrap = (x: Fetched<ProviderState>): ProviderState => (x.kind === 'ready' ? x.value : x);
+    return f instanceof Promise ? f.then(unwrap) : unwrap(f);
   }
 
   /** stop ends the refreshes (the provider left the graph). */
   stop(): void {
-    clearInterval(this.timer);
-    if (this.state.kind === 'ready') this.state.keys.stop();
-  }
-
-  private fetchNow(): Promise<ProviderState> {
-    if (this.inFlight) return this.inFlight;
-    this.lastStart = this.options.now();
-    const url = discoveryUrl(this.issuer);
-    this.inFlight = this.options
-      .fetchText(url, 'application/json', MAX_DISCOVERY_BYTES)
-      .then((text) => {
-        const config = parseProviderConfig(text, this.issuer);
-        if (typeof config === 'string') throw new Error(config);
-        const prior = this.state.kind === 'ready' ? this.state : undefined;
-        if (prior !== undefined && prior.keys.url === config.jwksUri) {
-          this.state = { kind: 'ready', config, keys: prior.keys };
-          return;
-        }
-        prior?.keys.stop();
-        const onError = (u: string, err: unknown): void => this.options.onError(this.issuer, new Error(`its signing keys at ${u}: ${errorText(err)}`));
-        const keys = new RemoteKeys(config.jwksUri, DEFAULT_JWKS_REFRESH_SECONDS * 1000, { fetch: this.options.fetchJwks ?? fetchJwksText, now: this.options.now, onError });
-        this.state = { kind: 'ready', config, keys };
-      })
-      .catch((err: unknown) => {
-        const reason = errorText(err);
-        this.options.onError(this.issuer, new Error(`${url}: ${reason}`));
-        if (this.state.kind === 'unavailable') this.state = { kind: 'unavailable', reason: `the OpenID provider's configuration could not be fetched from ${url}: ${reason}` };
-      })
-      .then(() => {
-        this.inFlight = undefined;
-        return this.state;
-      });
-    return this.inFlight;
+    this.doc.stop();
+    this.doc.known()?.keys.stop();
   }
 }
