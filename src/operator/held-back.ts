@@ -89,7 +89,17 @@ export function correctHeldBack(
     if (b === undefined) continue;
     const owner = ownerOf(b);
     if (p.port !== undefined) {
-      if (b.kind === 'address' && owner && isGroupKind(b.source, 'Gateway')) holdBackListeners(owner, graph, b, p);
+      if (b.kind === 'address' && owner && isGroupKind(b.source, 'Gateway')) {
+        holdBackListeners(owner, listenersOnPort(graph, b, p, refKey(b.source)), p, 'gateway');
+        // a ListenerSet's listeners on that port are held back in its own status, as the Gateway's are in the Gateway's
+        for (const key of listenerSetsOn(graph, b.id)) {
+          const names = listenersOnPort(graph, b, p, key);
+          const i = at.get(key);
+          if (i === undefined || names.size === 0) continue;
+          holdBackListeners(own(i), names, p, 'listener-set');
+          if (p.reason !== 'ListenerPending') note(out[i]!, p);
+        }
+      }
       if (owner && p.reason !== 'ListenerPending') note(owner, p);
       continue;
     }
@@ -222,7 +232,7 @@ function listenerSetsOn(graph: RouteGraph, bindingId: string): Set<string> {
   const keys = new Set<string>();
   for (const l of graph.listeners) {
     if (l.bindingId !== bindingId || !isGroupKind(l.source, 'ListenerSet')) continue;
-    keys.add(refKey({ group: l.source.group, kind: l.source.kind, name: l.source.name, ...(l.source.namespace !== undefined ? { namespace: l.source.namespace } : {}) }));
+    keys.add(refKey(l.source));
   }
   return keys;
 }
@@ -243,19 +253,29 @@ function holdBackListenerSet(s: ObjectStatus, p: PendingBinding): void {
 }
 
 /**
- * holdBackListeners takes the listeners on one port of a Gateway's address out of what is served:
- * `Accepted=False PortUnavailable` and `Programmed=False` for a port the edge does not serve, and
- * `Programmed=False Pending` while it opens it. The Gateway's own conditions then say so: some
- * listener still served keeps it `Programmed` (Accepted reason `ListenersNotValid` when one is not
- * accepted, as the translator writes it), none left makes it `Programmed=False`.
+ * listenersOnPort names the listeners of one object (the Gateway, or one of its ListenerSets: `ownerKey`)
+ * that are on the port a pending binding is about. Names are unique only within their object, so
+ * a ListenerSet listener never holds back a Gateway listener of the same name.
  */
-function holdBackListeners(s: ObjectStatus, graph: RouteGraph, b: Binding, p: PendingBinding): void {
-  const body = s.status;
-  if (body === undefined) return;
-  const gen = s.observedGeneration;
+function listenersOnPort(graph: RouteGraph, b: Binding, p: PendingBinding, ownerKey: string): Set<string> {
   // 53/udp and 53/tcp are two sockets: a problem of one holds back only the listeners on it
   const isOnIt = (l: RouteGraph['listeners'][number]): boolean => l.port === p.port && (l.protocol === 'udp') === (p.transport === 'udp');
-  const names = new Set(graph.listeners.filter((l) => l.bindingId === b.id && isOnIt(l)).map((l) => l.name));
+  return new Set(graph.listeners.filter((l) => l.bindingId === b.id && isOnIt(l) && refKey(l.source) === ownerKey).map((l) => l.name));
+}
+
+/**
+ * holdBackListeners takes the listeners on one port of a Gateway's address out of what is served,
+ * in the status of the object that declares them (the Gateway, or a ListenerSet):
+ * `Accepted=False PortUnavailable` and `Programmed=False` for a port the edge does not serve, and
+ * `Programmed=False Pending` while it opens it. The object's own conditions then say so: some
+ * listener still served keeps it `Programmed` (Accepted reason `ListenersNotValid` when one is not
+ * accepted, as the translator writes it), none left makes it `Programmed=False` (a ListenerSet's
+ * reason `PortUnavailable`, which ListenerSetConditionProgrammed lists among those its listeners raise).
+ */
+function holdBackListeners(s: ObjectStatus, names: ReadonlySet<string>, p: PendingBinding, kind: 'gateway' | 'listener-set'): void {
+  const body = s.status;
+  if (body === undefined || names.size === 0) return;
+  const gen = s.observedGeneration;
   const isPending = p.reason === 'ListenerPending';
   body.listeners = listOf<Json>(body.listeners).map((l) => {
     if (typeof l.name !== 'string' || !names.has(l.name)) return l;
@@ -275,8 +295,9 @@ function holdBackListeners(s: ObjectStatus, graph: RouteGraph, b: Binding, p: Pe
     body.conditions = upsert(conditions, condition('Accepted', 'True', reason('ListenersNotValid'), message, gen));
   }
   const programmed = listOf<Condition>(body.conditions).find((c) => c.type === 'Programmed');
-  if (programmed?.status === 'True' && !listeners.some(isProgrammed))
-    body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', reason(isPending ? 'Pending' : 'Invalid'), `no listener is served at the edge: ${p.message}`, gen));
+  if (programmed?.status !== 'True' || listeners.some(isProgrammed)) return;
+  const why: GatewayReason = isPending ? 'Pending' : kind === 'listener-set' ? 'PortUnavailable' : 'Invalid';
+  body.conditions = upsert(listOf<Condition>(body.conditions), condition('Programmed', 'False', reason(why), `no listener is served at the edge: ${p.message}`, gen));
 }
 
 /** reason types a Gateway API reason by the translators' table. */

@@ -179,6 +179,33 @@ describe('operator: the ports of a Gateway address', () => {
     expect(gw.events).to.deep.equal([{ type: 'Warning', reason: 'PortUnavailable', message }]);
   });
 
+  it('holds back a ListenerSet listener on a port the edge cannot open in the ListenerSet’s own status, not the Gateway’s listener of the same name', async () => {
+    const control = new FakeEdgeControl();
+    control.listeners = (r) => listening(r.ports, r.value);
+    const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', addressPorts: RANGE });
+    const state = translateObjects([
+      { apiVersion: `${GW}/v1`, kind: 'GatewayClass', metadata: meta('tuna'), spec: { controllerName: 'tuna.dev/gateway-controller' } },
+      { apiVersion: `${GW}/v1`, kind: 'Gateway', metadata: meta('gw', 'infra'), spec: { gatewayClassName: 'tuna', allowedListeners: { namespaces: { from: 'Same' } }, listeners: [tcp('db', 9300)] } },
+      { apiVersion: `${GW}/v1`, kind: 'ListenerSet', metadata: meta('more', 'infra'), spec: { parentRef: { name: 'gw' }, listeners: [tcp('db', 20000)] } },
+    ]);
+    await reconciler.reconcile(state.graph);
+    const report = await reconciler.reconcile(state.graph);
+    const message = 'port 20000 is not available: the edge serves ports 1-9999 on its addresses';
+    expect(report.pending).to.deep.equal([{ bindingId: BINDING, reason: 'PortUnavailable', message, port: 20000 }]);
+
+    const statuses = correctHeldBack(state.statuses, state.graph, report.pending, report.addresses);
+    const set = statuses.find((s) => s.ref.kind === 'ListenerSet')!;
+    expect(cond(listenerConditions(set, 'db'), 'Accepted')).to.deep.include({ status: 'False', reason: 'PortUnavailable', message });
+    expect(cond(listenerConditions(set, 'db'), 'Programmed')).to.deep.include({ status: 'False' });
+    expect(cond(set.status?.conditions as Cond[], 'Programmed')).to.deep.include({ status: 'False', reason: 'PortUnavailable' });
+    expect(cond(set.status?.conditions as Cond[], 'Accepted')).to.deep.include({ status: 'True', reason: 'ListenersNotValid' });
+    expect(set.events).to.deep.equal([{ type: 'Warning', reason: 'PortUnavailable', message }]);
+    const gw = gatewayOf(statuses);
+    expect(cond(listenerConditions(gw, 'db'), 'Accepted'), 'the Gateway’s own db listener, on 9300').to.deep.include({ status: 'True', reason: 'Accepted' });
+    expect(cond(listenerConditions(gw, 'db'), 'Programmed')).to.deep.include({ status: 'True' });
+    expect(cond(gw.status?.conditions as Cond[], 'Programmed')).to.deep.include({ status: 'True' });
+  });
+
   it('reports a port the edge failed to listen on PortUnavailable with the edge’s error until it listens', async () => {
     const control = new FakeEdgeControl();
     let isTaken = true;
