@@ -38,7 +38,15 @@ export interface AddressDeps {
   ownerLabels: (b: Binding) => Record<string, string>;
   /** forgets the binding's key: an address it held before goes with its reservation (letGo revokes it) */
   forgetKey: (bindingId: string) => void;
+  now: () => number;
 }
+
+/**
+ * REFUSED_RETRY_MS: a port change the edge refused is asked again after this long (or as soon as
+ * the edge is listed again): what made it refuse (a port another reservation holds, a range the
+ * edge's operator widens) can change without anything in the cluster changing.
+ */
+export const REFUSED_RETRY_MS = 60_000;
 
 /** HoldKey makes a binding hold a live key of a reservation and marks it ready. */
 export type HoldKey = (bindingId: string, reservation: Reservation, labels: Record<string, string>) => Promise<void>;
@@ -60,8 +68,8 @@ const CONFIRM_ATTEMPTS = 20;
 /** AddressBindings holds address bindings, remembering across reconciles what the edge refused and which ports it has not opened yet. */
 export class AddressBindings {
   readonly #deps: AddressDeps;
-  /** port changes the edge refused, by reservation id: not asked again until the edge is listed again */
-  #refused = new Map<string, { asked: string; message: string }>();
+  /** port changes the edge refused, by reservation id: not asked again until the edge is listed again or REFUSED_RETRY_MS have passed */
+  #refused = new Map<string, { asked: string; message: string; at: number }>();
   /** reservations with a port not listening, and how many reconciles one has been opening */
   #watching = new Map<string, number>();
   #next = new Map<string, number>();
@@ -73,9 +81,11 @@ export class AddressBindings {
   /** the binding ids of this reconcile's graph: an address held for one no longer in it is free to take */
   #wanted: ReadonlySet<string> = new Set();
 
-  /** begin starts a reconcile of the graph's bindings `wanted`; `listed`: what the edge holds was just listed, so refused changes are asked again. */
+  /** begin starts a reconcile of the graph's bindings `wanted`; `listed`: what the edge holds was just listed, so refused changes are asked again (as are those refused REFUSED_RETRY_MS ago). */
   begin(listed: boolean, wanted: ReadonlySet<string>): void {
     if (listed) this.#refused.clear();
+    const now = this.#deps.now();
+    for (const [id, r] of this.#refused) if (now - r.at >= REFUSED_RETRY_MS) this.#refused.delete(id);
     this.#next = new Map();
     this.#wanted = wanted;
   }
@@ -88,6 +98,11 @@ export class AddressBindings {
   /** isWatching tells whether a port waits to be opened or failed: what the edge holds is then listed again at each reconcile. */
   isWatching(): boolean {
     return this.#watching.size > 0;
+  }
+
+  /** hasRefused tells whether the edge refused a port change that will be asked again: the caller reconciles again after REFUSED_RETRY_MS. */
+  hasRefused(): boolean {
+    return this.#refused.size > 0;
   }
 
   /** isConfirming tells whether a port was just asked for and not reported yet: the caller looks again soon. */
@@ -148,7 +163,7 @@ export class AddressBindings {
       if (err instanceof ControlPortUnavailableError && ports !== undefined) {
         try {
           const { reservation } = await this.#deps.client.reserve({ ...body, ports: [] });
-          this.#refused.set(reservation.id, { asked: JSON.stringify(ports), message: err.message });
+          this.#refused.set(reservation.id, { asked: JSON.stringify(ports), message: err.message, at: this.#deps.now() });
           return { reservation };
         } catch (again) {
           failure = again;
@@ -167,7 +182,7 @@ export class AddressBindings {
   /**
    * setPorts makes the reservation name `asked` when it names other ports (nothing is called when
    * they are equal). A refusal (a 4xx) keeps the ports it had, and is not asked again until the
-   * edge is listed again; a transient failure (unreachable, 5xx) is thrown: the sync is retried.
+   * edge is listed again or REFUSED_RETRY_MS have passed; a transient failure (unreachable, 5xx) is thrown: the sync is retried.
    */
   async #setPorts(edge: EdgeHoldings, reservation: Reservation, asked: readonly PortSpec[], before: readonly PortSpec[]): Promise<Reservation> {
     if (samePorts(before, asked)) return reservation;
@@ -182,7 +197,7 @@ export class AddressBindings {
       return rest;
     } catch (err) {
       if (!(err instanceof ControlAnswerError) || err.status >= 500 || err.status === 429) throw err;
-      this.#refused.set(reservation.id, { asked: key, message: err.message });
+      this.#refused.set(reservation.id, { asked: key, message: err.message, at: this.#deps.now() });
       return reservation;
     }
   }

@@ -89,6 +89,8 @@ export interface ReconcileReport {
   crd?: CrdReport;
   /** a port of an address was just asked for and the edge has not reported it listening yet: reconcile again soon */
   confirming?: boolean;
+  /** the edge refused a port change of an address, asked again after REFUSED_RETRY_MS: reconcile again then */
+  refusedPorts?: boolean;
 }
 
 /** ReconcileOptions are the per-call knobs of `reconcile`. */
@@ -243,6 +245,7 @@ export class EdgeReconciler {
       bindingLabel: BINDING_LABEL,
       ownerLabels: (b) => this.#ownerLabels(b),
       forgetKey: (id) => this.#keys.delete(id),
+      now: () => this.#now(),
     });
     this.#tcpPorts = { client, portPool: options.portPool, bindingLabel: BINDING_LABEL, tcpHost: options.tcpHost, asking: new Set(), ownerLabels: (b) => this.#ownerLabels(b), forgetKey: (id) => this.#keys.delete(id) };
     this.#concurrency = options.concurrency ?? 8;
@@ -303,6 +306,7 @@ export class EdgeReconciler {
       this.#wasDeferred = left.length > 0;
       this.#addresses.end(left.length === 0);
       if (this.#addresses.isConfirming()) report.confirming = true;
+      if (this.#addresses.hasRefused()) report.refusedPorts = true;
       if (left.length > 0) report.deferred = left.map((w) => w.binding.id);
       if (left.length === 0) {
         await this.#crd.letGo(edge, options.releasing ?? [], wantedReservations, (kind) => knowsOwnerGone({ group: 'tuna.dev', kind }), crd);

@@ -313,7 +313,8 @@ export class Operator {
     const waitsForEdge = (p: PendingBinding): boolean => p.reason === 'DomainNotVerified' || p.reason === 'PortNotAssigned' || p.reason === 'ListenerFailed' || p.reason === 'ListenerPending';
     if (edge?.confirming === true) this.#scheduleRecheck(this.#o.confirmMs ?? 1000);
     else if ((dataPlanes?.pending.length ?? 0) > 0) this.#scheduleRecheck(this.#o.dataPlaneRecheckMs ?? 2000);
-    else if (edge?.pending.some(waitsForEdge) || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
+    // a port change the edge refused is asked again a minute later (address-bindings.ts REFUSED_RETRY_MS)
+    else if (edge?.pending.some(waitsForEdge) || edge?.refusedPorts === true || edge?.crd?.held.some((h) => h.state === 'unverified')) this.#scheduleRecheck();
     return result;
   }
 

@@ -12,6 +12,7 @@ import type { Listener, ObjectStatus } from '../../src/model/index.js';
 import { EdgeReconciler, TunnelKeys, correctHeldBack } from '../../src/operator/index.js';
 import type { AddressPortLimits, PendingBinding } from '../../src/operator/index.js';
 import { planAddressPorts, portProtocolOf } from '../../src/operator/address-ports.js';
+import { REFUSED_RETRY_MS } from '../../src/operator/address-bindings.js';
 import { FakeEdgeControl } from '../support/fake-edge-control.js';
 
 const GW = 'gateway.networking.k8s.io';
@@ -259,6 +260,27 @@ describe('operator: the ports of a Gateway address', () => {
     expect(addressReservation(control).ports).to.deep.equal([{ port: 9300, protocol: 'tcp' }]);
     await reconciler.reconcile(stateOf([tcp('a', 9300), tcp('b', 9301)]).graph);
     expect(portsPut(control), 'the refusal is remembered').to.have.length(1);
+  });
+
+  it('asks a refused port change again a minute later, and serves it once the edge accepts', async () => {
+    const control = new FakeEdgeControl();
+    control.listeners = (r) => listening(r.ports, r.value);
+    let now = Date.UTC(2026, 0, 1);
+    const reconciler = new EdgeReconciler(control, new TunnelKeys(), { clusterId: 'c', addressPorts: RANGE, now: () => now });
+    await reconciler.reconcile(stateOf([tcp('a', 9300)]).graph);
+    control.refusePorts = new ControlPortUnavailableError('port 9301 is held by another reservation of 127.77.0.1');
+    const both = stateOf([tcp('a', 9300), tcp('b', 9301)]).graph;
+    const refused = await reconciler.reconcile(both);
+    expect(refused.refusedPorts, 'the operator is told to reconcile again later').to.equal(true);
+    now += REFUSED_RETRY_MS - 1;
+    await reconciler.reconcile(both);
+    expect(portsPut(control), 'not within the minute').to.have.length(1);
+    control.refusePorts = undefined;
+    now += 1;
+    const accepted = await reconciler.reconcile(both);
+    expect(portsPut(control), 'asked again after a minute').to.have.length(2);
+    expect(accepted.refusedPorts).to.equal(undefined);
+    expect(addressReservation(control).ports).to.deep.equal([{ port: 9300, protocol: 'tcp' }, { port: 9301, protocol: 'tcp' }]);
   });
 
   it('sends no ports to an edge without a range, and holds back a listener its fixed list does not serve', async () => {
