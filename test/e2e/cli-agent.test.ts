@@ -12,6 +12,7 @@ import { getVia, newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { loopbackService } from '../support/loopback-service.js';
 
 describe('tuna http, tcp and run against a real edge', function () {
   this.timeout(30_000);
@@ -212,19 +213,7 @@ describe('tuna http, tcp and run against a real edge', function () {
 
 /** manifests: an Ingress on run.test whose / goes to Service `target`, and Services a and b. */
 function manifests(target: string, portA: number, portB: number): string {
-  const svc = (name: string, port: number) => `---
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
-addressType: IPv4
-ports: [{name: http, port: ${port}}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+  const svc = loopbackService;
   return `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: site, namespace: default}

@@ -11,6 +11,7 @@ import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { BASE_DOMAIN, api, reserveAndMint, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
+import { loopbackService } from '../support/loopback-service.js';
 
 /**
  * One `tuna run --manifests` serves every binding of its graph, each with its
@@ -156,17 +157,5 @@ metadata: {name: site, namespace: default}
 spec:
   ingressClassName: tuna
   rules:
-${rules}---
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: web-1, namespace: default, labels: {kubernetes.io/service-name: web}}
-addressType: IPv4
-ports: [{name: http, port: ${port}}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+${rules}${loopbackService('web', port)}`;
 }

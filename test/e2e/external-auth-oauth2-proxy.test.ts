@@ -9,6 +9,7 @@ import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { ensureOauth2Proxy, startOauth2Proxy } from '../support/oauth2-proxy.js';
 import type { Oauth2Proxy } from '../support/oauth2-proxy.js';
+import { loopbackService } from '../support/loopback-service.js';
 
 /** get sends one GET through the edge's public HTTP port with a Host header. */
 function get(port: number, host: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
@@ -42,19 +43,7 @@ spec:
       http:
         paths:
           - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: web-1, namespace: default, labels: {kubernetes.io/service-name: web}}
-addressType: IPv4
-ports: [{name: http, port: ${appPort}}]
-endpoints: [{addresses: ["127.0.0.1"]}]
----
+${loopbackService('web', appPort)}---
 apiVersion: v1
 kind: Service
 metadata: {name: oauth2-proxy, namespace: default}

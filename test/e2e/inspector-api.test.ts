@@ -10,6 +10,7 @@ import { startHttpBackend } from '../support/backend-servers.js';
 import type { ExchangeDetail, ExchangeSummary } from '../../src/inspector/index.js';
 import { callInspector, sendVia, startInspectorRig } from '../support/inspector.js';
 import type { InspectorRig } from '../support/inspector.js';
+import { loopbackService } from '../support/loopback-service.js';
 
 interface ListBody {
   version: number;
@@ -215,17 +216,5 @@ spec:
       http:
         paths:
           - {path: /, pathType: Prefix, backend: {service: {name: svc, port: {name: http}}}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: svc, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: svc-1, namespace: default, labels: {kubernetes.io/service-name: svc}}
-addressType: IPv4
-ports: [{name: http, port: ${port}}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+${loopbackService('svc', port)}`;
 }

@@ -3,18 +3,15 @@ import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
-import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { SecretRef } from '../../src/model/index.js';
-import { AcceptedCertificates, EdgeReconciler, Operator, OperatorTunnels, SecretReader, TunnelKeys } from '../../src/operator/index.js';
-import type { SecretGetter, SyncResult } from '../../src/operator/index.js';
-import { SystemClock } from '../../src/tunnel/clock.js';
-import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
-import { TunnelManager } from '../../src/tunnel/manager.js';
+import { AcceptedCertificates, SecretReader } from '../../src/operator/index.js';
+import type { SecretGetter, SyncResult , Operator} from '../../src/operator/index.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
+import { wireOperator } from '../support/operator-wiring.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
@@ -140,24 +137,15 @@ describe('operator: an HTTPS Gateway listener terminates in the cluster with its
     secrets.secrets.set('shop/broken-cert', { metadata: { name: 'broken-cert', namespace: 'shop', resourceVersion: '1' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'not pem', 'tls.key': 'not pem' } });
     reader = new SecretReader(secrets, { refreshMs: 0 });
     certificates = new AcceptedCertificates();
-    const keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints, certificates });
-    const manager = new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {});
     synced = [];
-    operator = new Operator({
+    ({ operator } = wireOperator({
       objects,
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', addressPool: '127.77.0.0/16' }),
-      keyRefOf,
-      edgeIdOf: (id) => keys.edgeIdOf(id),
-      secrets: reader,
+      edge: running,
+      client,
+      reconciler: { clusterId: 'east', addressPool: '127.77.0.0/16' },
       certificates,
-      onSynced: (r) => synced.shift()?.(r),
-    });
+      options: { secrets: reader, onSynced: (r) => synced.shift()?.(r) },
+    }));
   });
 
   afterEach(async () => {

@@ -2,18 +2,15 @@ import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
-import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
 import type { SecretRef } from '../../src/model/index.js';
-import { AcceptedCertificates, EdgeReconciler, Operator, OperatorTunnels, SecretReader, TunnelKeys } from '../../src/operator/index.js';
-import type { SecretGetter } from '../../src/operator/index.js';
-import { SystemClock } from '../../src/tunnel/clock.js';
-import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
-import { TunnelManager } from '../../src/tunnel/manager.js';
+import { AcceptedCertificates, SecretReader } from '../../src/operator/index.js';
+import type { SecretGetter , Operator} from '../../src/operator/index.js';
 import { startSlowPathBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
+import { wireOperator } from '../support/operator-wiring.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { ListedObjects } from '../support/operator-fakes.js';
 import { TEST_AUDIENCE, TEST_ISSUER, signToken, testSigner } from '../support/jwt-keys.js';
@@ -185,22 +182,14 @@ describe('operator: tuna.dev RoutePolicy on an HTTPRoute, an Ingress and an Exte
     secrets.secrets.set('shop/shop-oidc', { metadata: { name: 'shop-oidc', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/oidc', data: { 'client-secret': Buffer.from('op-secret').toString('base64'), 'cookie-secret': Buffer.from(Buffer.alloc(32, 9).toString('base64')).toString('base64') } });
     secrets.secrets.set('shop/api-keys', { metadata: { name: 'api-keys', namespace: 'shop', resourceVersion: '1' }, type: 'tuna.dev/key-auth', data: { ci: Buffer.from('k-ci').toString('base64') } });
     const certificates = new AcceptedCertificates();
-    const keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints, certificates });
-    const manager = new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {});
-    operator = new Operator({
+    ({ operator } = wireOperator({
       objects: listed,
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(manager, [running.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: 'east', addressPool: '127.77.0.0/16' }),
-      keyRefOf,
-      edgeIdOf: (id) => keys.edgeIdOf(id),
-      secrets: new SecretReader(secrets, { refreshMs: 0 }),
+      edge: running,
+      client,
+      reconciler: { clusterId: 'east', addressPool: '127.77.0.0/16' },
       certificates,
-    });
+      options: { secrets: new SecretReader(secrets, { refreshMs: 0 }) },
+    }));
   });
 
   afterEach(async () => {

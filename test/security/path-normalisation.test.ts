@@ -10,6 +10,7 @@ import { newKey, startCli } from '../support/backend-cli.js';
 import type { CliRun } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { EchoReply, TestBackend } from '../support/backend-servers.js';
+import { loopbackService } from '../support/loopback-service.js';
 
 interface Reply {
   status: number;
@@ -110,19 +111,7 @@ describe('attack: path normalisation through the edge and a tunnel', function ()
 
 /** manifests: an Ingress on paths.test, `/public` → Service public, `/admin` → Service admin. */
 function manifests(publicPort: number, adminPort: number): string {
-  const svc = (name: string, port: number) => `---
-apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: default}
-spec: {ports: [{name: http, port: 80}]}
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: ${name}-1, namespace: default, labels: {kubernetes.io/service-name: ${name}}}
-addressType: IPv4
-ports: [{name: http, port: ${port}}]
-endpoints: [{addresses: ["127.0.0.1"]}]
-`;
+  const svc = loopbackService;
   return `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: site, namespace: default}
