@@ -8,21 +8,14 @@ import { expect } from 'chai';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
 import type { Reservation } from '../../src/control-api/index.js';
-import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { EdgeReconciler, TunnelKeys } from '../../src/operator/edge-reconciler.js';
-import { EventRecorder } from '../../src/operator/event-recorder.js';
-import { Finalizers, RESERVATION_FINALIZER } from '../../src/operator/finalizers.js';
-import { KubeObjects } from '../../src/operator/kube-objects.js';
-import { Operator, OperatorTunnels } from '../../src/operator/operator.js';
-import { StatusWriter } from '../../src/operator/status-writer.js';
-import { SystemClock } from '../../src/tunnel/clock.js';
-import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
-import { TunnelManager } from '../../src/tunnel/manager.js';
+import { RESERVATION_FINALIZER } from '../../src/operator/finalizers.js';
+import type { Operator } from '../../src/operator/operator.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { clusterConfig, installTunaCrds, waitFor } from './cluster-env.js';
+import { inProcessOperator } from './in-process-operator.js';
 
 type Cond = { type: string; status: string; reason: string; message: string };
 type Obj = { metadata?: { finalizers?: string[] }; status?: { conditions?: Cond[]; port?: number; hostname?: string } };
@@ -79,27 +72,16 @@ describe('operator: the tuna.dev CRDs’ reservations through their lifecycle (f
     edge = await startStoreEdge(store);
     client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, (await seedAccount(store)).reservationsToken);
     other = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, (await seedAccount(store, 'other')).reservationsToken);
-    const keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.get(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints });
-    operator = new Operator({
-      objects: new KubeObjects(config, { debounceMs: 50, retryMs: 500 }),
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {}), [edge.endpoint], 1, keyRefOf),
+    ({ operator } = inProcessOperator(config, edge, client, {
       // resyncMs 0: every sync lists what the edge holds, so the next one sees an out-of-band release
-      reconciler: new EdgeReconciler(client, keys, { clusterId, resyncMs: 0 }),
-      keyRefOf,
-      // the operator sees every namespace of the shared test cluster: another test's objects in a
-      // namespace being deleted refuse writes (403 NamespaceTerminating), which is not this test's concern
-      writer: new StatusWriter(config, { onError: (ref, err) => inOurNamespace(ref) && errors.push(`status ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      events: new EventRecorder(config, { onError: (ref, err) => inOurNamespace(ref) && errors.push(`event ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      finalizers: new Finalizers(config, { onError: (ref, err) => errors.push(`finalizer ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      translate: { baseDomain: BASE_DOMAIN },
+      reconciler: { clusterId, resyncMs: 0 },
+      errors,
+      counts: inOurNamespace,
+      events: true,
+      finalizers: true,
+      baseDomain: BASE_DOMAIN,
       retryMs: 500,
-      onError: (err) => errors.push(`sync: ${String(err)}`),
-    });
+    }));
     await operator.start();
   });
 

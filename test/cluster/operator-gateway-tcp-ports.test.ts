@@ -9,20 +9,14 @@ import { connect } from 'node:net';
 import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api } from '@kubernetes/client-node';
 import { ControlClient } from '../../src/control-api/index.js';
 import type { Reservation } from '../../src/control-api/index.js';
-import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { EdgeReconciler, TunnelKeys } from '../../src/operator/edge-reconciler.js';
 import { addressPortLimitsOf } from '../../src/operator/edge-settings.js';
-import { KubeObjects } from '../../src/operator/kube-objects.js';
-import { Operator, OperatorTunnels } from '../../src/operator/operator.js';
-import { StatusWriter } from '../../src/operator/status-writer.js';
-import { SystemClock } from '../../src/tunnel/clock.js';
-import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
-import { TunnelManager } from '../../src/tunnel/manager.js';
+import type { Operator } from '../../src/operator/operator.js';
 import { seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { clusterConfig, echoDeployment, runScript, waitFor } from './cluster-env.js';
+import { inProcessOperator } from './in-process-operator.js';
 
 const GW = 'gateway.networking.k8s.io';
 /** the edge's fixed list: what an address whose reservation names no ports would serve */
@@ -163,21 +157,10 @@ describe('operator: a Gateway’s TCP listeners served on exactly their ports of
     const seeded = await seedAccount(store);
     client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, seeded.reservationsToken);
     const learned = (await client.describeEdge()).edge;
-    const keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.forTunnel(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints });
-    operator = new Operator({
-      objects: new KubeObjects(config, { debounceMs: 50, retryMs: 500 }),
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {}), [edge.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId, addressPool: learned.addressPool?.range ?? null, addressPorts: addressPortLimitsOf(learned) }),
-      keyRefOf,
-      edgeIdOf: (id) => keys.edgeIdOf(id),
-      writer: new StatusWriter(config, { onError: (ref, err) => errors.push(`status ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      onError: (err) => errors.push(`sync: ${String(err)}`),
-    });
+    ({ operator } = inProcessOperator(config, edge, client, {
+      reconciler: { clusterId, addressPool: learned.addressPool?.range ?? null, addressPorts: addressPortLimitsOf(learned) },
+      errors,
+    }));
     await operator.start();
   });
 

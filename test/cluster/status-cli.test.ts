@@ -8,20 +8,13 @@ import { runCli } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import type { StatusReport } from '../../src/cli/status-report.js';
 import { ControlClient } from '../../src/control-api/index.js';
-import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { openSqliteStore } from '../../src/edge/store/index.js';
 import type { Store } from '../../src/edge/store/index.js';
-import { EdgeReconciler, TunnelKeys } from '../../src/operator/edge-reconciler.js';
-import { EventRecorder } from '../../src/operator/event-recorder.js';
-import { KubeObjects } from '../../src/operator/kube-objects.js';
-import { Operator, OperatorTunnels } from '../../src/operator/operator.js';
-import { StatusWriter } from '../../src/operator/status-writer.js';
-import { SystemClock } from '../../src/tunnel/clock.js';
-import { NetEdgeDialer } from '../../src/tunnel/dialer.js';
-import { TunnelManager } from '../../src/tunnel/manager.js';
+import type { Operator } from '../../src/operator/operator.js';
 import { BASE_DOMAIN, seedAccount, startStoreEdge, storeEdgeConfig } from '../support/edge-store-harness.js';
 import type { StoreEdge } from '../support/edge-store-harness.js';
 import { clusterConfig, installTunaCrds, runScript, waitFor } from './cluster-env.js';
+import { inProcessOperator } from './in-process-operator.js';
 
 const GW = 'gateway.networking.k8s.io';
 
@@ -77,25 +70,14 @@ describe('tuna status --kubeconfig: what the operator wrote', function () {
     edge = await startStoreEdge(store, noAddressPool);
     const seeded = await seedAccount(store);
     const client = new ControlClient({ url: new URL(`http://127.0.0.1:${edge.controlPort}`) }, seeded.reservationsToken);
-    const keys = new TunnelKeys();
-    const keyRefOf = (id: string): string | undefined => keys.get(id)?.keyId;
-    const endpoints = new StaticEndpointResolver();
-    const dataPlane = new DataPlane({ endpoints });
-    operator = new Operator({
-      objects: new KubeObjects(config, { debounceMs: 50, retryMs: 500 }),
-      dataPlane,
-      endpoints,
-      tunnels: new OperatorTunnels(new TunnelManager(new NetEdgeDialer({ connectTimeoutMs: 2000 }), new SystemClock(), dataPlane, keys, {}), [edge.endpoint], 1, keyRefOf),
-      reconciler: new EdgeReconciler(client, keys, { clusterId: `st-${process.pid}`, portPool: null }),
-      keyRefOf,
-      // the operator sees every namespace of the shared test cluster: another test's objects in a
-      // namespace being deleted refuse writes (403 NamespaceTerminating), which is not this test's concern
-      writer: new StatusWriter(config, { onError: (ref, err) => inOurNamespace(ref) && errors.push(`status ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      events: new EventRecorder(config, { onError: (ref, err) => inOurNamespace(ref) && errors.push(`event ${ref.kind}/${ref.name}: ${String(err)}`) }),
-      translate: { baseDomain: BASE_DOMAIN },
+    ({ operator } = inProcessOperator(config, edge, client, {
+      reconciler: { clusterId: `st-${process.pid}`, portPool: null },
+      errors,
+      counts: inOurNamespace,
+      events: true,
+      baseDomain: BASE_DOMAIN,
       recheckMs: 500,
-      onError: (err) => errors.push(`sync: ${String(err)}`),
-    });
+    }));
     await operator.start();
   });
 
