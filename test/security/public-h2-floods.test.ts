@@ -107,8 +107,9 @@ describe('attack: HTTP/2 floods on the public listener', function () {
       for (const round of [0, 1]) {
         const firstId = 1 + round * 120;
         const active = t.edge.metrics.streamsActive;
-        for (const raw of raws) raw.socket.write(headersOnly('app.test', '/slow?ms=500', firstId, 60));
-        // every stream has reached the tunnel (the agent answers after 500 ms) before it is reset
+        // the agent answers after 5 s: long enough that, on a loaded machine too, every stream is
+        // still open at the tunnel when the count below sees them all, and then it is reset
+        for (const raw of raws) raw.socket.write(headersOnly('app.test', '/slow?ms=5000', firstId, 60));
         await waitUntil(() => t.edge.metrics.streamsActive >= active + 16 * 60 - 10, 10_000);
         for (const raw of raws) raw.socket.write(resetsOnly(firstId, 60));
         await new Promise((r) => setTimeout(r, 700));
