@@ -4,16 +4,18 @@ import { clusterEntry, isTunaMessage, restartDelayMs, stopWorkers, untilPrimaryS
 import type { PrimaryLog } from './edge-workers.js';
 
 /**
- * `tuna http --processes N` (docs/tunnel-performance.md §8.2): N agent processes (node:cluster)
- * publish the same binding, each with its own tunnel connections (`--connections` each), so the
- * agent's per-request work (Node's HTTP/1.1 server and client, on a spliced connection the whole
- * cost) spreads over N cores; the edge spreads public connections over a binding's tunnels by
- * their open streams. The processes share nothing but the key, and every connection counts
- * against that key's connection cap at the edge.
+ * `tuna http --processes N` (docs/cli.md "Processes", docs/tunnel-performance.md §8.2): N agent
+ * processes publish the same binding, each with its own tunnel connections (`--connections`
+ * each), so the agent's per-request work (Node's HTTP/1.1 server and client, on a spliced
+ * connection the whole cost) spreads over N cores; the edge spreads public connections over a
+ * binding's tunnels by their open streams. The processes share nothing but the key, and every
+ * connection counts against that key's connection cap at the edge.
  *
- * The primary opens no tunnel: it starts the processes, restarts one that dies, and on
- * SIGINT/SIGTERM tells every process to drain and waits for them. Process 0 alone runs the request
- * inspector and prints the banner.
+ * The command's own process is process 0: it serves as a single `tuna http` does (the request
+ * inspector, the banner), and once its first graph is applied it forks the N − 1 others
+ * (node:cluster), restarts one that dies, and on SIGINT/SIGTERM tells them to drain as it drains
+ * itself. So the first byte comes as soon as with one process (a primary that only supervised
+ * forked first: 178 → 314 ms, §8.2).
  */
 
 /** AGENT_PROCESS_ENV names the process an agent is (`<index>/<count>`); set by the primary on fork. */
@@ -24,11 +26,14 @@ export interface AgentProcess {
   index: number;
   /** ready tells the primary this process serves (its first graph is applied) */
   ready: () => void;
+  /** capped tells the primary the edge refused this process for the key's connection cap (it then exits) */
+  capped: () => void;
   /** stop resolves when the primary says stop, the primary is gone, or a signal reaches this process */
   stop: Promise<string>;
 }
 
-type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' };
+// `agent-capped`: the edge refused this process's connection for the key's connection cap
+type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' } | { tuna: 'agent-capped' };
 
 /** agentProcessOf is the agent process this one is, when the primary started it as one. */
 export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<string>): AgentProcess | undefined {
@@ -38,6 +43,7 @@ export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<strin
   return {
     index: Number(match[1]),
     ready: () => process.send?.({ tuna: 'agent-ready' } satisfies ProcessMessage),
+    capped: () => process.send?.({ tuna: 'agent-capped' } satisfies ProcessMessage),
     stop: untilPrimaryStops('agent-stop', stopSignal),
   };
 }
@@ -45,32 +51,48 @@ export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<strin
 // SIGTERM: processes drain (a tunnel's drain timeout is 30 s), then are killed.
 const STOP_GRACE_MS = 40_000;
 
+/** AgentProcesses is process 0's hold on the others. */
+export interface AgentProcesses {
+  /** failed resolves with the exit status of one that could not start, when the count was pinned (else never) */
+  failed: Promise<number>;
+  /** stop tells every other process to drain (`signal` says why); it resolves once all have exited */
+  stop(signal: string): Promise<void>;
+}
+
 /**
- * runAgentPrimary forks `count` agent processes of `tuna <command> <args>` and supervises them
- * until the stop signal; it resolves with the exit status: that of a process that failed to
- * start (its reason is on stderr), else 0 once every process has exited.
+ * startAgentProcesses forks processes 1 … count − 1 of `tuna <command> <args>` beside this one
+ * (process 0, already serving) and supervises them. With a pinned count, one that fails to start
+ * fails the command (`failed`, its status; its reason is on its stderr); with the default count,
+ * those the edge refused for the key's connection cap are left out, in one line.
  */
-export async function runAgentPrimary(command: string, count: number, args: string[], log: PrimaryLog, stopSignal: Promise<string>): Promise<number> {
+export function startAgentProcesses(command: string, count: number, args: string[], log: PrimaryLog, isPinned: boolean): AgentProcesses {
   cluster.setupPrimary({ ...clusterEntry(), args: [command, ...args] });
   const processes = new Map<number, Worker>();
   let isStopping = false;
   let isStarted = false;
   const restarts = new Map<number, number>();
+  let fail: (code: number) => void = () => undefined;
+  const failed = new Promise<number>((resolve) => (fail = resolve));
+  let stopping: Promise<void> | undefined;
 
-  const fork = (index: number): Promise<void> => {
+  const fork = (index: number): Promise<'serves' | 'capped'> => {
     const worker = cluster.fork({ [AGENT_PROCESS_ENV]: `${index}/${count}` });
     processes.set(index, worker);
     const startedAt = Date.now();
     let isReady = false;
+    let isCapped = false;
     return new Promise((resolve, reject) => {
       worker.on('message', (m: unknown) => {
-        if (!isTunaMessage(m) || m.tuna !== 'agent-ready') return;
+        if (!isTunaMessage(m)) return;
+        if (m.tuna === 'agent-capped') isCapped = true;
+        if (m.tuna !== 'agent-ready') return;
         isReady = true;
         log.info(`tuna ${command}: agent process ${index} (pid ${worker.process.pid}) serves`, { process: index, pid: worker.process.pid });
-        resolve();
+        resolve('serves');
       });
       worker.once('exit', (code, signal) => {
         if (!isReady) {
+          if (isCapped && !isPinned) return (processes.delete(index), resolve('capped'));
           reject(Object.assign(new Error(`agent process ${index} exited (${String(signal ?? code)}) before it served`), { exitCode: code !== null && code !== 0 ? code : 1 }));
           if (!isStarted) return;
         }
@@ -87,21 +109,30 @@ export async function runAgentPrimary(command: string, count: number, args: stri
     });
   };
 
-  try {
-    await Promise.all(Array.from({ length: count }, (_, i) => fork(i)));
-  } catch (err) {
-    isStopping = true;
-    for (const w of processes.values()) w.kill();
-    const exitCode = (err as { exitCode?: number }).exitCode;
-    if (exitCode === undefined) throw err;
-    log.error(`tuna ${command}: ${(err as Error).message}`, { exitCode });
-    return exitCode;
-  }
-  isStarted = true;
-  log.info(`tuna ${command}: ${count} agent processes serve the binding`, { processes: count });
-  const signal = await stopSignal;
-  isStopping = true;
-  log.notice(`${signal}: draining ${count} agent processes`, { signal });
-  await stopWorkers(processes.values(), { tuna: 'agent-stop' } satisfies ProcessMessage, STOP_GRACE_MS);
-  return 0;
+  const started = Promise.all(Array.from({ length: count - 1 }, (_, i) => fork(i + 1))).then(
+    (outcomes) => {
+      isStarted = true;
+      const serving = 1 + outcomes.filter((o) => o === 'serves').length;
+      if (serving < count) log.notice(`tuna ${command}: the key's connection limit let ${serving} of ${count} agent processes connect; serving with ${serving}`, { processes: serving, asked: count });
+      log.info(`tuna ${command}: ${serving} agent processes serve the binding`, { processes: serving });
+    },
+    (err: Error & { exitCode?: number }) => {
+      if (isStopping) return;
+      log.error(`tuna ${command}: ${err.message}`, { exitCode: err.exitCode });
+      fail(err.exitCode ?? 1);
+    },
+  );
+  return {
+    failed,
+    stop(signal) {
+      stopping ??= (async () => {
+        isStopping = true;
+        const live = [...processes.values()].filter((w) => !w.isDead());
+        log.notice(`${signal}: draining ${live.length + 1} agent processes`, { signal, processes: live.length + 1 });
+        await stopWorkers(live, { tuna: 'agent-stop' } satisfies ProcessMessage, STOP_GRACE_MS);
+        await started;
+      })();
+      return stopping;
+    },
+  };
 }

@@ -46,7 +46,10 @@ Options:
   --binding ID       the edge binding id (default binding/host/NAME)
   --no-check         do not check that something listens on the port first
   --processes N      run N agent processes for the binding, each with its own tunnel
-                     connections, to use N cores (default 1; the first runs the inspector)
+                     connections, to use N cores (default: the core count within the
+                     container's CPU limit, one when --rate-limit or an OIDC login without
+                     --oidc-cookie-secret-file needs it; $TUNA_PROCESSES; the first runs
+                     the inspector)
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}

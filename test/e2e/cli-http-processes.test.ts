@@ -1,6 +1,8 @@
 /**
  * `tuna http --processes N`: N agent processes publish one binding, each with its own tunnel
- * connection; the primary restarts one that dies and, on SIGTERM, drains them all and exits 0.
+ * connection; the command's process is the first, restarts another that dies and, on SIGTERM,
+ * drains them all and exits 0. Without --processes, as many as the CPUs it may use, fewer when
+ * the key's connection cap lets fewer in, one when a policy needs one.
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -12,6 +14,7 @@ import { getVia, newKey } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { TestBackend } from '../support/backend-servers.js';
 import { waitUntil } from '../support/tunnel-harness.js';
+import { usableCpuCount } from '../../src/cli/cpu-limit.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const BINDING = 'binding/host/app.test';
@@ -32,18 +35,22 @@ describe('tuna http --processes', function () {
     backend = undefined;
   });
 
-  async function start(extra: string[]): Promise<{ proc: ChildProcess; output: () => string; ports: { http: number } }> {
+  // the default count in a process started here: the CPUs this machine (and its cgroup) lets it use
+  const cpus = usableCpuCount();
+
+  async function start(extra: string[], keyOptions: { maxConnections?: number } = {}): Promise<{ proc: ChildProcess; output: () => string; ports: { http: number } }> {
     backend = await startHttpBackend('local');
     edge = await startEdge(
       decodeEdgeConfig({
         listen: { tunnel: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } },
-        bindings: [{ id: BINDING, kind: 'host', hostnames: ['app.test'], keys: [{ sha256 }] }],
+        bindings: [{ id: BINDING, kind: 'host', hostnames: ['app.test'], keys: [{ sha256, ...keyOptions }] }],
       }),
     );
     const tunnelPort = edge.address().tunnel.port;
+    const { TUNA_PROCESSES: _unset, ...env } = process.env;
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'http', String(backend.port), '--host', 'app.test', '--edge', `tcp://127.0.0.1:${tunnelPort}`, '--inspect=false', ...extra], {
       cwd: repoRoot,
-      env: { ...process.env, TUNA_KEY: key },
+      env: { ...env, TUNA_KEY: key },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
@@ -66,11 +73,11 @@ describe('tuna http --processes', function () {
     const { proc, output, ports } = await start(['--processes', '2']);
     await waitUntil(() => output().includes('2 agent processes serve the binding') || proc.exitCode !== null, 60_000);
     expect(output()).to.include('2 agent processes serve the binding');
-    // one connection per process, from two processes other than the primary
+    // one connection per process: the command's own (process 0) and the one it forked
     await waitUntil(() => edge!.registry.count().get(BINDING) === 2, 10_000);
-    const agents = pids(output());
-    expect(new Set(agents).size).to.equal(2);
-    expect(agents).to.not.include(proc.pid);
+    const others = pids(output());
+    expect(others).to.have.length(1);
+    expect(others).to.not.include(proc.pid);
     // the banner once: the first process prints it
     expect(output().match(/Forwarding app\.test/g)?.length).to.equal(1);
     for (let i = 0; i < 8; i++) expect((await getVia(ports.http, 'app.test', '/hello')).status).to.equal(200);
@@ -79,30 +86,73 @@ describe('tuna http --processes', function () {
     expect(output()).to.include('SIGTERM: draining 2 agent processes');
     // each process drained its own tunnels
     expect(output().match(/closing tunnels/g)?.length, output()).to.equal(2);
-    for (const pid of agents) expect(isAlive(pid), `agent process ${pid} still runs`).to.equal(false);
+    for (const pid of others) expect(isAlive(pid), `agent process ${pid} still runs`).to.equal(false);
   });
 
   it('restarts an agent process that dies, and the binding has two connections again', async () => {
     const { proc, output } = await start(['--processes', '2']);
     await waitUntil(() => output().includes('2 agent processes serve the binding') || proc.exitCode !== null, 60_000);
     await waitUntil(() => edge!.registry.count().get(BINDING) === 2, 10_000);
-    const [first] = pids(output());
-    process.kill(first!, 'SIGKILL');
-    await waitUntil(() => output().includes('agent process 0 exited (SIGKILL); restarting') || output().includes('agent process 1 exited (SIGKILL); restarting'), 10_000);
-    await waitUntil(() => pids(output()).length === 3, 60_000);
+    const [other] = pids(output());
+    process.kill(other!, 'SIGKILL');
+    await waitUntil(() => output().includes('agent process 1 exited (SIGKILL); restarting'), 10_000);
+    await waitUntil(() => pids(output()).length === 2, 60_000);
     await waitUntil(() => edge!.registry.count().get(BINDING) === 2, 10_000);
     expect(await stop(proc), output()).to.equal(0);
   });
 
-  it('exits with the status of a process that cannot start, and says why', async () => {
-    // a key the edge refuses: every process fails its first connection, and the primary exits with that status
+  it('exits with the refused-key status when the first process cannot start, and starts no other', async () => {
     const { proc, output } = await start(['--processes', '2', '--key', 'not-the-key']);
     const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
-    // 77: the refused-key status of `tuna http` (cli-agent.test.ts), passed on by the primary
+    // 77: the refused-key status of `tuna http` (cli-agent.test.ts)
     expect(code, output()).to.equal(77);
     expect(output()).to.match(/refused the tunnel/);
-    expect(output()).to.match(/agent process \d exited \(77\) before it served/);
+    expect(pids(output())).to.deep.equal([]);
     expect(output()).not.to.contain('not-the-key');
+  });
+
+  it('with --processes 2 and a key capped at one connection, exits with the status of the process the edge refused, and says why', async () => {
+    const { proc, output } = await start(['--processes', '2'], { maxConnections: 1 });
+    const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+    expect(code, output()).to.equal(77);
+    expect(output()).to.match(/connection limit/);
+    expect(output()).to.match(/agent process 1 exited \(77\) before it served/);
+  });
+
+  it('without --processes runs one process per usable CPU (cgroup limit, else the cores), the banner once', async function () {
+    if (cpus < 2) this.skip();
+    const { proc, output, ports } = await start([]);
+    await waitUntil(() => output().includes(`${cpus} agent processes serve the binding`) || proc.exitCode !== null, 60_000);
+    expect(output()).to.include(`${cpus} agent processes serve the binding`);
+    await waitUntil(() => edge!.registry.count().get(BINDING) === cpus, 10_000);
+    expect(pids(output())).to.have.length(cpus - 1);
+    expect(output().match(/Forwarding app\.test/g)?.length).to.equal(1);
+    expect(output()).to.not.match(/one agent process/);
+    for (let i = 0; i < 4; i++) expect((await getVia(ports.http, 'app.test', '/hello')).status).to.equal(200);
+    expect(await stop(proc), output()).to.equal(0);
+    expect(output().match(/closing tunnels/g)?.length, output()).to.equal(cpus);
+  });
+
+  it('without --processes and a key capped at one connection, serves with the one process the cap lets in, in one line, and no error', async function () {
+    if (cpus < 2) this.skip();
+    const { proc, output, ports } = await start([], { maxConnections: 1 });
+    await waitUntil(() => output().includes('agent processes serve the binding') || proc.exitCode !== null, 60_000);
+    expect(output()).to.include(`the key's connection limit let 1 of ${cpus} agent processes connect; serving with 1`);
+    expect(output()).to.not.match(/refused the tunnel|exited \(/);
+    expect(edge!.registry.count().get(BINDING)).to.equal(1);
+    expect((await getVia(ports.http, 'app.test', '/hello')).status).to.equal(200);
+    expect(await stop(proc), output()).to.equal(0);
+  });
+
+  it('without --processes and with --rate-limit runs one process and says why in one line', async function () {
+    if (cpus < 2) this.skip();
+    const { proc, output, ports } = await start(['--rate-limit', '100/s']);
+    await waitUntil(() => output().includes('Forwarding app.test') || proc.exitCode !== null, 60_000);
+    expect(output()).to.include(`tuna http: one agent process, not ${cpus}: --rate-limit counts per process`);
+    expect((await getVia(ports.http, 'app.test', '/hello')).status).to.equal(200);
+    expect(edge!.registry.count().get(BINDING)).to.equal(1);
+    expect(output()).to.not.include('agent processes serve the binding');
+    expect(await stop(proc), output()).to.equal(0);
   });
 
   it('refuses --processes 0 and a count past the limit as usage errors', async () => {

@@ -20,7 +20,9 @@ export interface CliRun {
 /**
  * startCli runs `tuna <argv>` with an in-memory terminal. The request inspector is off
  * (`TUNA_INSPECT=false`) unless `env` or an `--inspect` flag says otherwise: tests must not take
- * the fixed port 4040 (tests of the inspector pass `--inspect 127.0.0.1:0`).
+ * the fixed port 4040 (tests of the inspector pass `--inspect 127.0.0.1:0`). An agent runs one
+ * process (`TUNA_PROCESSES=1`) unless `env` or `--processes` says otherwise: the others would
+ * write to the real terminal, not this one (test/e2e/cli-http-processes.test.ts runs several).
  */
 export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const out: string[] = [];
@@ -30,7 +32,7 @@ export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   const io: CliIo = {
     out: (l) => (out.push(l), waiters.splice(0).forEach((w) => w())),
     err: (l) => (err.push(l), waiters.splice(0).forEach((w) => w())),
-    env: { TUNA_INSPECT: 'false', ...env },
+    env: { TUNA_INSPECT: 'false', TUNA_PROCESSES: '1', ...env },
     stopSignal: new Promise<string>((r) => (stop = r)),
   };
   const exit = runCli(argv, io);

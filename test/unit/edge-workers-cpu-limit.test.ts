@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { availableParallelism } from 'node:os';
-import { CGROUP_V2_CPU_MAX, cgroupCpuLimit, defaultWorkerCount } from '../../src/cli/cpu-limit.js';
+import { CGROUP_V2_CPU_MAX, cgroupCpuLimit, usableCpuCount } from '../../src/cli/cpu-limit.js';
 import type { CgroupReader } from '../../src/cli/cpu-limit.js';
 
 /** a reader over fake file contents: a path not in `files` cannot be read */
@@ -32,16 +32,16 @@ describe('tuna edge: the default worker count and the cgroup CPU limit', () => {
   });
 
   it('is min(the core count, the limit rounded up), at least 1', () => {
-    expect(defaultWorkerCount(8, undefined)).to.equal(8);
-    expect(defaultWorkerCount(8, 1.5)).to.equal(2);
-    expect(defaultWorkerCount(8, 0.5)).to.equal(1);
-    expect(defaultWorkerCount(2, 16)).to.equal(2);
-    expect(defaultWorkerCount(0, undefined)).to.equal(1);
-    expect(defaultWorkerCount(32, cgroupCpuLimit(reader({ [CGROUP_V2_CPU_MAX]: '150000 100000' })))).to.equal(2);
+    expect(usableCpuCount(8, undefined)).to.equal(8);
+    expect(usableCpuCount(8, 1.5)).to.equal(2);
+    expect(usableCpuCount(8, 0.5)).to.equal(1);
+    expect(usableCpuCount(2, 16)).to.equal(2);
+    expect(usableCpuCount(0, undefined)).to.equal(1);
+    expect(usableCpuCount(32, cgroupCpuLimit(reader({ [CGROUP_V2_CPU_MAX]: '150000 100000' })))).to.equal(2);
   });
 
   it('with the real files of this machine it is between 1 and the core count', () => {
-    const count = defaultWorkerCount();
+    const count = usableCpuCount();
     expect(count).to.be.at.least(1);
     expect(count).to.be.at.most(Math.max(1, availableParallelism()));
     expect(Number.isInteger(count)).to.equal(true);

@@ -6,7 +6,7 @@ import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
 import type { CliRuntime } from '../runtime.js';
 import { edgeConfigFromFlags } from '../edge-flags.js';
-import { defaultWorkerCount } from '../cpu-limit.js';
+import { usableCpuCount } from '../cpu-limit.js';
 import type { MetricsEndpoint } from '../edge-primary-metrics.js';
 import { runEdgePrimary, serveAsWorker, workerInstance, workerOfProcess } from '../edge-workers.js';
 import { pick } from './http.js';
@@ -115,7 +115,7 @@ async function workerCount(
   const edge = await import('../../edge/index.js');
   const config = configPath === undefined ? edge.decodeEdgeConfig(document) : await edge.loadEdgeConfig(configPath);
   const metrics = config.listen.metrics === undefined ? {} : { metrics: config.listen.metrics };
-  if (configPath === undefined) return { workers: flag ?? defaultWorkerCount(), ...metrics };
+  if (configPath === undefined) return { workers: flag ?? usableCpuCount(), ...metrics };
   if (flag !== undefined && flag > 1 && config.acme !== undefined) throw new UsageError('tuna edge: --workers: an edge with an `acme` section runs one worker (ACME issues in one process)');
-  return { workers: flag ?? config.workers ?? (config.acme !== undefined ? 1 : defaultWorkerCount()), ...metrics };
+  return { workers: flag ?? config.workers ?? (config.acme !== undefined ? 1 : usableCpuCount()), ...metrics };
 }

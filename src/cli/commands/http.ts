@@ -3,7 +3,9 @@ import type { BackendProtocol } from '../../model/index.js';
 import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
-import { HostnameString, PositiveIntString, decodeFlags, parseFlags } from '../flags.js';
+import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
+import { pinnedProcesses, planProcesses, processGroupOf } from '../agent-process-plan.js';
+import type { ProcessPlan } from '../agent-process-plan.js';
 import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
 import { createLogger, logFlagOptions, resolveLogFormat } from '../log.js';
@@ -17,10 +19,7 @@ import * as t from 'io-ts';
 
 const options = { ...agentFlagOptions, ...logFlagOptions, ...inspectFlagOptions, ...accessLogFlagOptions, ...traceFlagOptions, ...policyFlagOptions, host: { type: 'string' }, binding: { type: 'string' }, 'no-check': { type: 'boolean' }, processes: { type: 'string' } } as const;
 
-const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean, processes: PositiveIntString });
-
-// more agent processes than this is a typo, not a machine (each holds its own connections and memory)
-const MAX_PROCESSES = 64;
+const HttpFlags = t.partial({ host: HostnameString, binding: t.string, 'no-check': t.boolean });
 
 /** LocalTarget is where `tuna http` sends requests. */
 export interface LocalTarget {
@@ -60,8 +59,8 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   if (parsed.values.help === true) return (io.out((await import('../help.js')).commandHelp.http!), 0);
   if (parsed.positionals.length > 1) throw new UsageError(`tuna http: one <port|url> expected, got ${parsed.positionals.length}`);
   const target = parseLocalTarget(parsed.positionals[0]);
-  const { host: hostFlag, binding, 'no-check': noCheck, processes } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check', 'processes']), 'http');
-  if (processes !== undefined && processes > MAX_PROCESSES) throw new UsageError(`tuna http: --processes: at most ${MAX_PROCESSES}`);
+  const { host: hostFlag, binding, 'no-check': noCheck } = decodeFlags(HttpFlags, pick(parsed.values, ['host', 'binding', 'no-check']), 'http');
+  const processes = pinnedProcesses(parsed.values.processes, io.env, 'http');
   const hostname = hostFlag ?? 'app.localhost';
   const log = createLogger(io, resolveLogFormat(parsed.values, io.env, 'http'));
   const agentOptions = await resolveAgentOptions(pick(parsed.values, Object.keys(agentFlagOptions)), io.env, 'http');
@@ -70,16 +69,16 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   const traceConfig = resolveTracing(pick(parsed.values, Object.keys(traceFlagOptions)), io.env, 'http');
   const policies = await resolvePolicyFlags(pick(parsed.values, Object.keys(policyFlagOptions)), 'http', hashPassword);
   // each agent process would make its own random cookie key, and a session sealed by one would not open in another
-  if (policies?.oidc !== undefined && processes !== undefined && processes > 1 && parsed.values['oidc-cookie-secret-file'] === undefined)
+  const hasOwnCookieKey = policies?.oidc !== undefined && parsed.values['oidc-cookie-secret-file'] === undefined;
+  if (hasOwnCookieKey && processes !== undefined && processes > 1)
     throw new UsageError('tuna http: --processes with --oidc-issuer needs --oidc-cookie-secret-file (one cookie key for every process)');
-  // --processes N: this process supervises N agent processes, each of which runs this command
-  // (docs/cli.md); loaded only then (or in such a process: AGENT_PROCESS_ENV), so that `tuna http`
-  // alone loads no cluster code.
-  const isPrimary = processes !== undefined && processes > 1;
-  const processMode = isPrimary || io.env.TUNA_AGENT_PROCESS !== undefined ? await import('../agent-processes.js') : undefined;
-  const asProcess = processMode?.agentProcessOf(io.env, io.stopSignal);
-  if (isPrimary && asProcess === undefined) return processMode!.runAgentPrimary('http', processes, args, log, io.stopSignal);
-  const isFirst = asProcess === undefined || asProcess.index === 0;
+  // one of process 0's others (AGENT_PROCESS_ENV; docs/cli.md "Processes"): it serves and reports
+  // to process 0, which alone plans, prints the banner and runs the inspector. The cluster code is
+  // loaded only in such a process, or in process 0 once there are others (agent-process-plan.ts).
+  const asProcess = io.env.TUNA_AGENT_PROCESS !== undefined ? (await import('../agent-processes.js')).agentProcessOf(io.env, io.stopSignal) : undefined;
+  const isFirst = asProcess === undefined;
+  const plan: ProcessPlan = isFirst ? planProcesses(processes, singleProcessReasons(hasOwnCookieKey, policies?.rateLimit !== undefined)) : { count: 1, isPinned: processes !== undefined };
+  if (plan.note !== undefined) log.info(`tuna http: ${plan.note}`, { processes: 1 });
   if (isFirst && noCheck !== true && !(await probePort(target.host, target.port)))
     log.warn(`warning: nothing accepts connections on ${target.host}:${target.port} yet; requests will get 502 until something does`, { target: `${target.host}:${target.port}` });
   const quick = httpTarget(hostname, { address: target.host, port: target.port }, target.protocol, binding);
@@ -95,11 +94,42 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
     const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([tracing?.observer, inspector?.observer, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
-    return await serveUntilStopped(agent, quick.graph, io, log, banner, asProcess?.ready, asProcess?.stop);
+    if (asProcess !== undefined) return await serveAsAgentProcess(() => serveUntilStopped(agent, quick.graph, io, log, banner, asProcess.ready, asProcess.stop), asProcess, plan.isPinned);
+    const group = processGroupOf(plan, 'http', args, log, io.stopSignal);
+    const code = await serveUntilStopped(agent, quick.graph, io, log, banner, group.afterApply, group.stop);
+    return code === 0 ? await group.finish() : code;
   } finally {
     await inspector?.close();
     await accessLog?.close();
     await tracing?.close();
+  }
+}
+
+/**
+ * singleProcessReasons names what `tuna http` was asked for that one process alone does as asked:
+ * the default count (planProcesses) is then one.
+ */
+export function singleProcessReasons(hasOwnCookieKey: boolean, hasRateLimit: boolean): string[] {
+  return [
+    ...(hasOwnCookieKey ? ['--oidc-issuer without --oidc-cookie-secret-file (each process would seal sessions with a random key of its own)'] : []),
+    ...(hasRateLimit ? ['--rate-limit counts per process (N processes would let N times the limit through)'] : []),
+  ];
+}
+
+/**
+ * serveAsAgentProcess serves as process 1 … N − 1. With the default count, a refusal for the key's
+ * connection cap is no error: this process tells process 0, which serves with those the cap let
+ * in, and exits without a word of its own.
+ */
+async function serveAsAgentProcess(serve: () => Promise<number>, asProcess: { capped: () => void }, isPinned: boolean): Promise<number> {
+  try {
+    return await serve();
+  } catch (err) {
+    // recognised by its stable code, as explain.ts does
+    const refusal = err as { code?: unknown; statusCode?: unknown };
+    if (isPinned || refusal.code !== 'TUNA_TUNNEL_REFUSED' || refusal.statusCode !== 429) throw err;
+    asProcess.capped();
+    return 75;
   }
 }
 
