@@ -2,6 +2,7 @@ import { isLeft } from 'fp-ts/lib/Either.js';
 import { UsageError } from './errors.js';
 import { PositiveIntString } from './flags.js';
 import { usableCpuCount } from './cpu-limit.js';
+import type { SharedExchange } from '../inspector/index.js';
 
 /**
  * How many agent processes `tuna http` runs (docs/cli.md "Processes"): `--processes N` (or
@@ -64,11 +65,12 @@ export interface ProcessGroup {
 }
 
 /**
- * processGroupOf runs the plan from process 0: the cluster code (agent-processes.ts) is loaded
+ * processGroupOf runs the plan from process 0 (`onExchange` takes the others' exchanges for its
+ * request inspector): the cluster code (agent-processes.ts) is loaded
  * only once there is more than one process, after the first graph is applied, so that it
  * delays neither the first byte nor a `tuna http` of one process.
  */
-export function processGroupOf(plan: ProcessPlan, command: string, args: string[], log: ProcessLog, stopSignal: Promise<string>): ProcessGroup {
+export function processGroupOf(plan: ProcessPlan, command: string, args: string[], log: ProcessLog, stopSignal: Promise<string>, onExchange?: (exchange: SharedExchange) => void): ProcessGroup {
   if (plan.count <= 1) return { afterApply: () => undefined, stop: stopSignal, finish: () => Promise.resolve(0) };
   let others: Promise<{ stop(signal: string): Promise<void> } | undefined> = Promise.resolve(undefined);
   let status = 0;
@@ -85,7 +87,7 @@ export function processGroupOf(plan: ProcessPlan, command: string, args: string[
       // a signal while the first graph was applied: there is nobody to start
       if (isStopped) return;
       others = import('./agent-processes.js').then((m) => {
-        const group = m.startAgentProcesses(command, plan.count, args, log, plan.isPinned);
+        const group = m.startAgentProcesses(command, plan.count, args, log, plan.isPinned, onExchange);
         void group.failed.then((code) => ((status = code), stopAll('an agent process could not start')));
         return group;
       });

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import { clusterEntry, isTunaMessage, restartDelayMs, stopWorkers, untilPrimaryStops } from './cluster-entry.js';
 import type { PrimaryLog } from './edge-workers.js';
+import type { SharedExchange } from '../inspector/index.js';
 
 /**
  * `tuna http --processes N` (docs/cli.md "Processes", docs/tunnel-performance.md §8.2): N agent
@@ -28,12 +29,15 @@ export interface AgentProcess {
   ready: () => void;
   /** capped tells the primary the edge refused this process for the key's connection cap (it then exits) */
   capped: () => void;
+  /** handExchange gives process 0's request inspector an exchange this process served */
+  handExchange: (exchange: SharedExchange) => void;
   /** stop resolves when the primary says stop, the primary is gone, or a signal reaches this process */
   stop: Promise<string>;
 }
 
 // `agent-capped`: the edge refused this process's connection for the key's connection cap
-type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' } | { tuna: 'agent-capped' };
+// `agent-exchange`: an exchange this process served, for process 0's request inspector
+type ProcessMessage = { tuna: 'agent-ready' } | { tuna: 'agent-stop' } | { tuna: 'agent-capped' } | { tuna: 'agent-exchange'; exchange: SharedExchange };
 
 /** agentProcessOf is the agent process this one is, when the primary started it as one. */
 export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<string>): AgentProcess | undefined {
@@ -44,6 +48,7 @@ export function agentProcessOf(env: NodeJS.ProcessEnv, stopSignal: Promise<strin
     index: Number(match[1]),
     ready: () => process.send?.({ tuna: 'agent-ready' } satisfies ProcessMessage),
     capped: () => process.send?.({ tuna: 'agent-capped' } satisfies ProcessMessage),
+    handExchange: (exchange) => process.send?.({ tuna: 'agent-exchange', exchange } satisfies ProcessMessage),
     stop: untilPrimaryStops('agent-stop', stopSignal),
   };
 }
@@ -61,11 +66,12 @@ export interface AgentProcesses {
 
 /**
  * startAgentProcesses forks processes 1 … count − 1 of `tuna <command> <args>` beside this one
- * (process 0, already serving) and supervises them. With a pinned count, one that fails to start
+ * (process 0, already serving) and supervises them; `onExchange` takes the exchanges they served
+ * for process 0's request inspector. With a pinned count, one that fails to start
  * fails the command (`failed`, its status; its reason is on its stderr); with the default count,
  * those the edge refused for the key's connection cap are left out, in one line.
  */
-export function startAgentProcesses(command: string, count: number, args: string[], log: PrimaryLog, isPinned: boolean): AgentProcesses {
+export function startAgentProcesses(command: string, count: number, args: string[], log: PrimaryLog, isPinned: boolean, onExchange?: (exchange: SharedExchange) => void): AgentProcesses {
   cluster.setupPrimary({ ...clusterEntry(), args: [command, ...args] });
   const processes = new Map<number, Worker>();
   let isStopping = false;
@@ -84,6 +90,7 @@ export function startAgentProcesses(command: string, count: number, args: string
     return new Promise((resolve, reject) => {
       worker.on('message', (m: unknown) => {
         if (!isTunaMessage(m)) return;
+        if (m.tuna === 'agent-exchange') return onExchange?.((m as ProcessMessage & { tuna: 'agent-exchange' }).exchange);
         if (m.tuna === 'agent-capped') isCapped = true;
         if (m.tuna !== 'agent-ready') return;
         isReady = true;

@@ -10,3 +10,5 @@ export { headerPairs, redactHeaders, redactedValue, secretHeaders } from './reda
 export type { HeaderPair } from './redact.js';
 export { ReplayError, replayExchange, replayHeaders } from './replay.js';
 export { isLoopbackHost } from './api.js';
+export { addSharedExchange, handingObserver, sharedExchangeOf } from './shared-log.js';
+export type { SharedBody, SharedExchange } from './shared-log.js';

@@ -141,6 +141,11 @@ export class RequestLog {
     return this.records.length;
   }
 
+  /** clearFinished drops every record that is no longer pending. */
+  clearFinished(): void {
+    this.records = this.records.filter((r) => r.state === 'pending');
+  }
+
   /** clear drops every record. */
   clear(): void {
     this.records = [];

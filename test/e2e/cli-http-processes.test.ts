@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { decodeEdgeConfig, startEdge } from '../../src/edge/index.js';
 import type { EdgeServer } from '../../src/edge/index.js';
@@ -155,6 +156,34 @@ describe('tuna http --processes', function () {
     expect(await stop(proc), output()).to.equal(0);
   });
 
+  it("lists every process's requests in process 0's request inspector", async () => {
+    const { proc, output, ports } = await start(['--processes', '2', '--inspect', '127.0.0.1:0']);
+    await waitUntil(() => output().includes('2 agent processes serve the binding') || proc.exitCode !== null, 60_000);
+    await waitUntil(() => edge!.registry.count().get(BINDING) === 2, 10_000);
+    const page = /Inspector: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output())?.[1];
+    expect(page, output()).to.be.a('string');
+    // a spliced keep-alive connection holds its stream on the tunnel it reached (the first, on a
+    // tie), so a second connection opened while it stays goes to the other process's tunnel
+    const first = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const second = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect(await getOn(first, ports.http, '/one')).to.equal(200);
+      expect(await getOn(second, ports.http, '/two')).to.equal(200);
+      const paths = async (): Promise<string[]> => ((await (await fetch(`${page!}api/requests`)).json()) as { requests: { path: string }[] }).requests.map((r) => r.path).sort();
+      // the other process hands its exchange over once it ended: a few polls at most
+      let seen = await paths();
+      for (let i = 0; i < 50 && seen.length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen = await paths();
+      }
+      expect(seen).to.deep.equal(['/one', '/two']);
+    } finally {
+      first.destroy();
+      second.destroy();
+    }
+    expect(await stop(proc), output()).to.equal(0);
+  });
+
   it('refuses --processes 0 and a count past the limit as usage errors', async () => {
     for (const value of ['0', '65']) {
       const { proc, output } = await start(['--processes', value]);
@@ -168,6 +197,17 @@ describe('tuna http --processes', function () {
     }
   });
 });
+
+/** getOn sends GET `path` for app.test to the edge's public port over `agent`'s (kept-alive) connection. */
+function getOn(agent: http.Agent, port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers: { host: 'app.test' }, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+  });
+}
 
 function isAlive(pid: number): boolean {
   try {

@@ -6,6 +6,8 @@ import {
   BodyCapture,
   Recorder,
   RequestLog,
+  addSharedExchange,
+  handingObserver,
   describe as describeRecord,
   headerPairs,
   isLoopbackHost,
@@ -16,6 +18,7 @@ import {
   viewBody,
   whyNotReplayable,
 } from '../../src/inspector/index.js';
+import type { SharedExchange } from '../../src/inspector/index.js';
 import type { TunnelStreamContext } from '../../src/wire/index.js';
 
 const context: TunnelStreamContext = { bindingId: 'binding/host/app.test', publicPort: 80, publicProtocol: 'http', clientAddress: '198.51.100.7', requestId: 'req-1' };
@@ -159,6 +162,39 @@ describe('inspector capture, bounds and redaction', () => {
       // What replay sends is the request as it arrived, secrets included.
       expect(record.requestHeaders.authorization).to.equal('Bearer s3cret');
     });
+  });
+
+  it('hands a finished exchange of another agent process to process 0, whose log shows it as if recorded there', async () => {
+    /** serve plays one exchange: a 16-byte request body read, a 201 with a 10-byte body */
+    const serve = async (ds: ReturnType<typeof fakeExchange>): Promise<void> => {
+      ds.body.resume();
+      (ds.body as PassThrough).end('0123456789abcdef');
+      await new Promise<void>((resolve) => ds.body.once('end', resolve));
+      ds.respond(201, { 'content-type': 'text/plain', 'set-cookie': ['sid=2'] });
+      ds.out.write('created ');
+      ds.out.end(Buffer.from('ok'));
+      ds.close(false);
+    };
+    const headers = { ':method': 'POST', ':path': '/submit', authorization: 'Bearer s3cret' };
+    const here = new RequestLog(10, 8);
+    const direct = fakeExchange('POST', '/submit', headers, true);
+    new Recorder(here).observe(direct, context);
+    await serve(direct);
+
+    const handed: SharedExchange[] = [];
+    const other = fakeExchange('POST', '/submit', headers, true);
+    handingObserver(8, (e) => handed.push(e)).observe(other, context);
+    expect(handed).to.have.length(0);
+    await serve(other);
+    expect(handed).to.have.length(1);
+    // it crosses as plain data (cluster IPC serialises it)
+    const process0 = new RequestLog(10, 8);
+    const record = addSharedExchange(process0, JSON.parse(JSON.stringify(handed[0])) as SharedExchange);
+    const comparable = (d: ReturnType<typeof describeRecord>) => ({ ...d, id: '', seq: 0, durationMs: 0, startedAt: '' });
+    expect(comparable(describeRecord(record, true))).to.deep.equal(comparable(describeRecord(here.list()[0]!, true)));
+    expect(describeRecord(record, false)).to.include({ state: 'complete', status: 201, requestBytes: 16, responseBytes: 10 });
+    expect(record.startedAt).to.equal(handed[0]!.startedAt);
+    expect(process0.list().map((r) => r.id)).to.deep.equal([record.id]);
   });
 
   it('marks an exchange whose client went away as aborted, and a replayed stream with its origin', () => {

@@ -1,4 +1,5 @@
 import { StaticEndpointResolver, combineObservers } from '../../dataplane/index.js';
+import { addSharedExchange, handingObserver } from '../../inspector/index.js';
 import type { BackendProtocol } from '../../model/index.js';
 import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access-log-options.js';
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
@@ -86,16 +87,18 @@ export async function httpCommand(args: string[], io: CliIo, runtime: CliRuntime
   if (policies !== undefined) for (const b of quick.graph.bindings) b.policies = policies;
   const endpoints = new StaticEndpointResolver();
   endpoints.set(quick.service.namespace, quick.service.name, quick.service.portName, [quick.service.endpoint]);
-  // the request inspector listens on one port: the first agent process alone runs it, and prints the banner
+  // the request inspector listens on one port: the first agent process alone runs it, and prints
+  // the banner; the others hand it the exchanges they served (src/inspector/shared-log.ts)
   const inspector = isFirst ? await startInspector(inspectOptions, log, 'http') : undefined;
+  const handing = asProcess !== undefined && inspectOptions !== undefined ? handingObserver(inspectOptions.bodyLimit, asProcess.handExchange) : undefined;
   const accessLog = await openAccessLog(accessLogConfig, io, 'http');
   const tracing = await openTracing(traceConfig, log);
   try {
-    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([tracing?.observer, inspector?.observer, accessLog?.observer]));
+    const agent = runtime.createAgent(agentOptions, endpoints, undefined, (line) => log.warn(line), combineObservers([tracing?.observer, inspector?.observer ?? handing, accessLog?.observer]));
     inspector?.attach(agent.dataPlane);
     const banner = isFirst ? [`Forwarding ${hostname} → ${target.protocol}://${target.host}:${target.port}`, ...inspectorBanner(inspector)] : [];
     if (asProcess !== undefined) return await serveAsAgentProcess(() => serveUntilStopped(agent, quick.graph, io, log, banner, asProcess.ready, asProcess.stop), asProcess, plan.isPinned);
-    const group = processGroupOf(plan, 'http', args, log, io.stopSignal);
+    const group = processGroupOf(plan, 'http', args, log, io.stopSignal, inspector === undefined ? undefined : (exchange) => addSharedExchange(inspector.log, exchange));
     const code = await serveUntilStopped(agent, quick.graph, io, log, banner, group.afterApply, group.stop);
     return code === 0 ? await group.finish() : code;
   } finally {
