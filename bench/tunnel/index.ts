@@ -73,7 +73,7 @@ async function rounds(run: Run, phase: keyof typeof phaseShare, figure: string, 
 
 type Resolved = Required<TunnelBenchOptions>;
 
-export const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-per-request', 'tuna-workers', 'tuna-processes'];
+export const allNames = ['direct', 'nginx', 'frp', 'frp-tcp', 'chisel', 'relay', 'tuna', 'tuna-1core', 'tuna-per-request', 'tuna-workers', 'tuna-processes'];
 const connections = 64;
 const wrkThreads = 2;
 const latencyClients = 20;
@@ -114,16 +114,20 @@ function makeContender(name: string): Contender {
     case 'relay':
       return new NodeRelayContender();
     case 'tuna':
-      // the edge's default HTTP/1.1 mode (a public connection is one tunnel stream)
-      return new TunaContender('tuna (spliced)', undefined, 'spliced');
+      // both sides as users run them: `tuna edge` and `tuna http` without --workers / --processes,
+      // one edge worker and one agent process per usable CPU (src/cli/cpu-limit.ts); spliced is the edge's default
+      return new TunaContender('tuna (defaults: a worker and an agent process per CPU)', undefined, 'spliced', 'auto', 'auto');
+    case 'tuna-1core':
+      // the same, pinned to one process a side: what one core of each does
+      return new TunaContender('tuna (1 worker, 1 process)', undefined, 'spliced', 1, 1);
     case 'tuna-per-request':
-      return new TunaContender('tuna (per-request)', undefined, 'per-request');
+      return new TunaContender('tuna (per-request, 1 worker, 1 process)', undefined, 'per-request', 1, 1);
     case 'tuna-workers':
       // the edge as two worker processes sharing its listeners (`tuna edge --workers 2`)
-      return new TunaContender('tuna (2 workers)', undefined, undefined, 2);
+      return new TunaContender('tuna (2 workers, 1 process)', undefined, undefined, 2, 1);
     case 'tuna-processes':
       // the agent as two processes for one binding (`tuna http --processes 2`, docs/tunnel-performance.md §8.2)
-      return new TunaContender('tuna (2 agent processes)', undefined, undefined, 1, 2);
+      return new TunaContender('tuna (1 worker, 2 agent processes)', undefined, undefined, 1, 2);
     case 'tuna-baseline':
       // another build of tuna side by side (an A/B run): TUNA_BENCH_TUNA_BASELINE names its dist/cli/main.js
       if (!process.env.TUNA_BENCH_TUNA_BASELINE) throw new Error('tuna-baseline needs TUNA_BENCH_TUNA_BASELINE=<path of a built dist/cli/main.js>');

@@ -1,4 +1,4 @@
-import { BodyCapture } from './body-capture.js';
+import type { BodyCapture } from './body-capture.js';
 import { Recorder } from './recorder.js';
 import type { ExchangeObserver } from '../dataplane/index.js';
 import { RequestLog } from './request-log.js';

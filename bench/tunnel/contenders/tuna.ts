@@ -23,6 +23,7 @@ import { freePort, loopback, waitForListening, waitForStatus } from '../net.js';
 import type { SpawnedProcess } from '../processes.js';
 import { readyOrExit } from '../processes.js';
 import { repoRoot } from '../tools.js';
+import { usableCpuCount } from '../../../src/cli/cpu-limit.js';
 
 /** TunaEdgeSetup is what the edge is started with: its ports, its certificate and the hosts it serves. */
 export interface TunaEdgeSetup {
@@ -77,14 +78,22 @@ export function edgeConfig(setup: TunaEdgeSetup): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** ProcessCount is a pinned count of processes, or `auto`: no flag, the command's default (one per usable CPU). */
+export type ProcessCount = number | 'auto';
+
+/** countOf is how many processes a count starts on this machine: `auto` is the CLI's default, src/cli/cpu-limit.ts. */
+export function countOf(count: ProcessCount): number {
+  return count === 'auto' ? usableCpuCount() : count;
+}
+
 /** tunaCommands are the argument vectors after the CLI script (`node dist/cli/main.js`) for the edge and the agents. */
-export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers = 1, processes = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
+export function tunaCommands(setup: TunaEdgeSetup, configFile: string, workers: ProcessCount = 1, processes: ProcessCount = 1): { edge: string[]; http: (backendPort: number, host: string, connections?: number) => string[] } {
   const edgeFlags = setup.certFile ? ['--edge', `tls://${loopback}:${setup.tunnelPort}`, '--ca', setup.certFile] : ['--edge', `tcp://${loopback}:${setup.tunnelPort}`];
   return {
-    // `--workers`: the `tuna` row is one process as before; `tuna (2 workers)` shares the listeners between two
-    edge: ['edge', '--config', configFile, '--workers', String(workers)],
-    // `--processes`: `tuna (2 agent processes)` runs the agent as two processes, each with its own connections
-    http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...(processes > 1 ? ['--processes', String(processes)] : []), ...edgeFlags],
+    // `--workers`: pinned rows say it (1: one edge process); the `tuna` row leaves it out, the default of one per CPU
+    edge: ['edge', '--config', configFile, ...(workers === 'auto' ? [] : ['--workers', String(workers)])],
+    // `--processes`: the same for the agent (each process with its own connections)
+    http: (backendPort, host, connections = 1) => ['http', String(backendPort), '--host', host, '--connections', String(connections), ...(processes === 'auto' ? [] : ['--processes', String(processes)]), ...edgeFlags],
   };
 }
 
@@ -107,17 +116,17 @@ export class TunaContender implements Contender {
   /** the edge's HTTP/1.1 forwarding mode for this row; absent: the edge's default */
   private readonly http1Forwarding: 'spliced' | 'per-request' | undefined;
 
-  /** edge worker processes (`tuna edge --workers`) */
-  private readonly workers: number;
-  /** agent processes (`tuna http --processes`) */
-  private readonly processes: number;
+  /** edge worker processes (`tuna edge --workers`; `auto`: its default) */
+  private readonly workers: ProcessCount;
+  /** agent processes (`tuna http --processes`; `auto`: its default) */
+  private readonly processes: ProcessCount;
 
   /**
    * `prebuiltCli` (TUNA_BENCH_TUNA_BASELINE) runs another build side by side as row `name`;
    * `http1Forwarding` sets the edge's mode; `workers` is the edge's `--workers`, `processes` the
    * agent's `--processes`.
    */
-  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers = 1, processes = 1) {
+  constructor(name = 'tuna', prebuiltCli?: string, http1Forwarding?: 'spliced' | 'per-request', workers: ProcessCount = 1, processes: ProcessCount = 1) {
     this.name = name;
     this.prebuiltCli = prebuiltCli;
     this.http1Forwarding = http1Forwarding;
@@ -134,9 +143,10 @@ export class TunaContender implements Contender {
   /** describe says which path tuna's requests take. */
   describe(): string {
     const how = ` (${this.node.label})`;
-    const agent = this.processes > 1 ? `tuna http agent (${this.processes} processes: \`--processes ${this.processes}\`)` : 'tuna http agent';
-    if (this.tlsFailure === undefined) return `client → tuna edge (HTTP, routes by Host) → TLS + HTTP/2 tunnel → ${agent} → backend${how}`;
-    return `client → tuna edge (HTTP, routes by Host) → **plaintext** HTTP/2 tunnel → ${agent} → backend${how} (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
+    const agent = `tuna http agent (${countText(this.processes, 'process', 'processes', '--processes')})`;
+    const edge = `tuna edge (${countText(this.workers, 'worker', 'workers', '--workers')}; HTTP, routes by Host)`;
+    if (this.tlsFailure === undefined) return `client → ${edge} → TLS + HTTP/2 tunnel → ${agent} → backend${how}`;
+    return `client → ${edge} → **plaintext** HTTP/2 tunnel → ${agent} → backend${how} (no TLS: ${this.tlsFailure}; plaintext flatters tuna against frp and chisel, which encrypt)`;
   }
 
   /**
@@ -204,7 +214,7 @@ export class TunaContender implements Contender {
       try {
         const binding = bindingIdOf(host);
         // the agent holds `--connections` connections to every worker of the edge (src/tunnel/tunnel-group.ts), each of its processes
-        const ready = waitForTunnels(setup, binding, count * this.workers * this.processes, 120_000);
+        const ready = waitForTunnels(setup, binding, count * countOf(this.workers) * countOf(this.processes), 120_000);
         await readyOrExit(agent, ready, (code) => new ContenderUnavailableError(this.name, `tuna http --connections ${count} exited ${code}: ${lastLines(agent.output())}`));
         await new Promise((r) => setTimeout(r, 1000));
         return treeRssBytes(edge.child.pid ?? 0) + treeRssBytes(agent.child.pid ?? 0);
@@ -215,8 +225,10 @@ export class TunaContender implements Contender {
     };
     const rssOne = await measure(1);
     const rssMany = await measure(tunnels);
-    const perWorker = this.workers > 1 ? `, to each of the edge's ${this.workers} workers (${tunnels * this.workers} connections; "per extra tunnel" is one more connection to every worker, ${this.workers} connections)` : '';
-    const perProcess = this.processes > 1 ? ` from each of ${this.processes} agent processes (\`--processes ${this.processes}\`: ${tunnels * this.processes} connections; "per extra tunnel" is one more connection from every process, ${this.processes} connections; the processes' RSS together)` : '';
+    const workers = countOf(this.workers);
+    const processes = countOf(this.processes);
+    const perWorker = workers > 1 ? `, to each of the edge's ${workers} workers (${tunnels * workers} connections; "per extra tunnel" is one more connection to every worker, ${workers} connections)` : '';
+    const perProcess = processes > 1 ? ` from each of ${processes} agent processes (${tunnels * processes} connections; "per extra tunnel" is one more connection from every process, ${processes} connections; the processes' RSS together)` : '';
     return { tunnels, rssOne, rssMany, note: `${tunnels} tunnel connections (one HTTP/2 session each) of one binding: \`tuna http --connections ${tunnels}\`${perWorker}${perProcess}` };
   }
 
@@ -245,9 +257,17 @@ export class TunaContender implements Contender {
     const target: Target = { port: setup.httpPort, host };
     await readyOrExit(proc, waitForStatus(target, '/1k', 20_000, pollMs), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
     // the first byte is the first process's; the load runs start once every process has its tunnel
-    if (this.processes > 1 && waitForEveryProcess) await readyOrExit(proc, waitForTunnels(setup, bindingIdOf(host), this.processes * this.workers, 20_000), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
+    const connections = countOf(this.processes) * countOf(this.workers);
+    if (connections > 1 && waitForEveryProcess) await readyOrExit(proc, waitForTunnels(setup, bindingIdOf(host), connections, 20_000), (code) => new ContenderUnavailableError(this.name, `tuna http exited ${code}: ${lastLines(proc.output())}`));
     return { proc, target };
   }
+}
+
+/** countText says a count for the row: `2 workers: --workers 2`, or `auto (here 2 workers): one per CPU, the default`. */
+function countText(count: ProcessCount, one: string, many: string, flag: string): string {
+  const n = countOf(count);
+  const what = `${n} ${n === 1 ? one : many}`;
+  return count === 'auto' ? `the default, one per CPU: here ${what}` : `${what}: \`${flag} ${count}\``;
 }
 
 /** buildCli builds the CLI as `npm run build` does (tsc, then hack/bundle.js) and runs that; tsx when the build fails. */

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { chiselRemote } from '../contenders/chisel.js';
 import { frpcConfig, frpsConfig } from '../contenders/frp.js';
 import { nginxConfig } from '../contenders/nginx.js';
+import { tunaCommands } from '../contenders/tuna.js';
+import type { TunaEdgeSetup } from '../contenders/tuna.js';
 import { resolveOptions } from '../index.js';
 
 describe('bench/tunnel contender configs', () => {
@@ -27,6 +29,16 @@ describe('bench/tunnel contender configs', () => {
     expect(conf.match(/\[\[proxies\]\]/g)).to.have.length(2);
     expect(conf).to.contain('type = "http"\nlocalIP = "127.0.0.1"\nlocalPort = 9090\ncustomDomains = ["web.test"]');
     expect(conf).to.contain('type = "tcp"\nlocalIP = "127.0.0.1"\nlocalPort = 9090\nremotePort = 7001');
+  });
+
+  it('runs tuna pinned to --workers / --processes N in the pinned rows, and without either (the defaults) in the auto row', () => {
+    const setup: TunaEdgeSetup = { httpPort: 1, tunnelPort: 2, hosts: ['a.test'], keySha256: new Map() };
+    const pinned = tunaCommands(setup, 'edge.yaml', 1, 1);
+    expect(pinned.edge).to.deep.equal(['edge', '--config', 'edge.yaml', '--workers', '1']);
+    expect(pinned.http(9, 'a.test')).to.include.members(['--processes', '1']);
+    const auto = tunaCommands(setup, 'edge.yaml', 'auto', 'auto');
+    expect(auto.edge).to.deep.equal(['edge', '--config', 'edge.yaml']);
+    expect(auto.http(9, 'a.test', 3)).to.deep.equal(['http', '9', '--host', 'a.test', '--connections', '3', '--edge', 'tcp://127.0.0.1:2']);
   });
 
   it('asks chisel for a reverse remote from a loopback port to the backend', () => {
