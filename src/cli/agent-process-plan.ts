@@ -102,3 +102,20 @@ export function processGroupOf(plan: ProcessPlan, command: string, args: string[
     },
   };
 }
+
+/**
+ * serveAsAgentProcess serves as process 1 … N − 1. With the default count, a refusal for the key's
+ * connection cap is no error: this process tells process 0, which serves with those the cap let
+ * in, and exits without a word of its own.
+ */
+export async function serveAsAgentProcess(serve: () => Promise<number>, asProcess: { capped: () => void }, isPinned: boolean): Promise<number> {
+  try {
+    return await serve();
+  } catch (err) {
+    // recognised by its stable code, as explain.ts does
+    const refusal = err as { code?: unknown; statusCode?: unknown };
+    if (isPinned || refusal.code !== 'TUNA_TUNNEL_REFUSED' || refusal.statusCode !== 429) throw err;
+    asProcess.capped();
+    return 75;
+  }
+}

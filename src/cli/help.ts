@@ -96,6 +96,9 @@ Options:
   --keys FILE        a key per binding: YAML/JSON map of hostname or binding id to key
                      (a store-mode tunnel key opens one reservation); --key, if also given,
                      is used for the bindings the file does not name
+  --processes N      run N agent processes, each serving every binding with its own tunnel
+                     connections (default: the core count within the container's CPU
+                     limit, one when the manifests have a rate limit; $TUNA_PROCESSES)
 ${logFlagsHelp}
 ${agentFlagsHelp}
 ${inspectFlagsHelp}

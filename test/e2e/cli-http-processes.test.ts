@@ -15,6 +15,10 @@ import { getVia, newKey } from '../support/backend-cli.js';
 import { startHttpBackend } from '../support/backend-servers.js';
 import type { TestBackend } from '../support/backend-servers.js';
 import { waitUntil } from '../support/tunnel-harness.js';
+import { loopbackService } from '../support/loopback-service.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { usableCpuCount } from '../../src/cli/cpu-limit.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,8 +30,10 @@ describe('tuna http --processes', function () {
   let edge: EdgeServer | undefined;
   let backend: TestBackend | undefined;
   let child: ChildProcess | undefined;
+  const dirs: string[] = [];
 
   afterEach(async () => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
     if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     child = undefined;
     await edge?.close();
@@ -39,7 +45,7 @@ describe('tuna http --processes', function () {
   // the default count in a process started here: the CPUs this machine (and its cgroup) lets it use
   const cpus = usableCpuCount();
 
-  async function start(extra: string[], keyOptions: { maxConnections?: number } = {}): Promise<{ proc: ChildProcess; output: () => string; ports: { http: number } }> {
+  async function start(extra: string[], keyOptions: { maxConnections?: number } = {}, command?: (backendPort: number) => string[]): Promise<{ proc: ChildProcess; output: () => string; ports: { http: number } }> {
     backend = await startHttpBackend('local');
     edge = await startEdge(
       decodeEdgeConfig({
@@ -49,7 +55,8 @@ describe('tuna http --processes', function () {
     );
     const tunnelPort = edge.address().tunnel.port;
     const { TUNA_PROCESSES: _unset, ...env } = process.env;
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'http', String(backend.port), '--host', 'app.test', '--edge', `tcp://127.0.0.1:${tunnelPort}`, '--inspect=false', ...extra], {
+    const argv = command?.(backend.port) ?? ['http', String(backend.port), '--host', 'app.test'];
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...argv, '--edge', `tcp://127.0.0.1:${tunnelPort}`, '--inspect=false', ...extra], {
       cwd: repoRoot,
       env: { ...env, TUNA_KEY: key },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -181,6 +188,41 @@ describe('tuna http --processes', function () {
       first.destroy();
       second.destroy();
     }
+    expect(await stop(proc), output()).to.equal(0);
+  });
+
+  it('tuna run without --processes runs one process per usable CPU, says what it publishes once, and reloads in every process', async function () {
+    if (cpus < 2) this.skip();
+    const dir = mkdtempSync(join(tmpdir(), 'tuna-run-processes-'));
+    dirs.push(dir);
+    const ingress = (path: string): string =>
+      `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: site, namespace: default}\nspec:\n  ingressClassName: tuna\n  rules:\n    - host: app.test\n      http:\n        paths:\n          - {path: ${path}, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n`;
+    const { proc, output, ports } = await start([], {}, (port) => (writeFileSync(join(dir, 'objects.yaml'), `${ingress('/')}${loopbackService('web', port)}`), ['run', '--manifests', dir]));
+    await waitUntil(() => output().includes(`${cpus} agent processes serve the binding`) || proc.exitCode !== null, 60_000);
+    expect(output()).to.include(`${cpus} agent processes serve the binding`);
+    await waitUntil(() => edge!.registry.count().get(BINDING) === cpus, 10_000);
+    expect(output().match(/Publishing:/g)?.length, output()).to.equal(1);
+    expect(output().match(/Serving; watching the manifests/g)?.length).to.equal(1);
+    expect((await getVia(ports.http, 'app.test', '/hello')).status).to.equal(200);
+    // a change reaches every process (each watches the folder); process 0 alone says so
+    writeFileSync(join(dir, 'objects.yaml'), `${ingress('/only')}${loopbackService('web', backend!.port)}`);
+    await waitUntil(() => output().includes('Reloaded manifests'), 20_000);
+    const first = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const second = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // two kept-alive connections reach two processes (a spliced connection holds its tunnel's stream)
+      const statuses: number[] = [];
+      for (let i = 0; i < 50; i++) {
+        statuses.splice(0, 2, await getOn(first, ports.http, '/hello'), await getOn(second, ports.http, '/hello'));
+        if (statuses.every((s) => s === 404)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(statuses).to.deep.equal([404, 404]);
+    } finally {
+      first.destroy();
+      second.destroy();
+    }
+    expect(output().match(/Reloaded manifests/g)?.length, output()).to.equal(1);
     expect(await stop(proc), output()).to.equal(0);
   });
 

@@ -5,7 +5,7 @@ import { accessLogFlagOptions, openAccessLog, resolveAccessLog } from '../access
 import { agentFlagOptions, resolveAgentOptions } from '../agent-options.js';
 import { UsageError } from '../errors.js';
 import { HostnameString, decodeFlags, parseFlags } from '../flags.js';
-import { pinnedProcesses, planProcesses, processGroupOf } from '../agent-process-plan.js';
+import { pinnedProcesses, planProcesses, processGroupOf, serveAsAgentProcess } from '../agent-process-plan.js';
 import type { ProcessPlan } from '../agent-process-plan.js';
 import { inspectFlagOptions, inspectorBanner, resolveInspectOptions, startInspector } from '../inspect-options.js';
 import type { CliIo } from '../io.js';
@@ -117,23 +117,6 @@ export function singleProcessReasons(hasOwnCookieKey: boolean, hasRateLimit: boo
     ...(hasOwnCookieKey ? ['--oidc-issuer without --oidc-cookie-secret-file (each process would seal sessions with a random key of its own)'] : []),
     ...(hasRateLimit ? ['--rate-limit counts per process (N processes would let N times the limit through)'] : []),
   ];
-}
-
-/**
- * serveAsAgentProcess serves as process 1 … N − 1. With the default count, a refusal for the key's
- * connection cap is no error: this process tells process 0, which serves with those the cap let
- * in, and exits without a word of its own.
- */
-async function serveAsAgentProcess(serve: () => Promise<number>, asProcess: { capped: () => void }, isPinned: boolean): Promise<number> {
-  try {
-    return await serve();
-  } catch (err) {
-    // recognised by its stable code, as explain.ts does
-    const refusal = err as { code?: unknown; statusCode?: unknown };
-    if (isPinned || refusal.code !== 'TUNA_TUNNEL_REFUSED' || refusal.statusCode !== 429) throw err;
-    asProcess.capped();
-    return 75;
-  }
 }
 
 /** hashPassword hashes a --basic-auth password with bcrypt (cost 10), loaded only when needed. */
