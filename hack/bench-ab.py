@@ -15,7 +15,9 @@ threads, from /proc); h2load at a fixed rate for p50/p99; optionally one downloa
 Environment: ROUNDS (3), SECS (4), RPS (2000), DL (bytes per transfer, 0 skips; 256 MiB),
 AGENT_ARGS (JSON: variant name -> extra `tuna http` flags, e.g. policies; every agent runs with
 `--inspect=false`: the request inspector listens on one port, 4040, which only the first variant's
-agent would get, and its recording costs about 4 KB per request), EDGE_ARGS (JSON: variant
+agent would get, and its recording costs about 4 KB per request; and as one process,
+`TUNA_PROCESSES=1`, which builds from before the default of one per CPU ignore: a `--processes N`
+here overrides it), EDGE_ARGS (JSON: variant
 name -> extra `tuna edge` flags, e.g. ["--workers","2"] or ["--http1-forwarding","per-request"]; CPU counts the edge's
 worker processes too), HEADER (one more
 request header every client sends, e.g. an Authorization for a --basic-auth variant).
@@ -52,7 +54,7 @@ try:
         open(f'{D}/{name}.yaml','w').write(f'listen:\n  tunnel: {{host: "127.0.0.1", port: {tp}, tls: {{certFile: "{D}/c.pem", keyFile: "{D}/k.pem"}}}}\n  http: {{host: "127.0.0.1", port: {hp}}}\nbindings:\n  - {{id: "binding/host/bench.test", kind: host, hostnames: ["bench.test"], keys: [{{sha256: "{sha}"}}]}}\n')
         e=start([NODE,*flags,f'{dist}/cli/main.js','edge','--config',f'{D}/{name}.yaml',*EDGE_ARGS.get(name,[])], f'{D}/{name}-edge.log')
         time.sleep(1.5)
-        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem','--inspect=false',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key})
+        a=start([NODE,*flags,f'{dist}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem','--inspect=false',*AGENT_ARGS.get(name,[])], f'{D}/{name}-agent.log', {'TUNA_KEY':key,'TUNA_PROCESSES':'1'})
         for _ in range(100):
             r=subprocess.run(['curl','-s','-o','/dev/null','-w','%{http_code}','-H','Host: bench.test',*EXTRA,f'http://127.0.0.1:{hp}/1k'],capture_output=True,text=True)
             if r.stdout=='200': break

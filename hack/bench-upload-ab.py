@@ -38,7 +38,7 @@ try:
         prof=['--cpu-prof',f'--cpu-prof-dir={PROF}/{name}'] if PROF else []
         e=start([NODE,'--max-semi-space-size=16',*prof,f'{DIST}/cli/main.js','edge','--config',f'{D}/{name}.yaml','--workers','1','--http1-forwarding',mode],f'{D}/{name}-edge.log')
         time.sleep(1.5)
-        a=start([NODE,'--max-semi-space-size=16',*prof,*[f for f in os.environ.get('AFLAGS','').split(',') if f],f'{DIST}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem','--inspect=false'],f'{D}/{name}-agent.log',{'TUNA_KEY':key})
+        a=start([NODE,'--max-semi-space-size=16',*prof,*[f for f in os.environ.get('AFLAGS','').split(',') if f],f'{DIST}/cli/main.js','http',str(BP),'--host','bench.test','--edge',f'tls://127.0.0.1:{tp}','--ca',f'{D}/c.pem','--inspect=false'],f'{D}/{name}-agent.log',{'TUNA_KEY':key,'TUNA_PROCESSES':'1'})
         for _ in range(100):
             r=subprocess.run(['curl','-s','-o','/dev/null','-w','%{http_code}','-H','Host: bench.test',f'http://127.0.0.1:{hp}/1k'],capture_output=True,text=True)
             if r.stdout=='200': break
