@@ -94,7 +94,8 @@ export function startAgentProcesses(command: string, count: number, args: string
         if (m.tuna === 'agent-capped') isCapped = true;
         if (m.tuna !== 'agent-ready') return;
         isReady = true;
-        log.info(`tuna ${command}: agent process ${index} (pid ${worker.process.pid}) serves`, { process: index, pid: worker.process.pid });
+        // a note about a process (stderr in text), as a tunnel up is: stdout keeps the banner and the summary below
+        log.notice(`tuna ${command}: agent process ${index} (pid ${worker.process.pid}) serves`, { process: index, pid: worker.process.pid });
         resolve('serves');
       });
       worker.once('exit', (code, signal) => {
@@ -121,7 +122,7 @@ export function startAgentProcesses(command: string, count: number, args: string
       isStarted = true;
       const serving = 1 + outcomes.filter((o) => o === 'serves').length;
       if (serving < count) log.notice(`tuna ${command}: the key's connection limit let ${serving} of ${count} agent processes connect; serving with ${serving}`, { processes: serving, asked: count });
-      log.info(`tuna ${command}: ${serving} agent processes serve the binding`, { processes: serving });
+      log.info(`tuna ${command}: ${serving} agent processes serve ${command === 'run' ? 'the bindings' : 'the binding'}`, { processes: serving });
     },
     (err: Error & { exitCode?: number }) => {
       if (isStopping) return;

@@ -198,8 +198,8 @@ describe('tuna http --processes', function () {
     const ingress = (path: string): string =>
       `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: site, namespace: default}\nspec:\n  ingressClassName: tuna\n  rules:\n    - host: app.test\n      http:\n        paths:\n          - {path: ${path}, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n`;
     const { proc, output, ports } = await start([], {}, (port) => (writeFileSync(join(dir, 'objects.yaml'), `${ingress('/')}${loopbackService('web', port)}`), ['run', '--manifests', dir]));
-    await waitUntil(() => output().includes(`${cpus} agent processes serve the binding`) || proc.exitCode !== null, 60_000);
-    expect(output()).to.include(`${cpus} agent processes serve the binding`);
+    await waitUntil(() => output().includes(`${cpus} agent processes serve the bindings`) || proc.exitCode !== null, 60_000);
+    expect(output()).to.include(`${cpus} agent processes serve the bindings`);
     await waitUntil(() => edge!.registry.count().get(BINDING) === cpus, 10_000);
     expect(output().match(/Publishing:/g)?.length, output()).to.equal(1);
     expect(output().match(/Serving; watching the manifests/g)?.length).to.equal(1);
