@@ -50,7 +50,10 @@ describe('tuna http: SIGTERM with nothing in flight', function () {
 
   /** startHttp runs `tuna http` as its own process (the sources, through tsx) and resolves once it forwards. */
   async function startHttp(backendPort: number, tunnelPort: number): Promise<{ proc: ChildProcess; output: () => string }> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'http', String(backendPort), '--host', 'app.test', '--edge', `tls://127.0.0.1:${tunnelPort}`, '--ca', caFile], {
+    // one process: this is the drain of one agent with its clients gone; with the default of one
+    // per CPU the others attach their tunnels while the load below runs, a different case
+    // (cli-http-processes.test.ts stops several)
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'http', String(backendPort), '--host', 'app.test', '--edge', `tls://127.0.0.1:${tunnelPort}`, '--ca', caFile, '--processes', '1'], {
       cwd: repoRoot,
       env: { ...process.env, TUNA_KEY: key },
       stdio: ['ignore', 'pipe', 'pipe'],
