@@ -3,6 +3,8 @@ import { UsageError } from './errors.js';
 import { PositiveIntString } from './flags.js';
 import { usableCpuCount } from './cpu-limit.js';
 import type { SharedExchange } from '../inspector/index.js';
+// a type only: the cluster code of edge-workers.ts is not loaded
+import type { PrimaryLog } from './edge-workers.js';
 
 /**
  * How many agent processes `tuna http` runs (docs/cli.md "Processes"): `--processes N` (or
@@ -47,13 +49,6 @@ export function planProcesses(pinned: number | undefined, single: readonly strin
   return { count, isPinned: false };
 }
 
-/** ProcessLog is how process 0 reports on the others (the command's logger). */
-export interface ProcessLog {
-  info(line: string, fields?: Record<string, unknown>): void;
-  notice(line: string, fields?: Record<string, unknown>): void;
-  error(line: string, fields?: Record<string, unknown>): void;
-}
-
 /** ProcessGroup is what process 0 of a plan serves with (serve.ts): when to start the others, its stop, and its status. */
 export interface ProcessGroup {
   /** afterApply forks the others once this process serves (a no-op for one process) */
@@ -70,7 +65,7 @@ export interface ProcessGroup {
  * only once there is more than one process, after the first graph is applied, so that it
  * delays neither the first byte nor a `tuna http` of one process.
  */
-export function processGroupOf(plan: ProcessPlan, command: string, args: string[], log: ProcessLog, stopSignal: Promise<string>, onExchange?: (exchange: SharedExchange) => void): ProcessGroup {
+export function processGroupOf(plan: ProcessPlan, command: string, args: string[], log: PrimaryLog, stopSignal: Promise<string>, onExchange?: (exchange: SharedExchange) => void): ProcessGroup {
   if (plan.count <= 1) return { afterApply: () => undefined, stop: stopSignal, finish: () => Promise.resolve(0) };
   let others: Promise<{ stop(signal: string): Promise<void> } | undefined> = Promise.resolve(undefined);
   let status = 0;
