@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# conformance.sh [-run-test NAME] [-profiles P,...] [-data-plane Shared|Dedicated] [-publish] [-- extra suite flags]: runs the official Gateway
-# API conformance suite (sigs.k8s.io/gateway-api/conformance, the release in hack/cluster/versions.sh)
-# against tuna on the local test cluster, as docs/conformance.md describes:
+# conformance.sh [-suite-version X.Y.Z] [-run-test NAME] [-profiles P,...] [-data-plane Shared|Dedicated] [-publish] [-- extra suite flags]:
+# runs the official Gateway API conformance suite (sigs.k8s.io/gateway-api/conformance, the release
+# in hack/cluster/versions.sh unless -suite-version names another) against tuna on the local test
+# cluster, as docs/conformance.md describes:
 #
 #   1. builds the suite into the cache (hack/conformance/build.sh) and brings the cluster up;
 #   2. installs the experimental-channel CRDs of the same release (bundle versions match: no
@@ -13,8 +14,14 @@
 #   5. runs the suite with -gateway-class tuna, the features tuna's GatewayClass advertises
 #      (read back from its status.supportedFeatures) and the report metadata, writing the report to
 #      $TUNA_CONFORMANCE_OUT (default: a temp dir; docs/conformance/ keeps the published one);
-#   6. tears down what it started and prints the result per profile; with -publish, copies the report
-#      to docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml.
+#   6. checks the report against the suite's go test output (hack/conformance/cross-check.sh), tears
+#      down what it started and prints the result per profile; with -publish, copies the report to
+#      docs/conformance/reports/v<minor>/tuna/<channel>-v<version>-default-report.yaml
+#      (…-default-suite-v<suite>-report.yaml for a release other than the default).
+#
+# -suite-version X.Y.Z ($TUNA_CONFORMANCE_SUITE_VERSION): another release of the suite, one that
+# hack/conformance/release.sh knows (feature names, report quirks); built and cached per version.
+# The cluster's echo-basic stays the default release's (the base manifests are the same).
 #
 # -data-plane Dedicated ($TUNA_CONFORMANCE_DATA_PLANE): the GatewayClass names GatewayParameters with
 # dataPlane: Dedicated, so every Gateway of the suite is served by pods of its own
@@ -27,28 +34,34 @@
 # UDPRoute tests: DNS to the coredns stand-in and echo-basic's UDP echo, through UDP ports of each
 # Gateway's address).
 #
-# Exit status: the suite's (0 = every test it ran passed). Progress goes to stderr; the per-profile
-# summary to stdout.
+# Exit status: the suite's (0 = every test it ran passed), or 1 if the report disagrees with the go
+# test output. Progress goes to stderr; the per-profile summary to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source hack/cluster/env.sh
 log() { echo "conformance: $*" >&2; }
 
+source hack/conformance/release.sh
 run_test="" profiles="GATEWAY-HTTP,GATEWAY-GRPC,GATEWAY-TLS,GATEWAY-TCP,GATEWAY-UDP" publish=0 extra=()
 data_plane="${TUNA_CONFORMANCE_DATA_PLANE:-Shared}"
+suite_version="${TUNA_CONFORMANCE_SUITE_VERSION:-$TUNA_GATEWAY_API_VERSION}"
 while (( $# > 0 )); do
   case "$1" in
+    -suite-version|--suite-version) suite_version="$2"; shift 2 ;;
     -run-test|--run-test) run_test="$2"; shift 2 ;;
     -profiles|--profiles) profiles="$2"; shift 2 ;;
     -data-plane|--data-plane) data_plane="$2"; shift 2 ;;
     -publish|--publish) publish=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 [[ "$data_plane" == Shared || "$data_plane" == Dedicated ]] || { echo "conformance: -data-plane is Shared or Dedicated, not $data_plane" >&2; exit 2; }
+suite_release_known "$suite_version" ||
+  { echo "conformance: -suite-version is one of ${TUNA_SUITE_RELEASES[*]} (hack/conformance/release.sh), not $suite_version" >&2; exit 2; }
+export TUNA_CONFORMANCE_SUITE_VERSION="$suite_version"
 
 # TUNA_CONFORMANCE_BIN: a suite binary of your own (for example one with extra logging); else ours.
 [[ -n "${TUNA_CONFORMANCE_BIN:-}" ]] || eval "$(hack/conformance/build.sh)"
@@ -56,7 +69,7 @@ work="$(mktemp -d)"
 out="${TUNA_CONFORMANCE_OUT:-$work/out}"
 mkdir -p "$out"
 pids=()
-cluster_started=0
+cluster_started=0 crds_installed=0
 cleanup() {
   local status=$?
   # What the edge and the operator counted (UDP drops by reason among it), kept beside their logs.
@@ -73,7 +86,12 @@ cleanup() {
     "$kubectl" delete deployments,secrets,serviceaccounts -A -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
     "$kubectl" delete clusterrolebindings -l tuna.dev/data-plane=true --wait=false >/dev/null 2>&1 || true
   fi
-  if [[ $cluster_started == 1 && -z "${TUNA_CONFORMANCE_KEEP_CLUSTER:-}" ]]; then hack/cluster/down.sh >/dev/null 2>&1 || true; fi
+  if [[ $cluster_started == 1 && -z "${TUNA_CONFORMANCE_KEEP_CLUSTER:-}" ]]; then
+    hack/cluster/down.sh >/dev/null 2>&1 || true
+  elif [[ $crds_installed == 1 && $suite_version != "$TUNA_GATEWAY_API_VERSION" ]]; then
+    # a cluster that stays up gets the default release's CRDs back, the ones the other tests expect
+    hack/gateway-api-crds.sh experimental >/dev/null 2>&1 || true
+  fi
   log "logs and report in $out"
   exit "$status"
 }
@@ -83,7 +101,8 @@ eval "$(hack/cluster/up.sh)"   # KUBECONFIG, TUNA_CLUSTER_STARTED
 cluster_started=$TUNA_CLUSTER_STARTED
 export KUBECONFIG
 kubectl="$TUNA_K8S_DIR/bin/kubectl"
-hack/gateway-api-crds.sh experimental >/dev/null
+crds_installed=1
+TUNA_GATEWAY_API_VERSION="$suite_version" hack/gateway-api-crds.sh experimental >/dev/null
 
 # The edge: tunnel listener on loopback with a throwaway certificate, Gateway addresses from
 # 127.77.0.0/16. Each address serves the ports its Gateway's listeners name (the operator asks for
@@ -170,7 +189,9 @@ for _ in $(seq 1 60); do
 done
 [[ -n "$features" ]] || { log "GatewayClass tuna has no supportedFeatures after 60 s (see $out/operator.log)"; exit 1; }
 features="${features%,}"
-log "features tested: $features (data plane: $data_plane)"
+log "features advertised: $features (data plane: $data_plane)"
+features="$(suite_feature_names "$suite_version" "$features")"
+log "features tested, as suite v$suite_version names them: $features"
 
 version="$(node -p 'require("./package.json").version')"
 suite_flags=(
@@ -199,12 +220,20 @@ if (( status != 0 )); then
   tail -20 "$out/operator.log" | sed 's/^/operator: /' >&2 || true
 fi
 if [[ -f "$out/report.yaml" ]]; then
+  # the report of suite v1.6.0/v1.6.1 may count a parallel test as passed before it ran
+  # (hack/conformance/release.sh): what go test saw must agree with it, or the run failed
+  agrees=1
+  hack/conformance/cross-check.sh "$out/suite.log" "$out/report.yaml" || { agrees=0 status=1; }
   hack/conformance/summary.sh "$out/report.yaml"
-  if [[ $publish == 1 ]]; then
-    minor="${TUNA_GATEWAY_API_VERSION%.*}" dest="docs/conformance/reports/v$minor/tuna"
+  if [[ $publish == 1 && $agrees == 0 ]]; then
+    log "report not published: it disagrees with the go test output"
+  elif [[ $publish == 1 ]]; then
+    name="experimental-v$version-default-report.yaml"
+    [[ $suite_version == "$TUNA_GATEWAY_API_VERSION" ]] || name="experimental-v$version-default-suite-v$suite_version-report.yaml"
+    dest="docs/conformance/reports/v${suite_version%.*}/tuna"
     mkdir -p "$dest"
-    cp "$out/report.yaml" "$dest/experimental-v$version-default-report.yaml"
-    log "report published as $dest/experimental-v$version-default-report.yaml"
+    cp "$out/report.yaml" "$dest/$name"
+    log "report published as $dest/$name"
   fi
 else
   log "no report written"
