@@ -38,3 +38,5 @@ export function translateSnapshot(snapshot: Snapshot, options: Partial<Translate
 }
 export { referencedSecrets } from './referenced-secrets.js';
 export { checkTlsPair } from './common/tls-pair.js';
+export { IncrementalTranslation, fingerprintOf } from './incremental.js';
+export type { TranslationStats } from './incremental.js';

@@ -13,6 +13,8 @@ import { condition, upsertInPlace, warning } from './common/status.js';
 export function mergeFragments(fragments: Fragment[], statuses: ObjectStatus[]): TranslateResult {
   const winners = pickWinners(fragments);
   const book = new Map(statuses.map((s) => [refKey(s.ref), s]));
+  // the statuses given are not changed: an incremental translation hands the same ones again
+  const copies = new WeakSet<ObjectStatus>();
   const graph = emptyGraph();
   for (const fragment of fragments) {
     const lost = new Set<string>();
@@ -20,12 +22,13 @@ export function mergeFragments(fragments: Fragment[], statuses: ObjectStatus[]):
       const winner = winners.get(claim.hostname);
       if (winner && winner.group !== fragment.group) {
         lost.add(`${claim.bindingId}\n${claim.hostname}`);
-        reportConflict(book, claim, winner.claim);
+        reportConflict(book, copies, claim, winner.claim);
       }
     }
     append(graph, lost.size === 0 ? fragment.graph : dropLost(fragment.graph, lost));
   }
-  const merged = [...book.values()].sort((a, b) => compareStrings(refKey(a.ref), refKey(b.ref)));
+  // the book's keys are the refKeys: sorting by them spares two refKey strings per comparison
+  const merged = [...book].sort((a, b) => compareStrings(a[0], b[0])).map(([, s]) => s);
   return { graph: canonicalize(graph), statuses: merged };
 }
 
@@ -54,11 +57,12 @@ function isOlder(a: HostClaim, b: HostClaim): boolean {
   return refKey(a.owner) < refKey(b.owner);
 }
 
-function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winner: HostClaim): void {
+function reportConflict(book: Map<string, ObjectStatus>, copies: WeakSet<ObjectStatus>, loser: HostClaim, winner: HostClaim): void {
   const key = refKey(loser.owner);
   let status = book.get(key);
-  if (!status) {
-    status = { ref: loser.owner, conditions: [], events: [] };
+  if (!status || !copies.has(status)) {
+    status = status ? copyStatus(status) : { ref: loser.owner, conditions: [], events: [] };
+    copies.add(status);
     book.set(key, status);
   }
   const w = winner.owner;
@@ -79,6 +83,11 @@ function reportConflict(book: Map<string, ObjectStatus>, loser: HostClaim, winne
     if (list.some((c) => c.type === 'Ready')) upsertInPlace(list, { ...published, type: 'Ready' });
   }
   dropLostHostname(status, loser.hostname);
+}
+
+/** copyStatus copies what reportConflict changes in a status: its conditions, events and body. */
+function copyStatus(s: ObjectStatus): ObjectStatus {
+  return { ...s, conditions: s.conditions.map((c) => ({ ...c })), events: [...s.events], ...(s.status !== undefined ? { status: structuredClone(s.status) } : {}) };
 }
 
 /**

@@ -13,11 +13,12 @@ import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { validate } from '../../src/model/index.js';
 import { snapshotFromObjects, translateSnapshot } from '../../src/translate/index.js';
 import type { TranslateOptions } from '../../src/translate/index.js';
-import { selfSignedCertificate } from '../support/tunnel-certs.js';
+import { loadObjects, shuffle } from './inputs.js';
+
 
 const root = dirname(fileURLToPath(import.meta.url));
 const update = process.env.UPDATE_GOLDEN === '1';
@@ -36,34 +37,6 @@ export function renderGolden(objects: unknown[]): string {
   const problems = validate(result.graph);
   if (problems.length > 0) throw new Error(`translator produced an invalid graph:\n${problems.join('\n')}`);
   return stringify(result, { sortMapEntries: true, lineWidth: 0, aliasDuplicateObjects: false });
-}
-
-let testPair: { cert: string; key: string } | undefined;
-
-/** withTestPair replaces the `$TEST_TLS_CRT` and `$TEST_TLS_KEY` placeholders by a pair made for this run (base64). */
-function withTestPair(text: string): string {
-  if (!text.includes('$TEST_TLS_')) return text;
-  testPair ??= selfSignedCertificate(['golden.test']);
-  const b64 = (pem: string): string => Buffer.from(pem).toString('base64');
-  return text.replaceAll('$TEST_TLS_CRT', b64(testPair.cert)).replaceAll('$TEST_TLS_KEY', b64(testPair.key));
-}
-
-function loadObjects(file: string): unknown[] {
-  const docs = parseAllDocuments(withTestPair(readFileSync(file, 'utf8')));
-  for (const d of docs) if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]?.message}`);
-  return docs.map((d) => d.toJS() as unknown).filter((o) => o !== null && o !== undefined);
-}
-
-/** A fixed permutation (deterministic, no randomness in tests). */
-function shuffle<T>(items: T[]): T[] {
-  const out = [...items];
-  let seed = 7;
-  for (let i = out.length - 1; i > 0; i--) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    const j = seed % (i + 1);
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
 }
 
 // GOLDEN_DIR=ingress limits a run (and UPDATE_GOLDEN) to one source folder.

@@ -28,50 +28,77 @@ interface RouteSpec {
 }
 
 /**
- * buildIngressGraph turns the resolved route table into graph nodes. Each host with at least one
- * route becomes `binding/host/<host>` with an http listener (port 80) and, when it has a
- * certificate, an https listener (port 443, TLS terminated in the cluster); both carry the same
- * routes. A binding's source is the oldest Ingress with a route on it. Hosts with no route are not
- * published. Marks on each entry the hosts where its routes were placed.
+ * buildHostGraphs turns the resolved route table into graph nodes, one IngressGraph per host (in
+ * host order), so that an incremental translation can replace the hosts a change touched and keep
+ * the others. Each host with at least one route becomes `binding/host/<host>` with an http listener
+ * (port 80) and, when it has a certificate, an https listener (port 443, TLS terminated in the
+ * cluster); both carry the same routes. A binding's source is the oldest Ingress with a route on
+ * it. Hosts with no route are not published. Marks on each entry the hosts where its routes were
+ * placed.
  */
-export function buildIngressGraph(table: RouteTable): IngressGraph {
-  const graph = emptyGraph();
-  const claims: HostClaim[] = [];
+export function buildHostGraphs(table: RouteTable): Map<string, IngressGraph> {
+  const out = new Map<string, IngressGraph>();
   const hosts = [...table.values()].sort((a, b) => compareStrings(a.host, b.host));
   for (const routes of hosts) {
-    const specs = routeSpecs(routes);
-    const owners = [...new Set(specs.map((s) => s.owner))].sort((a, b) => a.rank - b.rank);
-    const owner = owners[0];
-    if (owner === undefined) continue;
-    const bindingId = `binding/host/${routes.host}`;
-    graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [routes.host], source: sourceOf(owner.ref) });
-    const listeners: Listener[] = [
-      { id: `${bindingId}/listener/http`, bindingId, name: 'http', port: httpPort, protocol: 'http', source: sourceOf(owner.ref) },
-    ];
-    const cert = routes.certificate;
-    if (cert)
-      listeners.push({
-        id: `${bindingId}/listener/https`,
-        bindingId,
-        name: 'https',
-        port: httpsPort,
-        protocol: 'https',
-        tls: { mode: 'terminate-in-cluster', certificates: [cert.secret] },
-        source: sourceOf(cert.owner.ref, `tls/${cert.tlsIndex}`),
-      });
-    for (const listener of listeners) {
-      graph.listeners.push(listener);
-      graph.virtualHosts.push({
-        id: `${listener.id}/vhost/${routes.host}`,
-        listenerId: listener.id,
-        hostname: routes.host,
-        routes: specs.map((s) => toRoute(s, listener.name, cert !== undefined)),
-      });
-    }
-    for (const o of owners) {
-      o.published.add(routes.host);
-      claims.push({ hostname: routes.host, bindingId, owner: o.ref, created: o.created });
-    }
+    const built = buildHostGraph(routes);
+    if (built !== undefined) out.set(routes.host, built);
+  }
+  return out;
+}
+
+/** buildIngressGraph is the whole Ingress fragment: every host's nodes and claims, in host order. */
+export function buildIngressGraph(table: RouteTable): IngressGraph {
+  return joinHostGraphs(buildHostGraphs(table).values());
+}
+
+/** joinHostGraphs concatenates per-host graphs into one fragment graph (merge canonicalises the order). */
+export function joinHostGraphs(parts: Iterable<IngressGraph>): IngressGraph {
+  const graph = emptyGraph();
+  const claims: HostClaim[] = [];
+  for (const part of parts) {
+    for (const b of part.graph.bindings) graph.bindings.push(b);
+    for (const l of part.graph.listeners) graph.listeners.push(l);
+    for (const v of part.graph.virtualHosts) graph.virtualHosts.push(v);
+    for (const c of part.claims) claims.push(c);
+  }
+  return { graph, claims };
+}
+
+function buildHostGraph(routes: HostRoutes): IngressGraph | undefined {
+  const specs = routeSpecs(routes);
+  const owners = [...new Set(specs.map((s) => s.owner))].sort((a, b) => a.rank - b.rank);
+  const owner = owners[0];
+  if (owner === undefined) return undefined;
+  const graph = emptyGraph();
+  const claims: HostClaim[] = [];
+  const bindingId = `binding/host/${routes.host}`;
+  graph.bindings.push({ id: bindingId, kind: 'host', hostnames: [routes.host], source: sourceOf(owner.ref) });
+  const listeners: Listener[] = [
+    { id: `${bindingId}/listener/http`, bindingId, name: 'http', port: httpPort, protocol: 'http', source: sourceOf(owner.ref) },
+  ];
+  const cert = routes.certificate;
+  if (cert)
+    listeners.push({
+      id: `${bindingId}/listener/https`,
+      bindingId,
+      name: 'https',
+      port: httpsPort,
+      protocol: 'https',
+      tls: { mode: 'terminate-in-cluster', certificates: [cert.secret] },
+      source: sourceOf(cert.owner.ref, `tls/${cert.tlsIndex}`),
+    });
+  for (const listener of listeners) {
+    graph.listeners.push(listener);
+    graph.virtualHosts.push({
+      id: `${listener.id}/vhost/${routes.host}`,
+      listenerId: listener.id,
+      hostname: routes.host,
+      routes: specs.map((s) => toRoute(s, listener.name, cert !== undefined)),
+    });
+  }
+  for (const o of owners) {
+    o.published.add(routes.host);
+    claims.push({ hostname: routes.host, bindingId, owner: o.ref, created: o.created });
   }
   return { graph, claims };
 }

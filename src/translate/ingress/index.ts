@@ -8,7 +8,10 @@ import type { SnapshotIndex } from '../common/index-snapshot.js';
 import { StatusBook } from '../common/meta.js';
 import { warning } from '../common/status.js';
 import type { TranslateOptions, TranslatorOutput } from '../types.js';
-import { buildIngressGraph } from './build-graph.js';
+import type { V1Ingress } from '@kubernetes/client-node';
+import type { ObjectStatus } from '../../model/index.js';
+import { buildHostGraphs, joinHostGraphs } from './build-graph.js';
+import type { IngressGraph } from './build-graph.js';
 import { collectIngress } from './collect.js';
 import type { IngressEntry } from './entry.js';
 import { compareEntries, newEntry } from './entry.js';
@@ -19,7 +22,6 @@ import type { RouteTable } from './route-table.js';
 import { assignCertificates } from './tls.js';
 import { readNginxAnnotations } from './nginx-annotations.js';
 
-
 /** ingressFragmentGroup is the fragment group shared by every tuna Ingress (see merge.ts). */
 export const ingressFragmentGroup = 'ingress';
 
@@ -28,6 +30,27 @@ export const ingressFragmentGroup = 'ingress';
  * ignored silently (no status: they belong to another controller).
  */
 export function translateIngresses(index: SnapshotIndex, options: TranslateOptions): TranslatorOutput {
+  return joinIngressParts(translateIngressParts(index, options));
+}
+
+/**
+ * IngressParts is the Ingress translation cut where it can be spliced: per Ingress (by
+ * `namespace/name`) the hosts it touches and its status, per host its nodes and claims. What a
+ * host serves depends only on the Ingresses touching it, and an Ingress's status only on its own
+ * hosts, so the parts of a set of Ingresses that shares no host with the others equal their share
+ * of the whole translation (IncrementalIngresses relies on it).
+ */
+export interface IngressParts {
+  /** per tuna Ingress: its valid hosts, the generated one included (every host its routes, defaultBackend or TLS can take part in) */
+  hostsOf: Map<string, string[]>;
+  statuses: Map<string, ObjectStatus>;
+  hosts: Map<string, IngressGraph>;
+  /** the snapshot held one `namespace/name` twice (manifest files): the parts cannot be keyed by it */
+  hasDuplicates: boolean;
+}
+
+/** translateIngressParts translates the tuna Ingresses of the snapshot into IngressParts. */
+export function translateIngressParts(index: SnapshotIndex, options: TranslateOptions): IngressParts {
   const matcher = ingressClassMatcher(index.snapshot.ingressClasses, options);
   const entries: IngressEntry[] = [];
   for (const ingress of index.snapshot.ingresses) {
@@ -46,11 +69,40 @@ export function translateIngresses(index: SnapshotIndex, options: TranslateOptio
   placePaths(table, unique);
   placeFallbacks(table, unique);
   assignCertificates(table, unique, index);
-  const { graph, claims } = buildIngressGraph(table);
+  const hosts = buildHostGraphs(table);
 
   const book = new StatusBook();
-  for (const e of unique) writeStatus(book, e, table);
-  return { fragments: unique.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses: book.all() };
+  const statuses = new Map<string, ObjectStatus>();
+  const hostsOf = new Map<string, string[]>();
+  for (const e of unique) {
+    statuses.set(e.key, writeStatus(book, e, table));
+    hostsOf.set(e.key, e.hosts);
+  }
+  return { hostsOf, statuses, hosts, hasDuplicates: unique.length < entries.length };
+}
+
+/** joinIngressParts is the translator's output of IngressParts: one fragment (when any Ingress is tuna's) and the statuses. */
+export function joinIngressParts(parts: IngressParts): TranslatorOutput {
+  const { graph, claims } = joinHostGraphs(parts.hosts.values());
+  const statuses = [...parts.statuses.values()];
+  return { fragments: statuses.length > 0 ? [{ group: ingressFragmentGroup, graph, claims }] : [], statuses };
+}
+
+/**
+ * ingressHostsOf reads, per tuna Ingress of `ingresses` (by `namespace/name`), the hosts it would
+ * touch: what collectIngress finds, without placing anything. Ingresses of other classes are left out.
+ */
+export function ingressHostsOf(ingresses: readonly V1Ingress[], index: SnapshotIndex, options: TranslateOptions): Map<string, string[]> {
+  const matcher = ingressClassMatcher(index.snapshot.ingressClasses, options);
+  const out = new Map<string, string[]>();
+  for (const ingress of ingresses) {
+    const via = matcher.claim(ingress);
+    if (via === undefined) continue;
+    const entry = newEntry(ingress, via);
+    collectIngress(entry, index, options);
+    out.set(entry.key, entry.hosts);
+  }
+  return out;
 }
 
 /**
@@ -92,7 +144,7 @@ function dropDuplicates(entries: IngressEntry[]): IngressEntry[] {
  * by name. Wildcard hosts are published but left out of it: the API server accepts only DNS-1123
  * names there (networking validation, ValidateIngressLoadBalancerStatus).
  */
-function writeStatus(book: StatusBook, e: IngressEntry, table: RouteTable): void {
+function writeStatus(book: StatusBook, e: IngressEntry, table: RouteTable): ObjectStatus {
   const status = book.entry(e.ingress, e.ref);
   const hosts = [...e.published].sort();
   const named = hosts.filter((h) => !h.startsWith('*.'));
@@ -104,4 +156,5 @@ function writeStatus(book: StatusBook, e: IngressEntry, table: RouteTable): void
     published,
   });
   for (const w of e.nginx?.warnings ?? []) status.events.push(warning(w.reason, w.message));
+  return status;
 }
