@@ -3,7 +3,7 @@ import type { CertificatePair, Endpoint } from '../dataplane/index.js';
 import { endpointsFromSlices } from '../dataplane/index.js';
 import type { ObjectStatus, RouteGraph } from '../model/index.js';
 import { snapshotFromObjects, translateSnapshot } from '../translate/index.js';
-import type { TranslateOptions } from '../translate/index.js';
+import type { IncrementalTranslation, TranslateOptions } from '../translate/index.js';
 import { isKind } from '../translate/index.js';
 
 /**
@@ -23,10 +23,14 @@ export interface AgentState {
   ignored: number;
 }
 
-/** translateObjects translates a set of objects: the same for a cluster and for manifest files. */
-export function translateObjects(objects: unknown[], options: Partial<TranslateOptions> = {}): AgentState {
+/**
+ * translateObjects translates a set of objects: the same for a cluster and for manifest files.
+ * Given an IncrementalTranslation (made with the same options), it translates through it: the same
+ * result, with only what changed since its last call translated again.
+ */
+export function translateObjects(objects: unknown[], options: Partial<TranslateOptions> = {}, incremental?: IncrementalTranslation): AgentState {
   const { snapshot, ignored } = snapshotFromObjects(normalizeTimestamps(objects));
-  const result = translateSnapshot(snapshot, options);
+  const result = incremental ? incremental.translate(snapshot) : translateSnapshot(snapshot, options);
   return {
     graph: result.graph,
     statuses: result.statuses,

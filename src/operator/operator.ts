@@ -6,7 +6,7 @@ import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
 import { SystemClock, backoffDelay } from '../tunnel/index.js';
 import type { Clock, ClockTimer, EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
-import { referencedSecrets, snapshotFromObjects } from '../translate/index.js';
+import { IncrementalTranslation, referencedSecrets, snapshotFromObjects } from '../translate/index.js';
 import type { TranslateOptions } from '../translate/index.js';
 import type { AcceptedCertificates } from './accepted-certificates.js';
 import { correctReservationStatuses } from './crd-reservation-status.js';
@@ -173,11 +173,14 @@ export class Operator {
   readonly #lane: StatusLane | undefined;
   /** syncs of the change loop waiting for their statuses, woken by the next change */
   #changeWaiters: (() => void)[] = [];
+  /** the last translation, kept so that a sync translates again only what changed (src/translate/incremental.ts) */
+  readonly #translation: IncrementalTranslation;
 
   constructor(options: OperatorOptions) {
     this.#o = options;
     this.#agent = new Agent(options.dataPlane, options.tunnels);
     this.#clock = options.clock ?? new SystemClock();
+    this.#translation = new IncrementalTranslation(options.translate);
     if (options.writer || options.events) {
       const lookup = () => objectLookup(splitDeleting(options.objects.objects()).live);
       this.#lane = new StatusLane({ ...(options.writer ? { writer: options.writer } : {}), ...(options.events ? { events: options.events } : {}), lookup });
@@ -246,7 +249,7 @@ export class Operator {
     const { live: objects, deleting } = splitDeleting(this.#o.objects.objects());
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
     const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
-    const translated = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate);
+    const translated = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate, this.#translation);
     const state = this.#o.select ? { ...translated, graph: this.#o.select(translated.graph) } : translated;
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
     // before anything acts on the graph (the endpoints, the edge's reservations, the tunnels)
