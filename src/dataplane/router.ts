@@ -64,16 +64,38 @@ export function compileRouteTable(graph: RouteGraph, compilePolicies?: PolicyCom
     const listener = listeners.get(vhost.listenerId);
     if (!listener) continue;
     const binding = bindings.get(listener.bindingId);
-    const routes = vhost.routes.map((route): CompiledRoute => {
-      const policies = compilePolicies?.(route, binding);
-      return policies === undefined ? { route, matches: compileMatch(route.match) } : { route, matches: compileMatch(route.match), policies };
-    });
     const list = vhostsByListener.get(listener.id) ?? [];
-    list.push({ vhost, listener, routes });
+    list.push(compileVirtualHost(vhost, listener, binding, compilePolicies));
     vhostsByListener.set(listener.id, list);
   }
   const streamRoutesByListener = groupBy(graph.streamRoutes, (r) => r.listenerId);
   return { graph, listenersByBinding, vhostsByListener, streamRoutesByListener, httpEntries: new Map() };
+}
+
+/**
+ * withoutPolicies holds each virtual host compiled with no policy on any of its routes, with the
+ * listener and binding it was compiled under: such a compilation is plain data and closures over
+ * the matches, so the next graph's same virtual host (canonicalize hands the same object for an
+ * unchanged one) under the same listener and binding takes it as it is. At 10,000 hosts compiling
+ * every match again was about a tenth of each sync (docs/tunnel-performance.md §13). A virtual host
+ * with policies is compiled each time: its policies' state is the data plane's (PolicyCompiler).
+ */
+const withoutPolicies = new WeakMap<VirtualHost, { compiled: CompiledVirtualHost; binding: Binding | undefined }>();
+
+function compileVirtualHost(vhost: VirtualHost, listener: Listener, binding: Binding | undefined, compilePolicies: PolicyCompile | undefined): CompiledVirtualHost {
+  const known = withoutPolicies.get(vhost);
+  if (known !== undefined && known.compiled.listener === listener && known.binding === binding) return known.compiled;
+  let hasPolicies = false;
+  const routes = vhost.routes.map((route): CompiledRoute => {
+    const policies = compilePolicies?.(route, binding);
+    if (policies === undefined) return { route, matches: compileMatch(route.match) };
+    hasPolicies = true;
+    return { route, matches: compileMatch(route.match), policies };
+  });
+  const compiled = { vhost, listener, routes };
+  // without a policy compiler a route's policies are not looked at: nothing to keep for a compile that has one
+  if (!hasPolicies && compilePolicies !== undefined) withoutPolicies.set(vhost, { compiled, binding });
+  return compiled;
 }
 
 function groupBy<T>(items: readonly T[], keyOf: (x: T) => string): Map<string, T[]> {

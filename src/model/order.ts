@@ -51,19 +51,31 @@ export function byId(a: { id: string }, b: { id: string }): number {
   return compareStrings(a.id, b.id);
 }
 
-/** canonicalize returns the graph with every list in canonical order (the input is not changed). */
+/**
+ * canonicalize returns the graph with every list in canonical order (the input is not changed).
+ * A binding, virtual host or stream route it has put in order before comes out as the same object
+ * as then: an incremental translation hands the nodes of what did not change again, and their
+ * consumers (tunnelsDiffer, validate, the data plane's route table) skip a node they have seen.
+ * Graph nodes are never changed once built, so a node's canonical form stays what it was.
+ */
 export function canonicalize(graph: RouteGraph): RouteGraph {
   return {
-    bindings: graph.bindings
-      .map((b) => ({ ...b, hostnames: [...new Set(b.hostnames)].sort(compareStrings) }))
-      .sort(byId),
+    bindings: graph.bindings.map((b) => canonical(b, () => ({ ...b, hostnames: [...new Set(b.hostnames)].sort(compareStrings) }))).sort(byId),
     listeners: [...graph.listeners].sort(byId),
-    virtualHosts: graph.virtualHosts
-      .map((v) => ({ ...v, routes: [...v.routes].sort(compareRoutes) }))
-      .sort(byId),
-    streamRoutes: graph.streamRoutes
-      .map((r) => ({ ...r, hostnames: [...new Set(r.hostnames)].sort(compareStrings) }))
-      .sort(byId),
+    virtualHosts: graph.virtualHosts.map((v) => canonical(v, () => ({ ...v, routes: [...v.routes].sort(compareRoutes) }))).sort(byId),
+    streamRoutes: graph.streamRoutes.map((r) => canonical(r, () => ({ ...r, hostnames: [...new Set(r.hostnames)].sort(compareStrings) }))).sort(byId),
     reservations: [...graph.reservations].sort(byId),
   };
+}
+
+/** canonicalForms maps each node canonicalize was given to what it made of it (and each made node to itself). */
+const canonicalForms = new WeakMap<object, object>();
+
+function canonical<T extends object>(node: T, make: () => T): T {
+  const known = canonicalForms.get(node) as T | undefined;
+  if (known !== undefined) return known;
+  const made = make();
+  canonicalForms.set(node, made);
+  canonicalForms.set(made, made);
+  return made;
 }

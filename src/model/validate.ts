@@ -19,27 +19,13 @@ export function validate(graph: RouteGraph): string[] {
 
   for (const b of graph.bindings) {
     unique(b.id);
-    for (const h of b.hostnames) if (!isValidHostPattern(h)) errors.push(`${b.id}: invalid hostname ${h}`);
-    if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
-    if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
-    if (b.connections !== undefined && !(Number.isInteger(b.connections) && b.connections >= 1)) errors.push(`${b.id}: invalid connections ${b.connections}`);
-    if (b.dedicated !== undefined && b.kind !== 'address') errors.push(`${b.id}: a dedicated data plane is for address bindings (Gateways) only`);
-    const replicas = b.dedicated?.replicas;
-    if (replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1)) errors.push(`${b.id}: invalid dedicated replicas ${replicas}`);
-    if (b.policies) errors.push(...validatePolicies(b.id, b.policies));
+    checkOnce(b, errors, bindingProblems);
   }
   const listenerPorts = new Map<string, string>();
   for (const l of graph.listeners) {
     unique(l.id);
     if (!bindings.has(l.bindingId)) errors.push(`${l.id}: unknown binding ${l.bindingId}`);
-    if (!isPort(l.port)) errors.push(`${l.id}: invalid port ${l.port}`);
-    if (l.hostname !== undefined && !isValidHostPattern(l.hostname)) errors.push(`${l.id}: invalid hostname ${l.hostname}`);
-    if ((l.protocol === 'http' || l.protocol === 'tcp') && l.tls) errors.push(`${l.id}: ${l.protocol} listener with tls`);
-    if ((l.protocol === 'https' || l.protocol === 'tls') && !l.tls) errors.push(`${l.id}: ${l.protocol} listener without tls`);
-    const cv = l.tls?.clientValidation;
-    if (cv && (l.protocol !== 'https' || l.tls?.mode !== 'terminate-in-cluster')) errors.push(`${l.id}: client validation on a listener that does not terminate HTTPS`);
-    if (cv && !cv.caPem.includes('-----BEGIN CERTIFICATE-----')) errors.push(`${l.id}: client validation without a PEM CA certificate`);
-    if (cv && cv.mode !== 'AllowValidOnly' && cv.mode !== 'AllowInsecureFallback') errors.push(`${l.id}: invalid client validation mode ${String(cv.mode)}`);
+    checkOnce(l, errors, listenerProblems);
     // Listeners of one binding may share a port only if they speak compatible protocols.
     // A UDP port is its own socket: it shares a number with a TCP one without meeting it (DNS 53/udp, 53/tcp).
     const key = `${l.bindingId}:${l.port}${l.protocol === 'udp' ? '/udp' : ''}`;
@@ -54,11 +40,14 @@ export function validate(graph: RouteGraph): string[] {
     if (!l) errors.push(`${v.id}: unknown listener ${v.listenerId}`);
     else if (l.protocol === 'tcp' || (l.protocol === 'tls' && l.tls?.mode === 'passthrough'))
       errors.push(`${v.id}: virtual host on a ${l.protocol} listener`);
-    if (v.hostname !== '*' && !isValidHostPattern(v.hostname)) errors.push(`${v.id}: invalid hostname ${v.hostname}`);
+    const isHostnameValid = locallyValid.has(v) || v.hostname === '*' || isValidHostPattern(v.hostname);
+    if (!isHostnameValid) errors.push(`${v.id}: invalid hostname ${v.hostname}`);
+    let areRoutesValid = true;
     for (const r of v.routes) {
       unique(r.id);
-      errors.push(...validateRoute(r));
+      areRoutesValid = checkOnce(r, errors, validateRoute) && areRoutesValid;
     }
+    if (isHostnameValid && areRoutesValid) locallyValid.add(v);
   }
   for (const s of graph.streamRoutes) {
     unique(s.id);
@@ -73,6 +62,52 @@ export function validate(graph: RouteGraph): string[] {
       errors.push(`${r.id}: invalid hostname ${String(r.hostname)}`);
     if (r.kind === 'tcp-port' && (r.port === undefined || !isPortOrZero(r.port))) errors.push(`${r.id}: invalid port`);
   }
+  return errors;
+}
+
+/**
+ * locallyValid holds the nodes whose own checks (everything but unique ids and links to other
+ * nodes) found nothing. Graph nodes are never changed once built, and an incremental translation
+ * hands the nodes of what did not change again: at 10,000 hosts the hostname and route checks
+ * were most of validate's time in every sync (docs/tunnel-performance.md §13).
+ */
+const locallyValid = new WeakSet<object>();
+
+/** checkOnce adds a node's own problems to `errors` unless it passed them before; true when it has none. */
+function checkOnce<T extends object>(node: T, errors: string[], problemsOf: (node: T) => string[]): boolean {
+  if (locallyValid.has(node)) return true;
+  const problems = problemsOf(node);
+  if (problems.length > 0) {
+    errors.push(...problems);
+    return false;
+  }
+  locallyValid.add(node);
+  return true;
+}
+
+function bindingProblems(b: RouteGraph['bindings'][number]): string[] {
+  const errors: string[] = [];
+  for (const h of b.hostnames) if (!isValidHostPattern(h)) errors.push(`${b.id}: invalid hostname ${h}`);
+  if (b.kind === 'host' && b.hostnames.length === 0) errors.push(`${b.id}: host binding without hostname`);
+  if (b.port !== undefined && !isPortOrZero(b.port)) errors.push(`${b.id}: invalid port ${b.port}`);
+  if (b.connections !== undefined && !(Number.isInteger(b.connections) && b.connections >= 1)) errors.push(`${b.id}: invalid connections ${b.connections}`);
+  if (b.dedicated !== undefined && b.kind !== 'address') errors.push(`${b.id}: a dedicated data plane is for address bindings (Gateways) only`);
+  const replicas = b.dedicated?.replicas;
+  if (replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 1)) errors.push(`${b.id}: invalid dedicated replicas ${replicas}`);
+  if (b.policies) errors.push(...validatePolicies(b.id, b.policies));
+  return errors;
+}
+
+function listenerProblems(l: RouteGraph['listeners'][number]): string[] {
+  const errors: string[] = [];
+  if (!isPort(l.port)) errors.push(`${l.id}: invalid port ${l.port}`);
+  if (l.hostname !== undefined && !isValidHostPattern(l.hostname)) errors.push(`${l.id}: invalid hostname ${l.hostname}`);
+  if ((l.protocol === 'http' || l.protocol === 'tcp') && l.tls) errors.push(`${l.id}: ${l.protocol} listener with tls`);
+  if ((l.protocol === 'https' || l.protocol === 'tls') && !l.tls) errors.push(`${l.id}: ${l.protocol} listener without tls`);
+  const cv = l.tls?.clientValidation;
+  if (cv && (l.protocol !== 'https' || l.tls?.mode !== 'terminate-in-cluster')) errors.push(`${l.id}: client validation on a listener that does not terminate HTTPS`);
+  if (cv && !cv.caPem.includes('-----BEGIN CERTIFICATE-----')) errors.push(`${l.id}: client validation without a PEM CA certificate`);
+  if (cv && cv.mode !== 'AllowValidOnly' && cv.mode !== 'AllowInsecureFallback') errors.push(`${l.id}: invalid client validation mode ${String(cv.mode)}`);
   return errors;
 }
 

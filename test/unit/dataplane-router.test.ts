@@ -261,3 +261,27 @@ describe('dataplane router', () => {
     });
   });
 });
+
+describe('dataplane router: a virtual host compiled before', () => {
+  const noPolicies = (): undefined => undefined;
+
+  it('is taken as it was for the same virtual host, listener and binding, and compiled again under a new listener', () => {
+    const graph = hostGraph([{ hostname: 'a.example.com', routes: [route('r', {})] }]);
+    const compiledIn = (g: typeof graph) => [...compileRouteTable(g, noPolicies).vhostsByListener.values()][0]![0]!;
+    const first = compiledIn(graph);
+    expect(compiledIn({ ...graph })).to.equal(first);
+    const listener = { ...graph.listeners[0]! };
+    const moved = compiledIn({ ...graph, listeners: [listener] });
+    expect(moved).to.not.equal(first);
+    expect(moved.listener).to.equal(listener);
+  });
+
+  it('is compiled each time when one of its routes has policies (their state belongs to the data plane)', () => {
+    const graph = hostGraph([{ hostname: 'a.example.com', routes: [route('r', {})] }]);
+    const withPolicies = () => ({ route: graph.virtualHosts[0]!.routes[0]! });
+    const a = [...compileRouteTable(graph, withPolicies).vhostsByListener.values()][0]![0]!;
+    const b = [...compileRouteTable(graph, withPolicies).vhostsByListener.values()][0]![0]!;
+    expect(b).to.not.equal(a);
+    expect(b.routes[0]!.policies).to.not.equal(undefined);
+  });
+});

@@ -74,3 +74,18 @@ describe('canonicalize', () => {
     expect(g.virtualHosts[0]!.routes.map((r) => r.id)).to.deep.equal(['r1', 'r2']);
   });
 });
+
+describe('canonicalize of nodes it has seen', () => {
+  it('hands the same binding and virtual host again for the same input nodes, and a fresh one for a new node of equal content', () => {
+    const g = graphWith('a.example.com', [route('r2', { type: 'Prefix', value: '/' }), route('r1', { type: 'Exact', value: '/x' })]);
+    const first = canonicalize(g);
+    const again = canonicalize({ ...g, bindings: [...g.bindings], virtualHosts: [...g.virtualHosts] });
+    expect(again.bindings[0]).to.equal(first.bindings[0]);
+    expect(again.virtualHosts[0]).to.equal(first.virtualHosts[0]);
+    expect(canonicalize(first).virtualHosts[0], 'a canonical node is its own canonical form').to.equal(first.virtualHosts[0]);
+    const copy = canonicalize(structuredClone(g));
+    expect(copy.virtualHosts[0]).to.not.equal(first.virtualHosts[0]);
+    expect(copy).to.deep.equal(first);
+    expect(first.virtualHosts[0]!.routes.map((r) => r.id)).to.deep.equal(['r1', 'r2']);
+  });
+});

@@ -107,3 +107,19 @@ describe('isValidHostPattern', () => {
     });
   }
 });
+
+describe('validate of nodes it has checked before', () => {
+  it('still reports a duplicate id and a broken link among nodes that passed their own checks in an earlier graph', () => {
+    const g = graphWith('a.example.com', [route('r1', { type: 'Exact', value: '/x' })]);
+    expect(validate(g)).to.deep.equal([]);
+    expect(validate({ ...g, bindings: [g.bindings[0]!, g.bindings[0]!] })).to.deep.equal([`duplicate id ${g.bindings[0]!.id}`]);
+    expect(validate({ ...g, listeners: [] })).to.deep.equal([`${g.virtualHosts[0]!.id}: unknown listener ${g.listeners[0]!.id}`]);
+  });
+
+  it('checks a new node of a graph whose other nodes passed before', () => {
+    const g = graphWith('a.example.com', [route('r1', { type: 'Exact', value: '/x' })]);
+    expect(validate(g)).to.deep.equal([]);
+    const bad = { ...g.virtualHosts[0]!, id: `${g.virtualHosts[0]!.id}-2`, hostname: 'not a host', routes: [route('r2', { type: 'Exact', value: 'no-slash' })] };
+    expect(validate({ ...g, virtualHosts: [...g.virtualHosts, bad] })).to.deep.equal([`${bad.id}: invalid hostname not a host`, 'r2: path no-slash does not start with /']);
+  });
+});
