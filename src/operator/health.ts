@@ -74,6 +74,7 @@ export class OperatorHealth {
   #lastSyncAt: number | undefined;
   readonly #syncsTotal: Counter<'result'>;
   readonly #syncSeconds: Histogram<'result'>;
+  readonly #phaseSeconds: Counter<'phase'>;
   readonly #reconnects: Counter;
   readonly #tunnelErrors: Counter;
   readonly #unreachable: Counter<'path'>;
@@ -107,6 +108,7 @@ export class OperatorHealth {
       });
     };
     labelled('tuna_operator_tunnel_connections', 'Tunnel connections to the edge, open and wanted.', 'state', () => ({ open: sum((t) => t.open), wanted: sum((t) => t.wanted) }));
+    this.#phaseSeconds = new Counter({ name: 'tuna_operator_sync_phase_seconds_total', help: 'Time the successful syncs spent per phase: read, translate, admit (validate), reconcile (the edge), apply (data plane, tunnels), status.', labelNames: ['phase'], registers });
     this.#syncSeconds = new Histogram({ name: 'tuna_operator_sync_duration_seconds', help: 'How long each sync took (translate, reconcile the edge, tunnels, statuses), by result.', labelNames: ['result'], buckets: SYNC_SECONDS_BUCKETS, registers });
     labelled('tuna_operator_queue_depth', 'Work waiting for a sync: changes not taken up yet (0 or 1, changes coalesce), bindings the last sync left to the next.', 'queue', () => ({
       changes: this.#sources.hasPendingChange?.() === true ? 1 : 0,
@@ -162,6 +164,11 @@ export class OperatorHealth {
   recordFailure(err?: unknown): void {
     this.#syncsTotal.inc({ result: 'failure' });
     if (isUnreachable(err)) this.#unreachable.inc({ path: 'control' });
+  }
+
+  /** observePhases adds one successful sync's time per phase (SyncResult's `phases`: `translateMs` counts as `translate`). */
+  observePhases(phases: object): void {
+    for (const [name, ms] of Object.entries(phases) as [string, number][]) this.#phaseSeconds.inc({ phase: name.replace(/Ms$/, '') }, Math.max(0, ms) / 1000);
   }
 
   /** observeSync records how long one sync took (Operator's `onSyncEnded`). */

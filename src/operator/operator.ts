@@ -7,7 +7,7 @@ import type { Binding, RouteGraph } from '../model/index.js';
 import { SystemClock, backoffDelay } from '../tunnel/index.js';
 import type { Clock, ClockTimer, EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import { IncrementalTranslation, referencedSecrets, snapshotFromObjects } from '../translate/index.js';
-import type { TranslateOptions } from '../translate/index.js';
+import type { TranslateOptions, TranslationStats } from '../translate/index.js';
 import type { AcceptedCertificates } from './accepted-certificates.js';
 import { correctReservationStatuses } from './crd-reservation-status.js';
 import { emptyCrdReport } from './crd-reservations.js';
@@ -138,6 +138,25 @@ export interface SyncResult {
   dataPlanes?: DataPlaneReport;
   finalizers?: FinalizerReport;
   edge?: ReconcileReport;
+  /** where the sync's time went, in `clock` milliseconds */
+  phases: SyncPhases;
+  /** how the translation was made (IncrementalTranslation's stats) */
+  translation: TranslationStats;
+}
+
+/**
+ * SyncPhases splits a sync's time: reading the objects and the Secrets they name, translating,
+ * validating the graph (both admits), reconciling the edge (reservations and keys), applying the
+ * graph (data plane and tunnels, the keys' Secret write it waits for), and the statuses (the
+ * corrections, then the lane as long as the sync waits for it).
+ */
+export interface SyncPhases {
+  readMs: number;
+  translateMs: number;
+  admitMs: number;
+  reconcileMs: number;
+  applyMs: number;
+  statusMs: number;
 }
 
 /**
@@ -249,11 +268,21 @@ export class Operator {
     const { live: objects, deleting } = splitDeleting(this.#o.objects.objects());
     // Secrets are not cached (not watched): the ones the objects name are read now, by name.
     const secrets = this.#o.secrets ? await this.#o.secrets.read(referencedSecrets(snapshotFromObjects(objects).snapshot, this.#o.translate)) : [];
+    const clock = this.#clock;
+    const phases: SyncPhases = { readMs: clock.now() - syncFrom, translateMs: 0, admitMs: 0, reconcileMs: 0, applyMs: 0, statusMs: 0 };
+    let phaseFrom = clock.now();
+    const lap = (phase: keyof SyncPhases): void => {
+      const now = clock.now();
+      phases[phase] += now - phaseFrom;
+      phaseFrom = now;
+    };
     const translated = translateObjects(secrets.length > 0 ? [...objects, ...secrets] : objects, this.#o.translate, this.#translation);
     const state = this.#o.select ? { ...translated, graph: this.#o.select(translated.graph) } : translated;
     const isWriter = this.#o.leader === undefined || this.#o.leader.isLeader();
+    lap('translateMs');
     // before anything acts on the graph (the endpoints, the edge's reservations, the tunnels)
     await this.#admit(state.graph, isWriter, objects);
+    lap('admitMs');
     this.#o.endpoints.replace(state.endpoints);
     this.#o.certificates?.update(state.graph, state.certificates);
     // A new leader first reads the keys the last one stored: it may have minted after our last load.
@@ -268,11 +297,13 @@ export class Operator {
     const shouldYield = (): boolean => this.#hasPendingChange && this.#clock.now() - reconcileFrom >= slice;
     const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, persistLater: true, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
+    lap('reconcileMs');
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
     let tunnelsChanged: boolean;
     try {
       // the edge's ids could collide where the graph's did not: the renamed graph is checked too
       await this.#admit(served, isWriter, objects);
+      lap('admitMs');
       ({ tunnelsChanged } = await this.#agent.apply(served));
     } finally {
       // the keys' Secret is written while the new bindings attach (a key is served before it is
@@ -289,13 +320,14 @@ export class Operator {
       }
       this.#keySignature = signature;
     }
+    lap('applyMs');
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
     const heldBack = edge ? correctHeldBack(correctReservationStatuses(state.statuses, edge.crd), state.graph, edge.pending, edge.addresses, edge.ports) : state.statuses;
     // A dedicated Gateway is served by its own pods: Programmed once they are available.
     const dataPlanes = isWriter && this.#o.dataPlanes && this.#o.keyOf ? await this.#o.dataPlanes.reconcile(state.graph, gatewaysOf(objects), this.#o.keyOf) : undefined;
     const statuses = dataPlanes ? correctDataPlanes(heldBack, dataPlanes.pending) : heldBack;
     if (dataPlanes?.error !== undefined) this.#o.onError?.(dataPlanes.error);
-    const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged };
+    const result: SyncResult = { state: { ...state, statuses }, tunnelsChanged, phases, translation: this.#translation.stats };
     if (edge) result.edge = edge;
     if (dataPlanes) result.dataPlanes = dataPlanes;
     // a reconcile that yielded did not look at every binding: its statuses would be half true
@@ -310,6 +342,7 @@ export class Operator {
       if (report?.events !== undefined) result.events = report.events;
     }
     if (isWriter && isComplete && edge && this.#o.finalizers) result.finalizers = await this.#o.finalizers.apply(objects, deleting, edge.crd ?? emptyCrdReport());
+    lap('statusMs');
     this.#o.onSynced?.(result);
     // only the edge knows when a domain is verified, or when a port of its pool is free again
     // and only the edge knows when it listens on a port of an address: it retries a failed one by itself

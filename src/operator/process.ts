@@ -259,6 +259,7 @@ export function registerOperator(c: DependencyContainer): void {
       onSyncEnded: (outcome, durationMs) => health.observeSync(outcome, durationMs),
       onSynced: (result) => {
         health.recordSync(result.state.graph.bindings.length, result.edge?.pending.length ?? 0, result.edge?.deferred?.length ?? 0);
+        health.observePhases(result.phases);
         const line = describeSync(result);
         if (line !== summary) log(deps).info(line);
         summary = line;

@@ -89,6 +89,7 @@ describe('OperatorHealth', () => {
       'tuna_operator_tunnel_bindings',
       'tuna_operator_tunnel_connections',
       'tuna_operator_sync_duration_seconds',
+      'tuna_operator_sync_phase_seconds_total',
       'tuna_operator_queue_depth',
       'tuna_operator_tunnels',
       'tuna_operator_tunnel_reconnects_total',

@@ -67,6 +67,30 @@ describe('operator metrics (prom-client)', () => {
     expect(await lines(health)).to.include('tuna_operator_sync_duration_seconds_count{result="failure"} 1');
   });
 
+  it('adds each sync\'s time per phase to tuna_operator_sync_phase_seconds_total (the reconcile\'s 600 ms under reconcile)', async () => {
+    const health = new OperatorHealth(noTunnels);
+    const clock = new ManualClock();
+    const operator = new Operator({
+      objects: new ListedObjects(),
+      dataPlane: new DataPlane({ endpoints: new StaticEndpointResolver() }),
+      endpoints: new StaticEndpointResolver(),
+      tunnels: new RecordingTunnels(),
+      reconciler: {
+        reconcile: () => {
+          clock.at += 600;
+          return Promise.resolve(emptyReport());
+        },
+      },
+      clock,
+      onSynced: (result) => health.observePhases(result.phases),
+    });
+    const result = await operator.sync();
+    expect(result.phases).to.deep.equal({ readMs: 0, translateMs: 0, admitMs: 0, reconcileMs: 600, applyMs: 0, statusMs: 0 });
+    const after = await lines(health);
+    expect(after).to.include('tuna_operator_sync_phase_seconds_total{phase="reconcile"} 0.6');
+    expect(after).to.include('tuna_operator_sync_phase_seconds_total{phase="translate"} 0');
+  });
+
   it('shows the work queue: a change not taken up yet and the bindings the last sync deferred', async () => {
     let isPending = true;
     const health = new OperatorHealth({ ...noTunnels, hasPendingChange: () => isPending });
