@@ -19,7 +19,9 @@ import { ProcessGroup } from '../tunnel/processes.js';
 import { repoRoot } from '../tunnel/tools.js';
 import type { SpawnedProcess } from '../tunnel/processes.js';
 import { clusterDown, clusterUp, createIngresses, deleteNamespace, hostOf, prepareNamespace } from './cluster.js';
-import { controlCalls, establishedTo, sampleProcess, waitAll200, waitOne200 } from './measure.js';
+import { controlCalls, establishedTo, operatorSyncs, sampleProcess, waitAll200, waitOne200 } from './measure.js';
+import type { OperatorSyncs } from './measure.js';
+import { freePort } from '../tunnel/net.js';
 import { IMAGE_NODE_FLAGS, buildCli, startScaleEdge, startScaleOperator } from './stack.js';
 import type { ScaleEdge } from './stack.js';
 import { renderScaleTable } from './table.js';
@@ -27,6 +29,8 @@ import type { ScaleRow } from './table.js';
 
 const NAMESPACE = 'tuna-scale';
 const MAX_BATCH = 2000;
+/** the quiet spell before each "one new Ingress" round: the last round's status writes are done, and the change is the first after a quiet spell */
+const ROUND_GAP_MS = 2000;
 
 /** ScaleOptions are the benchmark's flags. */
 export interface ScaleOptions {
@@ -34,6 +38,8 @@ export interface ScaleOptions {
   batch: number;
   idleSeconds: number;
   batchTimeoutSeconds: number;
+  /** how many times "one new Ingress → 200" is measured per level */
+  rounds: number;
 }
 
 function positiveInt(flag: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number {
@@ -42,16 +48,17 @@ function positiveInt(flag: string, value: string | undefined, max = Number.MAX_S
   return n;
 }
 
-/** parseScaleArgs reads `--hosts 100,1000`, `--batch 2000`, `--idle-seconds 60`, `--batch-timeout-seconds 600`. */
+/** parseScaleArgs reads `--hosts 100,1000`, `--batch 2000`, `--idle-seconds 60`, `--batch-timeout-seconds 600`, `--rounds 5`. */
 export function parseScaleArgs(args: readonly string[]): ScaleOptions {
-  const options: ScaleOptions = { hosts: [100, 1000, 5000, 10000], batch: MAX_BATCH, idleSeconds: 60, batchTimeoutSeconds: 600 };
+  const options: ScaleOptions = { hosts: [100, 1000, 5000, 10000], batch: MAX_BATCH, idleSeconds: 60, batchTimeoutSeconds: 600, rounds: 5 };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i]!, args[i + 1]];
     if (flag === '--hosts') options.hosts = (value ?? '').split(',').map((v) => positiveInt('--hosts', v.trim(), 100_000));
     else if (flag === '--batch') options.batch = positiveInt('--batch', value, MAX_BATCH);
     else if (flag === '--idle-seconds') options.idleSeconds = positiveInt('--idle-seconds', value, 3600);
     else if (flag === '--batch-timeout-seconds') options.batchTimeoutSeconds = positiveInt('--batch-timeout-seconds', value, 7200);
-    else throw new Error(`scale bench: unknown flag ${flag}; known: --hosts, --batch, --idle-seconds, --batch-timeout-seconds`);
+    else if (flag === '--rounds') options.rounds = positiveInt('--rounds', value, 50);
+    else throw new Error(`scale bench: unknown flag ${flag}; known: --hosts, --batch, --idle-seconds, --batch-timeout-seconds, --rounds`);
   }
   if (options.hosts.some((n, i) => i > 0 && n <= options.hosts[i - 1]!)) throw new Error('scale bench: --hosts must increase');
   return options;
@@ -73,6 +80,8 @@ interface Stack {
   config: KubeConfig;
   edge: ScaleEdge;
   operator: SpawnedProcess;
+  /** the operator's probes and /metrics (its sync counters) */
+  healthPort: number;
   /** what died without being stopped ("operator exited SIGABRT ...: <telling line>") */
   failures: readonly string[];
 }
@@ -97,14 +106,15 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
     if (all.pending > 0) break;
   }
   const failed = (batch?.pending ?? 0) > 0 || hasFailed();
-  let oneNewMs: number | undefined;
-  if (!failed) {
-    const start = performance.now();
-    await createIngresses(config, NAMESPACE, count, count + 1);
-    oneNewMs = await waitOne200(edge.httpPort, hostOf(count), 120_000, start, hasFailed);
+  const oneNew: OneNewRound[] = [];
+  for (let round = 0; round < options.rounds && !failed && !hasFailed(); round++) {
+    await sleep(ROUND_GAP_MS);
+    const measured = await measureOneNew(stack, count);
     count += 1;
-    console.log(`  one new Ingress → 200: ${oneNewMs === undefined ? 'never' : `${Math.round(oneNewMs)} ms`}`);
+    if (measured === undefined) break;
+    oneNew.push(measured);
   }
+  if (!failed) console.log(`  one new Ingress → 200: ${oneNew.map((r) => Math.round(r.ms)).join(', ') || 'never'} ms (${oneNew.length} of ${options.rounds} rounds)`);
   const [op1, edge1, calls1] = [sampleProcess(operator.child.pid!), sampleProcess(edge.process.child.pid!), await calls()];
   const connections = establishedTo(edge.tunnelPort);
   // Idle: let the last changes settle, then nothing changes for the window (skipped after a crash).
@@ -118,7 +128,7 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
   const row: ScaleRow = {
     hosts: target,
     batch,
-    oneNewMs,
+    oneNew: summarizeRounds(oneNew, options.rounds),
     operator: { rssBytes: op1.rssBytes, cpuSeconds: op1.cpuSeconds - op0.cpuSeconds, fds: op1.fds },
     edge: { rssBytes: edge1.rssBytes, cpuSeconds: edge1.cpuSeconds - edge0.cpuSeconds, fds: edge1.fds },
     connections,
@@ -135,6 +145,45 @@ async function measureLevel(stack: Stack, options: ScaleOptions, target: number,
   return { row, count, failed };
 }
 
+/** OneNewRound is one "one new Ingress → 200" measurement and what the operator's counters say of it. */
+interface OneNewRound {
+  ms: number;
+  createMs: number;
+  syncs: OperatorSyncs;
+}
+
+/**
+ * measureOneNew creates one Ingress and waits for its 200 (undefined: never within 120 s). The
+ * operator's sync counters are read before the create and 2 s after the 200, so the syncs the
+ * change caused (and its statuses' writes) are counted whole.
+ */
+async function measureOneNew(stack: Stack, i: number): Promise<OneNewRound | undefined> {
+  const before = await operatorSyncs(stack.healthPort);
+  const start = performance.now();
+  await createIngresses(stack.config, NAMESPACE, i, i + 1);
+  const createMs = performance.now() - start;
+  const ms = await waitOne200(stack.edge.httpPort, hostOf(i), 120_000, start, () => stack.failures.length > 0);
+  if (ms === undefined) return undefined;
+  await sleep(ROUND_GAP_MS);
+  const after = await operatorSyncs(stack.healthPort);
+  const phases = Object.fromEntries(Object.entries(after.phases).map(([k, v]) => [k, v - before.phases[k as keyof OperatorSyncs['phases']]])) as OperatorSyncs['phases'];
+  return { ms, createMs, syncs: { count: after.count - before.count, ms: after.ms - before.ms, phases } };
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+/** summarizeRounds gives the table's view of the rounds: the median, fastest and slowest, and the medians of their parts. */
+function summarizeRounds(rounds: readonly OneNewRound[], asked: number): ScaleRow['oneNew'] {
+  if (rounds.length === 0) return { asked, rounds: [] };
+  const phases = Object.fromEntries(Object.keys(rounds[0]!.syncs.phases).map((k) => [k, median(rounds.map((r) => r.syncs.phases[k as keyof OperatorSyncs['phases']]))])) as OperatorSyncs['phases'];
+  return {
+    asked,
+    rounds: rounds.map((r) => r.ms),
+    createMs: median(rounds.map((r) => r.createMs)),
+    syncs: { count: median(rounds.map((r) => r.syncs.count)), ms: median(rounds.map((r) => r.syncs.ms)), phases },
+  };
+}
+
 /** codeLine names the commit the run built (and says when the worktree had changes on top). */
 function codeLine(): string {
   try {
@@ -149,12 +198,12 @@ function codeLine(): string {
 function section(rows: readonly ScaleRow[], options: ScaleOptions, load: { before: number; after: number }, code: string): string {
   return `## scale: one operator and one edge, N hosts
 
-\`npm run bench -- scale [--hosts ${options.hosts.join(',')}] [--batch ${options.batch}] [--idle-seconds ${options.idleSeconds}]\`, on the local
+\`npm run bench -- scale [--hosts ${options.hosts.join(',')}] [--batch ${options.batch}] [--idle-seconds ${options.idleSeconds}] [--rounds ${options.rounds}]\`, on the local
 test cluster (hack/cluster/up.sh; hold the cluster tier's lock, one test cluster per machine).
 Code: ${code}. Machine: ${machineLine()}; 1-minute load average ${load.before.toFixed(1)} before, ${load.after.toFixed(1)} after (other jobs share these cores).
 
 - A store-mode \`tuna edge\` (SQLite) and \`tuna operator --keys-namespace\` (keys in a Secret), both the built CLI run as the images run it (\`node ${IMAGE_NODE_FLAGS.join(' ')}\`)${process.env['TUNA_BENCH_NODE_FLAGS'] ? ` plus \`${process.env['TUNA_BENCH_NODE_FLAGS']}\`` : ''}; one echo-basic pod behind one Service.
-- Per N: Ingresses (one host each) added in batches of ≤ ${options.batch}; **batch → all 200** runs from the first create call of the level's last batch until every host of that batch answered 200 through the edge's HTTP listener (32 requests in flight, each host asked until its first 200), and in brackets how long the creates took and how long after the last create every host answered; then **one new Ingress → 200**, create call to first 200.
+- Per N: Ingresses (one host each) added in batches of ≤ ${options.batch}; **batch → all 200** runs from the first create call of the level's last batch until every host of that batch answered 200 through the edge's HTTP listener (32 requests in flight, each host asked until its first 200), and in brackets how long the creates took and how long after the last create every host answered; then **one new Ingress → 200**, create call to first 200, measured ${options.rounds} times (${ROUND_GAP_MS / 1000} s of quiet before each): the median, and in brackets the fastest and slowest; **its parts** (medians over the rounds): the create call, and the operator's syncs from its own counters (\`tuna_operator_sync_phase_seconds_total\`, read before the create and ${ROUND_GAP_MS / 1000} s after the 200, so the status writes' syncs count too): how many, their time, and that time by phase (translate / validate / reconcile the edge / apply / statuses).
 - RSS and descriptors at the end of the level; CPU = CPU-seconds spent while the level was added; TCP = ESTABLISHED connections to the edge's tunnel listener; control-API calls from the edge's \`tuna_edge_control_requests_total\`.
 - Idle: 10 s after the level, ${options.idleSeconds} s with nothing changing: CPU in % of one core, control-API calls per minute.
 
@@ -176,9 +225,10 @@ export async function runScaleBench(args: readonly string[]): Promise<void> {
   try {
     await prepareNamespace(cluster.config, NAMESPACE);
     const edge = await startScaleEdge(group, dir);
-    const operator = startScaleOperator(group, edge, cluster.kubeconfig, NAMESPACE, dir);
+    const healthPort = await freePort();
+    const operator = startScaleOperator(group, edge, cluster.kubeconfig, NAMESPACE, dir, healthPort);
     await waitWatching(operator, 120_000);
-    const stack: Stack = { config: cluster.config, edge, operator, failures: group.unexpectedExits };
+    const stack: Stack = { config: cluster.config, edge, operator, healthPort, failures: group.unexpectedExits };
     let count = 0;
     for (const target of options.hosts) {
       console.log(`  level ${target}`);

@@ -52,25 +52,49 @@ export function establishedTo(port: number): number {
   return count;
 }
 
-/** controlCalls sums `tuna_edge_control_requests_total` from the edge's metrics listener. */
-export function controlCalls(metricsPort: number): Promise<number> {
+/** scrapeMetrics reads a Prometheus exposition from a loopback port's /metrics. */
+export function scrapeMetrics(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: loopback, port: metricsPort, path: '/metrics', agent: false, timeout: 10_000 }, (res) => {
+    const req = request({ host: loopback, port, path: '/metrics', agent: false, timeout: 10_000 }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        const sum = text
-          .split('\n')
-          .filter((l) => l.startsWith('tuna_edge_control_requests_total{'))
-          .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-        resolve(sum);
-      });
+      res.on('end', () => resolve(text));
     });
     req.once('timeout', () => req.destroy(new Error('metrics: timeout')));
     req.once('error', reject);
     req.end();
   });
+}
+
+/** sumSeries adds the values of every sample of one metric whose labels include `labels` (`phase="translate"`). */
+export function sumSeries(text: string, name: string, labels = ''): number {
+  return text
+    .split('\n')
+    .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels))
+    .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+}
+
+/** controlCalls sums `tuna_edge_control_requests_total` from the edge's metrics listener. */
+export async function controlCalls(metricsPort: number): Promise<number> {
+  return sumSeries(await scrapeMetrics(metricsPort), 'tuna_edge_control_requests_total');
+}
+
+/** SYNC_PHASES are the phases of `tuna_operator_sync_phase_seconds_total`, in the order a sync runs them. */
+export const SYNC_PHASES = ['read', 'translate', 'admit', 'reconcile', 'apply', 'status'] as const;
+
+/** OperatorSyncs is what the operator's /metrics says about its syncs so far: how many, their time, their time per phase (ms). */
+export interface OperatorSyncs {
+  count: number;
+  ms: number;
+  phases: Record<(typeof SYNC_PHASES)[number], number>;
+}
+
+/** operatorSyncs reads the operator's sync counters from its health listener. */
+export async function operatorSyncs(healthPort: number): Promise<OperatorSyncs> {
+  const text = await scrapeMetrics(healthPort);
+  const phases = Object.fromEntries(SYNC_PHASES.map((p) => [p, sumSeries(text, 'tuna_operator_sync_phase_seconds_total', `phase="${p}"`) * 1000])) as OperatorSyncs['phases'];
+  return { count: sumSeries(text, 'tuna_operator_sync_duration_seconds_count'), ms: sumSeries(text, 'tuna_operator_sync_duration_seconds_sum') * 1000, phases };
 }
 
 /** AllAnswered is how long until every host answered 200, or which did not within the bound. */

@@ -89,9 +89,12 @@ export async function startScaleEdge(group: ProcessGroup, dir: string): Promise<
   return { process: proc, tunnelPort, httpPort, metricsPort, certFile, operatorKey };
 }
 
-/** startScaleOperator runs `tuna operator` against the cluster with its keys in a Secret of `namespace`. */
-export function startScaleOperator(group: ProcessGroup, edge: ScaleEdge, kubeconfig: string, namespace: string, dir: string): SpawnedProcess {
-  const args = [...nodeFlags(), cli, 'operator', '--key', edge.operatorKey, '--ca', edge.certFile, '--keys-namespace', namespace, '--cluster-id', 'scale-bench'];
+/**
+ * startScaleOperator runs `tuna operator` against the cluster with its keys in a Secret of
+ * `namespace`, its probes and /metrics on loopback `healthPort`.
+ */
+export function startScaleOperator(group: ProcessGroup, edge: ScaleEdge, kubeconfig: string, namespace: string, dir: string, healthPort: number): SpawnedProcess {
+  const args = [...nodeFlags(), cli, 'operator', '--key', edge.operatorKey, '--ca', edge.certFile, '--keys-namespace', namespace, '--cluster-id', 'scale-bench', '--health-addr', `${loopback}:${healthPort}`];
   const env = { ...process.env, KUBECONFIG: kubeconfig, TUNA_EDGE: `${loopback}:${edge.tunnelPort}` };
   const proc = group.start('operator', process.execPath, args, day, { cwd: repoRoot, env });
   logTo(proc, join(dir, 'operator.log'));

@@ -12,7 +12,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { loadavg } from 'node:os';
 import { DataPlane, StaticEndpointResolver } from '../../src/dataplane/index.js';
 import { EdgeReconciler, Operator, TunnelKeys } from '../../src/operator/index.js';
-import type { StatusWriter, WriteReport } from '../../src/operator/index.js';
+import type { StatusWriter, SyncPhases, SyncResult, WriteReport } from '../../src/operator/index.js';
 import { FakeEdgeControl } from '../../test/support/fake-edge-control.js';
 import { ChangingObjects, RecordingTunnels } from '../../test/support/operator-fakes.js';
 
@@ -48,19 +48,26 @@ interface SyncRow {
   /** CPU time of the process (every thread: the collector's too) during the sync, which a loaded machine moves less than wall time */
   oneNewCpuMs: number;
   unchangedCpuMs: number;
+  /** the median of each phase over the syncs after one new Ingress */
+  oneNewPhases: SyncPhases;
   heapPerHostKiB: number;
 }
 
-/** timed runs `fn` and returns its wall and CPU milliseconds. */
-async function timed(fn: () => Promise<unknown>): Promise<{ ms: number; cpuMs: number }> {
+/** timed runs `fn` and returns its wall and CPU milliseconds and its result. */
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; cpuMs: number; result: T }> {
   const cpu = process.cpuUsage();
   const from = performance.now();
-  await fn();
+  const result = await fn();
   const used = process.cpuUsage(cpu);
-  return { ms: performance.now() - from, cpuMs: (used.user + used.system) / 1000 };
+  return { ms: performance.now() - from, cpuMs: (used.user + used.system) / 1000, result };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+function medianPhases(all: SyncPhases[]): SyncPhases {
+  const keys = Object.keys(all[0]!) as (keyof SyncPhases)[];
+  return Object.fromEntries(keys.map((k) => [k, median(all.map((p) => p[k]))])) as unknown as SyncPhases;
+}
 
 async function measure(hosts: number): Promise<SyncRow> {
   const objects = new ChangingObjects();
@@ -78,12 +85,12 @@ async function measure(hosts: number): Promise<SyncRow> {
   gc?.();
   const heapBefore = process.memoryUsage().heapUsed;
   const first = await timed(() => operator.start());
-  const oneNew: { ms: number; cpuMs: number }[] = [];
+  const oneNew: { ms: number; cpuMs: number; result: SyncResult }[] = [];
   for (let k = 0; k < 5; k++) {
     objects.items = [...objects.items, ingress(hosts + k)];
     oneNew.push(await timed(() => operator.sync()));
   }
-  const unchanged: { ms: number; cpuMs: number }[] = [];
+  const unchanged: { ms: number; cpuMs: number; result: SyncResult }[] = [];
   for (let k = 0; k < 3; k++) unchanged.push(await timed(() => operator.sync()));
   gc?.();
   const heapPerHostKiB = (process.memoryUsage().heapUsed - heapBefore) / (hosts + 5) / 1024;
@@ -95,6 +102,7 @@ async function measure(hosts: number): Promise<SyncRow> {
     unchangedMs: median(unchanged.map((t) => t.ms)),
     oneNewCpuMs: median(oneNew.map((t) => t.cpuMs)),
     unchangedCpuMs: median(unchanged.map((t) => t.cpuMs)),
+    oneNewPhases: medianPhases(oneNew.map((t) => t.result.phases)),
     heapPerHostKiB,
   };
 }
@@ -115,4 +123,10 @@ export async function runSyncBench(args: readonly string[]): Promise<void> {
   console.log('| --- | --- | --- | --- | --- |');
   for (const r of rows)
     console.log(`| ${r.hosts.toLocaleString('en-US')} | ${Math.round(r.firstMs)} ms | ${Math.round(r.oneNewMs)} / ${Math.round(r.oneNewCpuMs)} ms | ${Math.round(r.unchangedMs)} / ${Math.round(r.unchangedCpuMs)} ms | ${r.heapPerHostKiB.toFixed(1)} KiB |`);
+  console.log('\nThe sync after one new Ingress by phase (wall ms, medians of 5; the fake edge answers at once):\n');
+  console.log('| hosts | read | translate | validate | reconcile | apply | statuses |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const ms = (n: number): string => n.toFixed(1);
+  for (const { hosts: n, oneNewPhases: p } of rows)
+    console.log(`| ${n.toLocaleString('en-US')} | ${ms(p.readMs)} | ${ms(p.translateMs)} | ${ms(p.admitMs)} | ${ms(p.reconcileMs)} | ${ms(p.applyMs)} | ${ms(p.statusMs)} |`);
 }

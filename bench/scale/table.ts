@@ -3,13 +3,25 @@
  * shows them in.
  */
 
+/** OneNew is the level's "one new Ingress → 200" rounds: each round's ms, and the medians of their parts. */
+export interface OneNew {
+  /** rounds asked for (`--rounds`) */
+  asked: number;
+  /** each round that reached 200, create call to the first 200 (fewer than `asked`: a round never did, and the level stopped there) */
+  rounds: number[];
+  /** the create call's median */
+  createMs?: number;
+  /** the operator's syncs per round (medians): how many, their ms, their ms by phase */
+  syncs?: { count: number; ms: number; phases: Record<string, number> };
+}
+
 /** ScaleRow is what one level of hosts measured. */
 export interface ScaleRow {
   hosts: number;
   /** the last batch of the level: its size, how long its creates took, and until all its hosts answered 200 */
   batch: { added: number; createMs: number; allMs: number; pending: number; lastStatuses: Record<string, number> } | undefined;
-  /** one more Ingress, from its create call to the first 200 for its host (undefined: never within the bound) */
-  oneNewMs: number | undefined;
+  /** one more Ingress at a time, from its create call to the first 200 for its host */
+  oneNew: OneNew;
   operator: { rssBytes: number; cpuSeconds: number; fds: number };
   edge: { rssBytes: number; cpuSeconds: number; fds: number };
   /** ESTABLISHED TCP connections to the edge's tunnel listener (the operator's tunnels and control API calls) */
@@ -36,10 +48,25 @@ function batchCell(row: ScaleRow): string {
   return `${seconds(b.allMs)} (+${int(b.added)}; created in ${seconds(b.createMs)}, all 200 ${seconds(Math.max(0, b.allMs - b.createMs))} after the last create)`;
 }
 
+function oneNewCell(o: OneNew): string {
+  if (o.rounds.length === 0) return o.asked > 0 ? '**never**' : '—';
+  const sorted = [...o.rounds].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  const never = o.rounds.length < o.asked ? `; round ${o.rounds.length + 1} **never**` : '';
+  return `${int(median)} ms (${int(sorted[0]!)}–${int(sorted.at(-1)!)}, ${o.rounds.length} rounds${never})`;
+}
+
+function partsCell(o: OneNew): string {
+  if (o.createMs === undefined || o.syncs === undefined) return '—';
+  const p = o.syncs.phases;
+  const phases = ['translate', 'admit', 'reconcile', 'apply', 'status'].map((k) => int(p[k] ?? 0)).join(' / ');
+  return `create ${int(o.createMs)} ms; ${o.syncs.count} syncs ${int(o.syncs.ms)} ms (${phases})`;
+}
+
 /** renderScaleTable is the markdown table of the rows. */
 export function renderScaleTable(rows: readonly ScaleRow[]): string {
   const head = [
-    'hosts', 'batch → all 200', 'one new Ingress → 200', 'operator RSS', 'edge RSS', 'operator CPU (level)', 'edge CPU (level)',
+    'hosts', 'batch → all 200', 'one new Ingress → 200: median (min–max)', 'its parts: create call; operator syncs (translate / validate / reconcile / apply / statuses)', 'operator RSS', 'edge RSS', 'operator CPU (level)', 'edge CPU (level)',
     'operator↔edge TCP', 'descriptors op / edge', 'control-API calls (level)', 'idle CPU op / edge', 'idle control-API calls/min',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
@@ -48,7 +75,8 @@ export function renderScaleTable(rows: readonly ScaleRow[]): string {
       `| ${[
         int(r.hosts),
         batchCell(r),
-        r.oneNewMs === undefined ? '**never**' : `${int(r.oneNewMs)} ms`,
+        oneNewCell(r.oneNew),
+        partsCell(r.oneNew),
         mib(r.operator.rssBytes),
         mib(r.edge.rssBytes),
         `${r.operator.cpuSeconds.toFixed(1)} s`,

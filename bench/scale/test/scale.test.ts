@@ -8,7 +8,8 @@ import type { ScaleRow } from '../table.js';
 
 describe('scale bench: flags, table and what it reads from /proc', () => {
   it('takes the default host counts and the flags given', () => {
-    expect(parseScaleArgs([])).to.deep.equal({ hosts: [100, 1000, 5000, 10000], batch: 2000, idleSeconds: 60, batchTimeoutSeconds: 600 });
+    expect(parseScaleArgs([])).to.deep.equal({ hosts: [100, 1000, 5000, 10000], batch: 2000, idleSeconds: 60, batchTimeoutSeconds: 600, rounds: 5 });
+    expect(parseScaleArgs(['--rounds', '9'])).to.deep.include({ rounds: 9 });
     expect(parseScaleArgs(['--hosts', '100,1000', '--idle-seconds', '20'])).to.deep.include({ hosts: [100, 1000], idleSeconds: 20 });
   });
 
@@ -16,6 +17,7 @@ describe('scale bench: flags, table and what it reads from /proc', () => {
     [['--hosts', '100,x'], '--hosts'],
     [['--batch', '2001'], '--batch'],
     [['--idle-seconds', '0'], '--idle-seconds'],
+    [['--rounds', '0'], '--rounds'],
     [['--hosts', '1000,100'], '--hosts'],
     [['--wat', '1'], '--wat'],
   ] as const) {
@@ -28,7 +30,7 @@ describe('scale bench: flags, table and what it reads from /proc', () => {
     const row: ScaleRow = {
       hosts: 7000,
       batch: { added: 1000, createMs: 4000, allMs: 600_000, pending: 12, lastStatuses: { '503': 12 } },
-      oneNewMs: undefined,
+      oneNew: { asked: 5, rounds: [] },
       operator: { rssBytes: 2 ** 30, cpuSeconds: 12.34, fds: 100 },
       edge: { rssBytes: 2 ** 29, cpuSeconds: 1, fds: 50 },
       connections: 14000,
@@ -39,6 +41,8 @@ describe('scale bench: flags, table and what it reads from /proc', () => {
     expect(table).to.include('**never** within 600.0 s: 12 of +1,000 not 200 (last round: 12× 503)');
     expect(table).to.include('| 7,000 |');
     expect(table).to.include('1,024 MiB');
+    const rounds = { asked: 5, rounds: [310, 250, 990, 270], createMs: 21, syncs: { count: 2, ms: 180, phases: { translate: 20, admit: 10, reconcile: 60, apply: 40, status: 30 } } };
+    expect(renderScaleTable([{ ...row, oneNew: rounds }])).to.include('| 310 ms (250–990, 4 rounds; round 5 **never**) | create 21 ms; 2 syncs 180 ms (20 / 10 / 60 / 40 / 30) |');
     expect(renderScaleTable([{ ...row, failure: 'operator exited SIGABRT: # Assertion failed: a | b' }])).to.include('**failed**: operator exited SIGABRT: # Assertion failed: a / b');
   });
 
