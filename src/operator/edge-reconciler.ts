@@ -262,7 +262,11 @@ export class EdgeReconciler {
     const report: ReconcileReport = { ready: new Set(), addresses: new Map(), ports: new Map(), pending: [], reserved: 0, minted: 0, released: 0, revoked: 0, kept: 0 };
     const wanted = new Set<string>();
     const listenersOf = new Map<string, Listener[]>();
-    for (const l of graph.listeners) listenersOf.set(l.bindingId, [...(listenersOf.get(l.bindingId) ?? []), l]);
+    for (const l of graph.listeners) {
+      const list = listenersOf.get(l.bindingId);
+      if (list === undefined) listenersOf.set(l.bindingId, [l]);
+      else list.push(l);
+    }
     const fresh: Work[] = [];
     const known: Work[] = [];
     for (const b of graph.bindings) {
@@ -276,11 +280,13 @@ export class EdgeReconciler {
       const w: Work = b.kind === 'host' ? { kind: 'host', binding: b, hostname: host as string } : b.kind === 'address' ? { kind: 'address', binding: b, listeners: listenersOf.get(b.id) ?? [] } : { kind: 'tcp-port', binding: b };
       (this.#seen.has(b.id) ? known : fresh).push(w);
     }
-    this.#seen = new Set(graph.bindings.map((b) => b.id));
-    this.#keyCaps = new Map(graph.bindings.flatMap((b) => {
+    this.#seen = new Set<string>();
+    this.#keyCaps = new Map<string, number>();
+    for (const b of graph.bindings) {
+      this.#seen.add(b.id);
       const cap = this.#keyCapOf(b);
-      return cap === undefined ? [] : [[b.id, cap] as const];
-    }));
+      if (cap !== undefined) this.#keyCaps.set(b.id, cap);
+    }
     try {
       const edge = await this.#holdings(options.refresh === true, report);
       this.#addresses.begin(report.listed === true, wanted);
