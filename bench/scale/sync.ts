@@ -78,6 +78,8 @@ async function measure(hosts: number): Promise<SyncRow> {
     endpoints: new StaticEndpointResolver(),
     tunnels: new RecordingTunnels(),
     writer: new AcceptingWriter() as unknown as StatusWriter,
+    // as tuna operator: each sync looks for the Secrets the objects name (these name none)
+    secrets: { read: () => Promise.resolve([]), onChange: () => undefined, stop: () => Promise.resolve() },
     reconciler: new EdgeReconciler(new FakeEdgeControl(), new TunnelKeys(), { clusterId: 'bench' }),
     translate: { baseDomain: 'tuna.example.com' },
   });
