@@ -81,7 +81,7 @@ export class TunnelManager extends EventEmitter<TunnelManagerEvents> {
     }
     for (const spec of wanted.values()) {
       const current = this.#groups.get(spec.bindingId);
-      if (current !== undefined && current.identity === specIdentity(spec)) {
+      if (current !== undefined && hasSameIdentity(current, spec)) {
         if ((current.spec.connections ?? 1) !== (spec.connections ?? 1)) current.resize(spec);
         continue;
       }
@@ -147,4 +147,16 @@ export class TunnelManager extends EventEmitter<TunnelManagerEvents> {
     for (const g of groups) void g.stop(false);
     this.#pool?.destroy();
   }
+}
+
+/**
+ * hasSameIdentity tells whether a spec keeps its group: the same key and edges. The common case —
+ * the same key reference and the same edge objects in the same order, as the operator passes on
+ * every apply — is decided without the identity string (at 10,000 bindings, a JSON string and a
+ * sorted edge list per binding and apply: docs/tunnel-performance.md §13).
+ */
+function hasSameIdentity(group: TunnelGroup, spec: TunnelSpec): boolean {
+  const prior = group.spec;
+  if (prior.keyRef === spec.keyRef && prior.edges.length === spec.edges.length && prior.edges.every((e, i) => e === spec.edges[i])) return true;
+  return group.identity === specIdentity(spec);
 }
