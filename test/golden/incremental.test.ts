@@ -1,6 +1,6 @@
 /**
  * IncrementalTranslation against translateSnapshot over every golden input, change by change: the
- * objects added one at a time, then each Ingress changed (its first host moved onto another
+ * objects added one at a time, an Ingress of the test's own added, changed and removed, then each Ingress changed (its first host moved onto another
  * Ingress's, then made the oldest, so conflicts flip) and restored, then the objects deleted one
  * at a time. After every step the incremental result must be byte-identical to a full translation
  * of the same objects. Run twice: objects as manifest files give them (no uid, compared by content)
@@ -46,6 +46,20 @@ function stepsOf(objects: Obj[]): { label: string; objects: Obj[] }[] {
   for (const o of objects) {
     current = [...current, o];
     steps.push({ label: `add ${name(o)}`, objects: current });
+  }
+  // an Ingress of its own, added, changed and removed: Ingress-only changes for every input, so the
+  // other translators' kept output is handed to merge and the passes after it again and again
+  const probe = (host: string): Obj =>
+    ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'incremental-probe', namespace: 'default', creationTimestamp: '2030-01-01T00:00:00Z' },
+      spec: { ingressClassName: 'tuna', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'probe', port: { number: 80 } } } }] } } as never] },
+    }) as Obj;
+  const all = current;
+  for (const [label, next] of [['add', [...all, probe('probe-a.example.com')]], ['change', [...all, probe('probe-b.example.com')]], ['delete', all]] as const) {
+    current = [...next];
+    steps.push({ label: `${label} the probe Ingress`, objects: current });
   }
   const ingresses = objects.filter(isIngress);
   ingresses.forEach((ing, i) => {

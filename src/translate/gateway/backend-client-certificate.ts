@@ -37,15 +37,18 @@ export function clientCertificateRefOf(gw: IGateway): ClientCertificateRef | und
 export function backendClientCertificates(index: SnapshotIndex, result: TranslateResult): Map<string, SecretRef> {
   const out = new Map<string, SecretRef>();
   const grants = new ReferenceGrants(index.snapshot.referenceGrants);
-  for (const status of result.statuses) {
-    if (!isGroupKind(status.ref, 'Gateway')) continue;
-    const gw = index.snapshot.gateways.find((g) => g.metadata?.name === status.ref.name && namespaceOf(asKube(g)) === status.ref.namespace);
+  result.statuses.forEach((given, i) => {
+    if (!isGroupKind(given.ref, 'Gateway')) return;
+    const gw = index.snapshot.gateways.find((g) => g.metadata?.name === given.ref.name && namespaceOf(asKube(g)) === given.ref.namespace);
     const ref = gw ? clientCertificateRefOf(gw) : undefined;
-    if (!gw || !ref) continue;
+    if (!gw || !ref) return;
+    // a copy in the result's list: the statuses given are not changed (an incremental translation hands them out again)
+    const status = { ...given, events: [...given.events], ...(given.status ? { status: { ...given.status } } : {}) };
+    result.statuses[i] = status;
     const gen = generationOf(asKube(gw));
     const namespace = ref.namespace ?? status.ref.namespace ?? '';
     const resolved = resolveClientCertificate(index, grants, status.ref.namespace ?? '', { ...ref, namespace });
-    const conditions = (status.status?.conditions ?? []) as unknown[];
+    const conditions = [...((status.status?.conditions ?? []) as unknown[])];
     if (typeof resolved === 'string') {
       conditions.push(condition('ResolvedRefs', true, 'ResolvedRefs', 'all references are resolved', gen));
       out.set(`${status.ref.namespace ?? ''}/${status.ref.name}`, { namespace, name: ref.name });
@@ -54,7 +57,7 @@ export function backendClientCertificates(index: SnapshotIndex, result: Translat
       status.events.push(warning(resolved.reason, resolved.message));
     }
     if (status.status) status.status.conditions = conditions;
-  }
+  });
   return out;
 }
 
