@@ -17,7 +17,7 @@ import type { EchoReply, TestBackend } from '../support/backend-servers.js';
 import { maskedTextFrame } from '../support/backend-ws.js';
 import { selfSignedCertificate } from '../support/tunnel-certs.js';
 import type { TestCertificate } from '../support/tunnel-certs.js';
-import { openSession, testEdgeConfig } from '../support/tunnel-harness.js';
+import { openSession, testEdgeConfig, waitUntil } from '../support/tunnel-harness.js';
 import type { TestEdge } from '../support/tunnel-harness.js';
 
 const FOREIGN = 'binding/host/foreign.test';
@@ -321,6 +321,40 @@ describe('edge: HTTP/1.1 connections spliced into one tunnel stream', () => {
     expect(reply.status).to.equal(200);
     expect(echo(reply).url).to.equal('/api/first');
     expect(edge.edge.metrics.streamsTotal, 'served on the spliced stream itself').to.equal(1);
+  });
+
+  it("ends the spliced stream of a client that sent its request and its FIN before the agent took the connection, so the stream closes and is not held for the agent's keep-alive time", async () => {
+    // The agent's 200 waits until the client's FIN has reached the edge: the edge holds the public
+    // socket paused then, so that FIN is read with no 'end' listener (how a load run's clients
+    // that left met a busy agent).
+    let onClientFinished = (): void => undefined;
+    const clientFinished = new Promise<void>((resolve) => (onClientFinished = resolve));
+    const edge = await setUp({
+      handler: (p) => ({
+        acceptsSplicedHttp1: true,
+        handleStream: (stream, headers, context) => {
+          if (headers[':protocol'] !== 'tuna-http1') return p.handleStream(stream, headers, context);
+          void clientFinished.then(async () => {
+            // two turns of the event loop: the edge's poll phase has read the FIN since
+            for (let i = 0; i < 2; i++) await new Promise<void>((r) => setImmediate(r));
+            p.handleStream(stream, headers, context);
+          });
+        },
+      }),
+    });
+    const client = connect(edge.httpPort, '127.0.0.1');
+    client.on('error', () => undefined);
+    client.resume();
+    await once(client, 'connect');
+    client.once('finish', onClientFinished);
+    client.end('GET /api/left HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    const tunnels = edge.edge.registry.all();
+    // a generous bound: without END_STREAM the agent kept the connection for its keep-alive time (75 s)
+    await waitUntil(() => client.closed && edge.edge.metrics.streamsActive === 0 && tunnels.every((x) => x.activeStreams === 0), 10_000).catch(() => undefined);
+    expect(edge.edge.metrics.streamsTotal, 'the request was spliced').to.equal(1);
+    expect(edge.edge.metrics.streamsActive, 'tunnel streams still open at the edge').to.equal(0);
+    expect(tunnels.map((x) => x.activeStreams), 'streams the tunnel counts in flight').to.deep.equal([0]);
+    expect(client.closed, 'the edge closed the public connection').to.equal(true);
   });
 
   /** endsUnanswered stands in for an older agent that drained a spliced connection as it accepted it: 200, then END_STREAM. */

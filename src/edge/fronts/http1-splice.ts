@@ -147,6 +147,10 @@ function openSplice(
   const fallback = (): void => {
     release?.();
     if (socket.destroyed) return;
+    // a client that ended its side meanwhile: its bytes cannot go back into a socket that emitted
+    // 'end' (the per-request parser would never see them), and it has left or half-closed, which
+    // the per-request path answers with a close too (Node's HTTP/1.1 server without allowHalfOpen)
+    if (socket.readableEnded) return void socket.destroy();
     socket.unshift(seen);
     hooks.fallback();
   };
@@ -254,6 +258,15 @@ class Upload {
     this.#coalesce = writeCoalescer(stream);
     this.#sent = first.length;
     stream.write(first);
+    // The client may have ended its side (its FIN, or left) while the stream waited for the
+    // agent's 2xx: the socket was paused with nothing buffered, so its 'end' came and went with
+    // no listener. The agent must still get END_STREAM after the bytes, or it keeps the
+    // connection for its keep-alive time after answering, and the edge the stream with it (the
+    // socket is half-open, allowHalfOpen, and never reads again to see the client is gone).
+    if (socket.readableEnded) {
+      this.#onEnd();
+      return;
+    }
     socket.on('data', this.#onData);
     socket.once('end', this.#onEnd);
     stream.on('drain', this.#onDrain);
