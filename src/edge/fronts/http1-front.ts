@@ -39,6 +39,10 @@ export async function forwardHttp1(ctx: FrontContext, info: ConnectionInfo, req:
   if (release === undefined) return replyHttp1(ctx, res, REPLY.clientBusy);
   res.once('close', release);
   const tunnel = await findTunnel(ctx, binding.id);
+  // the client left while the request waited for a tunnel: its 'close' came before send() could
+  // listen for it, so a stream opened now would never be cancelled (a body that never ends keeps
+  // it open), and its request would reach a backend for nobody.
+  if (res.destroyed) return;
   if (tunnel === undefined) return replyHttp1(ctx, res, REPLY.noTunnel);
   const isBodyless = (declared === undefined || declared === '0') && req.headers['transfer-encoding'] === undefined;
   const requestId = ctx.requestId();
