@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { constants as h2c } from 'node:http2';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { TunnelSession } from '../../src/tunnel/session.js';
+import type { TunnelStreamContext } from '../../src/wire/stream-handler.js';
 import { attack } from '../support/attack-log.js';
 import { FRAME, frame, headersOnly, openRawH2, resetBurst, resetsOnly, writeAll } from '../support/h2-frames.js';
 import { requestsWhile } from '../support/public-load.js';
@@ -14,6 +16,25 @@ import type { TestEdge } from '../support/tunnel-harness.js';
 const APP = 'binding/host/app.test';
 const BURST = 100_000;
 const PER_CHUNK = 1000;
+
+/** LateEventsHandler answers `/events` only once `begun` resolves, with one event and no end; anything else as the test handler. */
+class LateEventsHandler extends TestStreamHandler {
+  waiting = 0;
+  constructor(readonly begun: Promise<void>) {
+    super();
+  }
+  override handleStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, context: TunnelStreamContext): void {
+    if (headers[':path'] !== '/events') return super.handleStream(stream, headers, context);
+    this.waiting++;
+    stream.on('error', () => undefined);
+    stream.resume();
+    void this.begun.then(() => {
+      if (stream.destroyed || stream.closed) return;
+      stream.respond({ ':status': 200, 'content-type': 'text/event-stream' });
+      stream.write('data: one\n\n');
+    });
+  }
+}
 
 describe('attack: HTTP/2 floods on the public listener', function () {
   this.timeout(60_000);
@@ -123,6 +144,31 @@ describe('attack: HTTP/2 floods on the public listener', function () {
     expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
     expect(session.state).to.equal('open');
     expect(t.edge.registry.all().map((x) => x.connectionId)).to.deep.equal(tunnelBefore);
+    expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
+  });
+
+  it('resets, once its cancel budget allows, the tunnel streams past that budget whose answer never ends (clients that left before their event stream began)', async () => {
+    // 540 requests reach the tunnel from 9 connections and their clients reset them all: 500
+    // cancels go at once, the other 40 wait for the budget to refill (15 a second). Their answers
+    // begin only then, as event streams that never end: left to finish, those 40 stayed open for good.
+    session.destroy();
+    let begin = (): void => undefined;
+    const begun = new Promise<void>((resolve) => (begin = resolve));
+    const late = new LateEventsHandler(begun);
+    session = await openSession(t, APP, late);
+    await waitUntil(() => t.edge.registry.count().get(APP) === 1, 10_000);
+    const raws = await Promise.all(Array.from({ length: 9 }, () => openRawH2(t.httpPort)));
+    for (const raw of raws) raw.socket.write(headersOnly('app.test', '/events', 1, 60));
+    await waitUntil(() => late.waiting === 9 * 60, 20_000);
+    for (const raw of raws) raw.socket.write(resetsOnly(1, 60));
+    await waitUntil(() => t.edge.metrics.streamsActive <= 9 * 60 - 500, 20_000);
+    begin();
+    // a generous bound: 40 cancels at 15 a second take under 3 s
+    await waitUntil(() => t.edge.metrics.streamsActive === 0, 30_000).catch(() => undefined);
+    for (const raw of raws) raw.socket.destroy();
+    expect(t.edge.metrics.streamsActive, 'tunnel streams still open').to.equal(0);
+    expect(t.edge.registry.all().map((x) => x.activeStreams)).to.deep.equal([0]);
+    expect(session.state, 'the agent saw no more cancels than it allows').to.equal('open');
     expect((await http1(t.httpPort, 'app.test', '/')).status).to.equal(200);
   });
 

@@ -6,9 +6,9 @@ import type { EdgeTunnel } from '../tunnels/index.js';
 // rapid-reset limiter, Node's defaults: a burst of 1,000, then 33 a second) and closes the whole
 // tunnel beyond that. Public clients that go away make the edge cancel their streams, so a flood
 // of resets spread over many public connections would reach the agent as a flood of cancels.
-// The edge keeps each tunnel's cancels under half of that budget; past it, a stream whose
-// request is complete is left to finish (its answer read and dropped) and any other cancel waits
-// for the budget to refill. The agent never sees more cancels than it allows.
+// The edge keeps each tunnel's cancels under half of that budget; past it, a cancel waits for the
+// budget to refill (a stream whose request is complete mostly finishes first: its answer is read
+// and dropped, and no cancel is sent). The agent never sees more cancels than it allows.
 const CANCEL_BURST = 500;
 const CANCELS_PER_SECOND = 15;
 
@@ -32,9 +32,10 @@ function cancelDelayMs(tunnel: EdgeTunnel, now: number): number {
 
 /**
  * cancelUpstream ends a tunnel stream whose public client went away: RST_STREAM(CANCEL) within
- * the tunnel's cancel budget; past it, a stream with its request sent is drained instead, and
- * any other cancel is sent once the budget allows. Whatever the stream holds or still receives
- * is read and dropped (see discardUnread).
+ * the tunnel's cancel budget; past it, once the budget allows, unless the stream ended first (a
+ * stream with its request sent usually does: the agent answers). Whatever the stream holds or
+ * still receives is read and dropped (see discardUnread). A stream whose answer never ends (an
+ * event stream) is therefore reset late, never kept for good.
  */
 export function cancelUpstream(tunnel: EdgeTunnel, upstream: ClientHttp2Stream): void {
   if (upstream.destroyed) return;
@@ -42,8 +43,6 @@ export function cancelUpstream(tunnel: EdgeTunnel, upstream: ClientHttp2Stream):
   if (upstream.closed) return;
   const delay = cancelDelayMs(tunnel, Date.now());
   if (delay === 0) return void upstream.close(h2c.NGHTTP2_CANCEL);
-  // the request is complete: the agent answers and the stream ends without a reset.
-  if (upstream.writableEnded) return;
   const timer = setTimeout(() => {
     if (!upstream.closed) upstream.close(h2c.NGHTTP2_CANCEL);
   }, delay);
