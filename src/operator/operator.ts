@@ -4,7 +4,7 @@ import { translateObjects } from '../agent/state.js';
 import type { AgentState } from '../agent/state.js';
 import type { DataPlane, StaticEndpointResolver } from '../dataplane/index.js';
 import type { Binding, RouteGraph } from '../model/index.js';
-import { SystemClock, backoffDelay } from '../tunnel/index.js';
+import { SystemClock, TunnelRefusedError, backoffDelay } from '../tunnel/index.js';
 import type { Clock, ClockTimer, EdgeEndpoint, TunnelManager, TunnelSpec } from '../tunnel/index.js';
 import { IncrementalTranslation, referencedSecrets, snapshotFromObjects } from '../translate/index.js';
 import type { TranslateOptions, TranslationStats } from '../translate/index.js';
@@ -86,6 +86,19 @@ export interface OperatorOptions {
    * Deployment's progress is read at each sync, not watched
    */
   dataPlaneRecheckMs?: number;
+  /**
+   * the tunnel manager's failed attempts ('tunnel-error'). A key the edge refuses (403 or 401: revoked,
+   * its reservation released, unknown there) makes the operator sync again `keyRefusedSyncMs`
+   * later, the leader listing what the edge holds (so it reserves and mints again what is gone), a
+   * follower reloading the leader's keys; otherwise the refusal would be seen only at the next
+   * periodic list of the edge (EdgeReconcilerOptions.resyncMs, ten minutes)
+   */
+  tunnelErrors?: { on(event: 'tunnel-error', listener: (bindingId: string, err: Error) => void): unknown };
+  /**
+   * how long after a refused key the operator syncs (default 2 s: refusals of several bindings
+   * make one sync); each such sync in a row that changed no binding's key doubles it, up to 60 s
+   */
+  keyRefusedSyncMs?: number;
   /** absent: the whole graph is served. Present: only what it keeps (a Gateway's own pods keep their Gateway's fragment) */
   select?: (graph: RouteGraph) => RouteGraph;
   translate?: Partial<TranslateOptions>;
@@ -194,6 +207,16 @@ export class Operator {
   #changeWaiters: (() => void)[] = [];
   /** the last translation, kept so that a sync translates again only what changed (src/translate/incremental.ts) */
   readonly #translation: IncrementalTranslation;
+  /** the edge refused a key: the next sync lists the edge again (a leader) */
+  #isRefreshDue = false;
+  /** the sync after a refused key is waiting (one timer however many refusals) */
+  #refusalTimer: ClockTimer | undefined;
+  /** that timer fired and its sync has not run yet */
+  #isRefusalSync = false;
+  /** syncs after refused keys in a row that changed no key: the wait's backoff step */
+  #refusalStreak = 0;
+  /** when the last sync after a refused key was asked for (clock ms) */
+  #lastRefusalAt = -Infinity;
 
   constructor(options: OperatorOptions) {
     this.#o = options;
@@ -210,6 +233,7 @@ export class Operator {
   async start(): Promise<SyncResult> {
     this.#o.objects.onChange(() => this.#schedule());
     this.#o.secrets?.onChange(() => this.#schedule());
+    this.#o.tunnelErrors?.on('tunnel-error', (_bindingId, err) => this.#onTunnelError(err));
     this.#o.leader?.on('started-leading', () => this.#schedule());
     this.#o.leader?.on('stopped-leading', () => this.#schedule());
     await this.#o.objects.start();
@@ -262,6 +286,8 @@ export class Operator {
    */
   async #syncOnce(preemptible: boolean): Promise<SyncResult> {
     this.#hasPendingChange = false;
+    const isRefusalSync = this.#isRefusalSync;
+    this.#isRefusalSync = false;
     const syncFrom = this.#clock.now();
     if (!this.#o.objects.hasSynced()) throw new CacheNotSyncedError();
     // Domains, TCPPorts and Tunnels being deleted are not translated: the reconciler lets go of what they held
@@ -295,7 +321,10 @@ export class Operator {
     const reconcileFrom = this.#clock.now();
     const slice = Math.max(this.#o.minSliceMs ?? 250, reconcileFrom - syncFrom);
     const shouldYield = (): boolean => this.#hasPendingChange && this.#clock.now() - reconcileFrom >= slice;
-    const options: ReconcileOptions = { refresh: isNewLeader, releasing: deleting, persistLater: true, ...(preemptible ? { shouldYield } : {}) };
+    // after a refused key the edge is listed again: what it holds changed behind the cache's back
+    const refresh = isNewLeader || (isWriter && this.#isRefreshDue);
+    if (isWriter) this.#isRefreshDue = false;
+    const options: ReconcileOptions = { refresh, releasing: deleting, persistLater: true, ...(preemptible ? { shouldYield } : {}) };
     const edge = isWriter ? await this.#o.reconciler?.reconcile(state.graph, knowsOwnerGoneFrom(this.#o.objects), options) : undefined;
     lap('reconcileMs');
     const served = this.#o.edgeIdOf ? withEdgeIds(state.graph, this.#o.edgeIdOf) : state.graph;
@@ -314,11 +343,15 @@ export class Operator {
       // A key minted (or re-minted) for an unchanged binding changes no binding: re-apply.
       const keyRefOf = this.#o.keyRefOf;
       const signature = served.bindings.map((b) => `${b.id}=${keyRefOf(b.id) ?? ''}`).join('\n');
-      if (!tunnelsChanged && signature !== this.#keySignature) {
+      const keysChanged = signature !== this.#keySignature;
+      if (!tunnelsChanged && keysChanged) {
         await this.#o.tunnels.apply(served.bindings);
         tunnelsChanged = true;
       }
       this.#keySignature = signature;
+      // a sync after a refused key that changed no key backs off the next one
+      if (keysChanged) this.#refusalStreak = 0;
+      else if (isRefusalSync) this.#refusalStreak++;
     }
     lap('applyMs');
     // Statuses say only what the edge serves: what the reconciler held back is taken out of them.
@@ -392,11 +425,35 @@ export class Operator {
     this.#wakeChangeWaiters();
     if (this.#retry) this.#clock.clearTimeout(this.#retry);
     if (this.#recheck) this.#clock.clearTimeout(this.#recheck);
+    if (this.#refusalTimer) this.#clock.clearTimeout(this.#refusalTimer);
     await this.#o.objects.stop();
     await this.#o.secrets?.stop();
     await this.#running?.catch(() => undefined);
     await this.#lane?.idle();
     await this.#agent.close();
+  }
+
+  /**
+   * onTunnelError hears of a failed tunnel attempt: a key the edge refused (403, 401) asks for a
+   * sync that lists the edge again, `keyRefusedSyncMs` later (one timer for every refusal until
+   * then), backing off while such syncs change no key (the refusal has another cause).
+   */
+  #onTunnelError(err: Error): void {
+    if (!(err instanceof TunnelRefusedError) || (err.statusCode !== 403 && err.statusCode !== 401)) return;
+    if (this.#isStopped || this.#refusalTimer !== undefined) return;
+    const baseMs = this.#o.keyRefusedSyncMs ?? 2000;
+    const maxMs = Math.max(baseMs, 60_000);
+    const now = this.#clock.now();
+    // refusals long after the last ones are a new story: no backoff carried over
+    if (now - this.#lastRefusalAt > 2 * maxMs) this.#refusalStreak = 0;
+    this.#lastRefusalAt = now;
+    this.#isRefreshDue = true;
+    const delay = Math.min(maxMs, baseMs * 2 ** Math.min(this.#refusalStreak, 16));
+    this.#refusalTimer = this.#clock.setTimeout(() => {
+      this.#refusalTimer = undefined;
+      this.#isRefusalSync = true;
+      this.#schedule();
+    }, delay);
   }
 
   /** scheduleRecheck syncs again once `delayMs` (default `recheckMs`) has passed (one timer at a time: a sooner one replaces a later one). */

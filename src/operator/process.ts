@@ -247,6 +247,8 @@ export function registerOperator(c: DependencyContainer): void {
     const settings: OperatorSettings = {
       keyRefOf: (bindingId) => keys.forTunnel(bindingId)?.keyId,
       edgeIdOf: (bindingId) => keys.edgeIdOf(bindingId),
+      // a key the edge refuses (revoked, its reservation released out of band) makes a sync that lists the edge again
+      tunnelErrors: deps.resolve(TUNNEL_MANAGER),
       ...(elector !== undefined && keys instanceof SecretTunnelKeys ? { leader: elector, followKeys: () => keys.load() } : {}),
       translate: { baseDomain: dataPlaneFor?.baseDomain ?? learnedOf(deps).baseDomain },
       ...(dataPlaneFor === undefined

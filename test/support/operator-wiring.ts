@@ -48,6 +48,7 @@ export function wireOperator(w: WireOptions): WiredOperator {
     reconciler: new EdgeReconciler(w.client, keys, w.reconciler),
     keyRefOf,
     edgeIdOf: (id) => keys.edgeIdOf(id),
+    tunnelErrors: manager,
     ...(w.certificates !== undefined ? { certificates: w.certificates } : {}),
     ...w.options,
   });
