@@ -10,6 +10,7 @@ import { waitFor } from '../cluster/cluster-env.js';
 import { findContainerProcess } from '../cluster/pod-exec.js';
 import { isReady } from './soak-stack.js';
 import type { Stack } from './soak-stack.js';
+import { answersThrough } from './soak-traffic.js';
 
 /** FaultRecord is what happened to one fault: when it was injected and when its recovery step ended. */
 export interface FaultRecord {
@@ -23,6 +24,11 @@ export interface FaultRecord {
   notes: string[];
   /** a check of the fault itself that failed (a 500 where a 503 is promised) */
   failures: string[];
+  /** what the recovery step measured, by name (heldAgainMs, answeringMs: from the injection) */
+  measures: Record<string, number>;
+  /** keys and reservations the fault took away on purpose (not lost: the invariant leaves them out) */
+  revokedKeys: string[];
+  releasedReservations: string[];
 }
 
 /** Fault is one kind of failure: `inject` breaks something, `recover` undoes it (or waits for the platform to). */
@@ -184,14 +190,93 @@ function cutLink(): Fault {
   };
 }
 
+/** REMINT_TIMEOUT_MS bounds the wait for the operator to hold again what was taken from it at the edge. */
+const REMINT_TIMEOUT_MS = 120_000;
+
+/** ingressHolding is the operator's reservation of the Ingress's host and its live keys, as the edge's store lists them. */
+async function ingressHolding(stack: Stack): Promise<{ reservationId: string | undefined; keyIds: string[] }> {
+  const labels = { 'tuna.dev/cluster': stack.id };
+  const reservation = (await stack.control.listReservations(labels)).reservations.find((r) => r.value === stack.routes.ingressHost);
+  if (reservation === undefined) return { reservationId: undefined, keyIds: [] };
+  const keys = (await stack.control.listTunnelKeys(labels)).tunnelKeys.filter((k) => k.reservationId === reservation.id && k.revokedAt === null);
+  return { reservationId: reservation.id, keyIds: keys.map((k) => k.id) };
+}
+
+/**
+ * heldAgain waits until the Ingress's host has a reservation and a live key the fault did not take
+ * (`isNew`), then until a GET of it answers through both nodes; notes when each happened.
+ */
+async function heldAgain(stack: Stack, record: FaultRecord, isNew: (h: { reservationId: string | undefined; keyIds: string[] }) => boolean): Promise<void> {
+  const held = await waitFor('the operator holding the host again', REMINT_TIMEOUT_MS, async () => {
+    const h = await ingressHolding(stack).catch(() => undefined);
+    return h !== undefined && h.reservationId !== undefined && h.keyIds.length > 0 && isNew(h) ? h : undefined;
+  }, 250);
+  const heldAt = Date.now();
+  record.measures.heldAgainMs = heldAt - record.injectedAt;
+  await waitFor('the host answering through both nodes', REMINT_TIMEOUT_MS, async () => {
+    for (const edge of stack.edges) if (!(await answersThrough(stack, edge))) return undefined;
+    return true;
+  }, 250);
+  record.measures.answeringMs = Date.now() - record.injectedAt;
+  record.notes.push(
+    `held again (reservation ${held.reservationId}, key ${held.keyIds.join(', ')}) after ${(record.measures.heldAgainMs / 1000).toFixed(1)} s, answering through both nodes after ${(record.measures.answeringMs / 1000).toFixed(1)} s`,
+  );
+}
+
+/**
+ * revokeKey revokes, through the control API, the operator's live keys of the Ingress's host (out
+ * of band: the operator did not ask for it). The edge closes their tunnels and refuses the keys;
+ * the operator must mint a new key and traffic resume.
+ */
+function revokeKey(): Fault {
+  let revoked = new Set<string>();
+  return {
+    name: 'tunnel key revoked (the Ingress host)',
+    async inject(stack, record) {
+      const { reservationId, keyIds } = await ingressHolding(stack);
+      if (reservationId === undefined || keyIds.length === 0) throw new Error(`the operator holds no live key of ${stack.routes.ingressHost}`);
+      revoked = new Set(keyIds);
+      for (const id of keyIds) await stack.control.revokeTunnelKey(id);
+      record.revokedKeys.push(...keyIds);
+      record.notes.push(`revoked ${keyIds.join(', ')} of reservation ${reservationId}`);
+    },
+    async recover(stack, record) {
+      await heldAgain(stack, record, (h) => h.keyIds.some((k) => !revoked.has(k)));
+    },
+  };
+}
+
+/**
+ * releaseReservation releases, through the control API, the operator's reservation of the
+ * Ingress's host (the edge revokes its keys with it); the operator must reserve it again.
+ */
+function releaseReservation(): Fault {
+  let released = '';
+  return {
+    name: 'reservation released (the Ingress host)',
+    async inject(stack, record) {
+      const { reservationId, keyIds } = await ingressHolding(stack);
+      if (reservationId === undefined) throw new Error(`the operator holds no reservation of ${stack.routes.ingressHost}`);
+      released = reservationId;
+      await stack.control.release(reservationId);
+      record.revokedKeys.push(...keyIds);
+      record.releasedReservations.push(reservationId);
+      record.notes.push(`released ${reservationId} (its keys ${keyIds.join(', ') || 'none'} with it)`);
+    },
+    async recover(stack, record) {
+      await heldAgain(stack, record, (h) => h.reservationId !== released);
+    },
+  };
+}
+
 /** FAULTS_SHORT are the most important faults, for the short form. */
 export function shortFaults(): Fault[] {
-  return [killOperator('leader'), killPostgres, killEdge('A'), killOperator('follower')];
+  return [killOperator('leader'), killPostgres, killEdge('A'), revokeKey(), killOperator('follower'), releaseReservation()];
 }
 
 /** FAULTS_FULL are every fault, in priority order. */
 export function fullFaults(): Fault[] {
-  return [killOperator('leader'), killOperator('follower'), killPostgres, churnIngresses, cutLink(), killEdge('A'), killEdge('B'), helmUpgrade];
+  return [killOperator('leader'), killOperator('follower'), killPostgres, churnIngresses, cutLink(), killEdge('A'), revokeKey(), killEdge('B'), helmUpgrade, releaseReservation()];
 }
 
 /** OVERLAPS are pairs run at once in the full form's second part (one injected while the other is down). */

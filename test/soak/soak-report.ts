@@ -17,10 +17,26 @@ export interface RoundFigures {
   /** the fault (or pair) just settled */
   after: string;
   perEdge: Record<string, ProcessFigures & { pid: number }>;
+  /** each operator pod's process, by pod name (the pods change with an upgrade) */
+  perOperator?: Record<string, ProcessFigures & { pid: number }>;
 }
 
 /** TARGETS are the promised figures (docs/reliability.md). */
-export const TARGETS = { edgeMoveMs: 5000, recoverMs: 10_000 };
+export const TARGETS = { edgeMoveMs: 5000, recoverMs: 10_000, heldAgainMs: 10_000 };
+
+/** DETAIL_MAX is how many failed requests a check's line names one by one. */
+const DETAIL_MAX = 12;
+
+/**
+ * failureDetail names each failed request (kind, node, start and end from `from`, outcome), so a
+ * FAIL line says which requests failed, when and why: `h2 via A +0.12→0.13 s ERR_HTTP2_STREAM_CANCEL`.
+ */
+export function failureDetail(failed: readonly Sample[], from: number): string {
+  const at = (ms: number) => `${ms >= from ? '+' : '-'}${(Math.abs(ms - from) / 1000).toFixed(2)}`;
+  const sorted = [...failed].sort((a, b) => a.start - b.start);
+  const named = sorted.slice(0, DETAIL_MAX).map((x) => `${x.kind} via ${x.edge} ${at(x.start)}→${at(x.end).replace(/^\+/, '')} s ${x.outcome}`);
+  return named.join('; ') + (sorted.length > DETAIL_MAX ? `; and ${sorted.length - DETAIL_MAX} more` : '');
+}
 
 /** FD_BOUND and RSS_BOUND say how much an edge may grow from the first round to the last. */
 const FD_BOUND = (first: number) => first + 50;
@@ -58,6 +74,7 @@ export interface FaultOutcome {
   /** from the end of the recovery step until every route answered again */
   recoverMs: number;
   byCause: Map<string, number>;
+  failedSamples: Sample[];
 }
 
 /**
@@ -82,6 +99,7 @@ export function faultOutcome(record: FaultRecord, samples: Sample[]): FaultOutco
     lastFailureMs: failed.length === 0 ? 0 : lastFailureEnd - record.injectedAt,
     recoverMs: Math.max(0, lastFailureEnd - record.recoveredAt),
     byCause,
+    failedSamples: failed,
   };
 }
 
@@ -96,6 +114,8 @@ export interface SoakResult {
   rounds: RoundFigures[];
   /** extra invariants checked against the cluster and the store at the end */
   endChecks: Check[];
+  /** the machine's load average when the traffic started and when it ended */
+  loadAverageAtStart?: number[];
   loadAverage: number[];
 }
 
@@ -112,7 +132,11 @@ export function checksOf(result: SoakResult): Check[] {
     detail: `${idempotentLost} failed in ${operatorFaults.length} fault window(s)`,
   });
   const hung = result.samples.filter((x) => x.outcome === 'timeout');
-  checks.push({ name: 'target: no request hangs (each ends with an answer or an error within 10 s)', ok: hung.length === 0, detail: `${hung.length} timed out` });
+  const hungDetail = hung.map((x) => {
+    const fault = [...result.faults].reverse().find((f) => f.injectedAt <= x.start);
+    return `${failureDetail([x], fault?.injectedAt ?? result.startedAt)} (from ${fault?.name ?? 'the start'})`;
+  });
+  checks.push({ name: 'target: no request hangs (each ends with an answer or an error within 10 s)', ok: hung.length === 0, detail: `${hung.length} timed out${hung.length > 0 ? `: ${hungDetail.slice(0, DETAIL_MAX).join('; ')}` : ''}` });
   for (const o of ofKind('kill -9 edge')) {
     // the Gateway's dedicated address is bound by one node at a time on this one host (the other
     // node's bind fails with EADDRINUSE and is retried): it moves with that retry, reported apart
@@ -121,7 +145,19 @@ export function checksOf(result: SoakResult): Check[] {
     checks.push({
       name: `target: ${o.record.name}: traffic moved to the other node within ${s(TARGETS.edgeMoveMs)}`,
       ok: perNode.lastFailureMs <= TARGETS.edgeMoveMs,
-      detail: `last failure ${s(perNode.lastFailureMs)} after the kill, ${perNode.failed} failed (the Gateway address: ${viaAddress.failed} failed, last ${s(viaAddress.lastFailureMs)} after)`,
+      detail:
+        `last failure ${s(perNode.lastFailureMs)} after the kill, ${perNode.failed} failed (the Gateway address: ${viaAddress.failed} failed, last ${s(viaAddress.lastFailureMs)} after)` +
+        (o.failed > 0 ? `; from the kill: ${failureDetail(o.failedSamples, o.record.injectedAt)}` : ''),
+    });
+  }
+  for (const o of [...ofKind('tunnel key revoked'), ...ofKind('reservation released')]) {
+    const heldAgain = o.record.measures.heldAgainMs;
+    checks.push({
+      name: `target: ${o.record.name}: the operator holds the host again within ${s(TARGETS.heldAgainMs)}`,
+      ok: heldAgain !== undefined && heldAgain <= TARGETS.heldAgainMs && o.record.failures.length === 0,
+      detail:
+        (heldAgain === undefined ? `not held again: ${o.record.failures.join('; ') || 'no figure'}` : `held again ${s(heldAgain)} after, answering through both nodes ${s(o.record.measures.answeringMs ?? 0)} after`) +
+        `, ${o.failed} failed${o.failed > 0 ? `: ${failureDetail(o.failedSamples, o.record.injectedAt)}` : ''}`,
     });
   }
   for (const o of ofKind('kill -9 PostgreSQL')) {
@@ -141,7 +177,10 @@ export function checksOf(result: SoakResult): Check[] {
   checks.push({
     name: `target: after every fault all routes answered again within ${s(TARGETS.recoverMs)}`,
     ok: slow.length === 0,
-    detail: slow.length === 0 ? `slowest ${s(Math.max(0, ...outcomes.map((o) => o.recoverMs)))}` : slow.map((o) => `${o.record.name} ${s(o.recoverMs)}`).join(', '),
+    detail:
+      slow.length === 0
+        ? `slowest ${s(Math.max(0, ...outcomes.map((o) => o.recoverMs)))}`
+        : slow.map((o) => `${o.record.name} ${s(o.recoverMs)} (from the recovery step's end: ${failureDetail(o.failedSamples.filter((x) => x.end > o.record.recoveredAt), o.record.recoveredAt)})`).join(', '),
   });
   const other = outcomes.filter((o) => o.record.failures.length > 0 && !o.record.name.startsWith('kill -9 PostgreSQL'));
   if (other.length > 0) checks.push({ name: 'faults ran', ok: false, detail: other.map((o) => `${o.record.name}: ${o.record.failures.join('; ')}`).join(' | ') });
@@ -149,7 +188,34 @@ export function checksOf(result: SoakResult): Check[] {
   checks.push({ name: 'invariant: no request answered by the wrong backend or with a wrong checksum', ok: wrong.length === 0, detail: `${wrong.length} of ${result.samples.length}` });
   checks.push(...result.endChecks);
   checks.push(...steadyState(result.rounds));
+  checks.push(operatorSteadyState(result.rounds));
   return checks;
+}
+
+/**
+ * operatorSteadyState is steadyState for the operator: of every operator pod's process, the one
+ * seen after the most faults (the pods are killed and replaced by the faults) stays within the
+ * bound, its figures named round by round (the last of each).
+ */
+function operatorSteadyState(rounds: RoundFigures[]): Check {
+  const byPid = new Map<number, { pod: string; pid: number; round: RoundFigures; figures: ProcessFigures }[]>();
+  for (const r of rounds) {
+    for (const [pod, f] of Object.entries(r.perOperator ?? {})) if (f.pid !== 0) byPid.set(f.pid, [...(byPid.get(f.pid) ?? []), { pod, pid: f.pid, round: r, figures: f }]);
+  }
+  const points = [...byPid.values()].sort((a, b) => b.length - a.length)[0] ?? [];
+  const name = 'invariant: the operator back to steady state: descriptors ≤ first + 50, RSS ≤ first × 1.5 + 20 MiB';
+  const first = points[0];
+  const last = points.at(-1);
+  if (first === undefined || last === undefined || points.length < 2) return { name, ok: false, detail: 'fewer than two figures of one process' };
+  const perRound = new Map<number, ProcessFigures>();
+  for (const p of points) perRound.set(p.round.round, p.figures);
+  return {
+    name,
+    ok: last.figures.fds <= FD_BOUND(first.figures.fds) && last.figures.rssKiB <= RSS_BOUND(first.figures.rssKiB),
+    detail:
+      `${first.pod} pid ${first.pid}: fds ${first.figures.fds} → ${last.figures.fds}, RSS ${(first.figures.rssKiB / 1024).toFixed(0)} → ${(last.figures.rssKiB / 1024).toFixed(0)} MiB over ${points.length} figures ` +
+      `(after ${first.round.after}, round ${first.round.round} → after ${last.round.after}, round ${last.round.round}; at each round's end: ${[...perRound].map(([r, f]) => `${r}: ${f.fds} fds ${(f.rssKiB / 1024).toFixed(0)} MiB`).join(', ')})`,
+  };
 }
 
 /**
@@ -184,7 +250,10 @@ function steadyState(rounds: RoundFigures[]): Check[] {
 export function formatReport(result: SoakResult, checks: Check[]): string {
   const lines: string[] = [];
   const { samples } = result;
-  lines.push(`soak: ${s(result.endedAt - result.startedAt)} of traffic (--minutes ${result.minutes}), load average ${result.loadAverage.map((l) => l.toFixed(2)).join(' ')}`);
+  const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  lines.push(
+    `soak: ${s(result.endedAt - result.startedAt)} of traffic (--minutes ${result.minutes}), load average ${result.loadAverageAtStart === undefined ? '' : `${load(result.loadAverageAtStart)} at the start, `}${load(result.loadAverage)} at the end`,
+  );
   lines.push('');
   lines.push(`${pad('kind', 9)}${padStart('sent', 7)}${padStart('answered', 10)}${padStart('failed', 8)}${padStart('p50', 9)}${padStart('p99', 9)}${padStart('longest gap', 13)}`);
   for (const kind of KINDS) {
@@ -222,9 +291,11 @@ export function formatReport(result: SoakResult, checks: Check[]): string {
   for (const p of result.probes) if (p.status !== 201) refused.set(`${p.status} ${p.code}`, (refused.get(`${p.status} ${p.code}`) ?? 0) + 1);
   lines.push(`control API probe: ${result.probes.length} reserve+mint, ${acked} acknowledged${[...refused].map(([c, n]) => `, ${n}× ${c}`).join('')}`);
   lines.push('');
-  lines.push('edge nodes after each fault settled (open descriptors, RSS):');
+  lines.push('edge nodes and operator pods after each fault settled (open descriptors, RSS):');
+  const fig = (f: ProcessFigures & { pid: number }) => `pid ${f.pid} ${f.fds} fds ${(f.rssKiB / 1024).toFixed(0)} MiB`;
   for (const round of result.rounds) {
-    lines.push(`  round ${round.round}, after ${round.after}: ${Object.entries(round.perEdge).map(([e, f]) => `${e} pid ${f.pid} ${f.fds} fds ${(f.rssKiB / 1024).toFixed(0)} MiB`).join(', ')}`);
+    const operators = Object.entries(round.perOperator ?? {}).map(([pod, f]) => `${pod.slice(-5)} ${fig(f)}`);
+    lines.push(`  round ${round.round}, after ${round.after}: ${Object.entries(round.perEdge).map(([e, f]) => `${e} ${fig(f)}`).join(', ')}${operators.length > 0 ? `; operator ${operators.join(', ')}` : ''}`);
   }
   lines.push('');
   for (const c of checks) lines.push(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}`);

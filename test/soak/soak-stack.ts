@@ -1,7 +1,8 @@
 // soak-stack.ts — what the soak runs on: one PostgreSQL, two store-mode edge nodes on it (tunnel
 // listeners on the pods' bridge behind a balancer, public fronts on 127.0.0.1 and 127.0.0.2), the
 // operator installed by charts/tuna from our image with two replicas, and the routes it publishes:
-// an Ingress, a Gateway with an HTTPRoute, and a Service of type LoadBalancer (TCP).
+// an Ingress, a Gateway with an HTTPRoute and a GRPCRoute (each on a listener of its own), and a
+// Service of type LoadBalancer (TCP).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -47,6 +48,8 @@ const SINK = [
 export interface Routes {
   ingressHost: string;
   gatewayHost: string;
+  /** the Gateway's `grpc` listener's hostname (its GRPCRoute to echo-basic's gRPC server) */
+  grpcHost: string;
   gatewayAddress: string;
   tcpPort: number;
 }
@@ -192,6 +195,14 @@ async function publishRoutes(config: KubeConfig, apps: string, gatewayClass: str
     await appsApi.createNamespacedDeployment({ namespace: apps, body: echoDeployment(name, { app: name }, 1) });
     await core.createNamespacedService({ namespace: apps, body: { metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port: 8080, targetPort: 'http' }] } } });
   }
+  // echo-basic's gRPC echo (GRPC_ECHO_SERVER=1, on the port named http), as the conformance suite's GRPCRoute backends run it
+  const grpcDeployment = echoDeployment('grpc', { app: 'grpc' }, 1);
+  grpcDeployment.spec!.template.spec!.containers[0]!.env!.push({ name: 'GRPC_ECHO_SERVER', value: '1' });
+  await appsApi.createNamespacedDeployment({ namespace: apps, body: grpcDeployment });
+  await core.createNamespacedService({
+    namespace: apps,
+    body: { metadata: { name: 'grpc' }, spec: { selector: { app: 'grpc' }, ports: [{ name: 'grpc', port: 8080, targetPort: 'http', appProtocol: 'kubernetes.io/h2c' }] } },
+  });
   const sinkLabels = { app: 'sink' };
   const fieldEnv = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
   const sink = {
@@ -212,6 +223,7 @@ async function publishRoutes(config: KubeConfig, apps: string, gatewayClass: str
   });
   const ingressHost = `${id}.${BASE_DOMAIN}`;
   const gatewayHost = `${id}-gw.${BASE_DOMAIN}`;
+  const grpcHost = `${id}-grpc.${BASE_DOMAIN}`;
   const rule = (p: string, service: string) => ({ path: p, pathType: 'Prefix', backend: { service: { name: service, port: { name: 'http' } } } });
   await config.makeApiClient(NetworkingV1Api).createNamespacedIngress({
     namespace: apps,
@@ -220,13 +232,20 @@ async function publishRoutes(config: KubeConfig, apps: string, gatewayClass: str
   const custom = config.makeApiClient(CustomObjectsApi);
   await custom.createNamespacedCustomObject({
     group: GW, version: 'v1', namespace: apps, plural: 'gateways',
-    body: { apiVersion: `${GW}/v1`, kind: 'Gateway', metadata: { name: 'gw' }, spec: { gatewayClassName: gatewayClass, listeners: [{ name: 'web', protocol: 'HTTP', port: GATEWAY_PORT, hostname: gatewayHost }] } },
+    body: { apiVersion: `${GW}/v1`, kind: 'Gateway', metadata: { name: 'gw' }, spec: { gatewayClassName: gatewayClass, listeners: [
+      { name: 'web', protocol: 'HTTP', port: GATEWAY_PORT, hostname: gatewayHost },
+      { name: 'grpc', protocol: 'HTTP', port: GATEWAY_PORT, hostname: grpcHost },
+    ] } },
   });
   await custom.createNamespacedCustomObject({
     group: GW, version: 'v1', namespace: apps, plural: 'httproutes',
-    body: { apiVersion: `${GW}/v1`, kind: 'HTTPRoute', metadata: { name: 'gw' }, spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'gw', port: 8080 }] }] } },
+    body: { apiVersion: `${GW}/v1`, kind: 'HTTPRoute', metadata: { name: 'gw' }, spec: { parentRefs: [{ name: 'gw', sectionName: 'web' }], rules: [{ backendRefs: [{ name: 'gw', port: 8080 }] }] } },
   });
-  return { ingressHost, gatewayHost, gatewayAddress: '', tcpPort: 0 };
+  await custom.createNamespacedCustomObject({
+    group: GW, version: 'v1', namespace: apps, plural: 'grpcroutes',
+    body: { apiVersion: `${GW}/v1`, kind: 'GRPCRoute', metadata: { name: 'grpc' }, spec: { parentRefs: [{ name: 'gw', sectionName: 'grpc' }], rules: [{ backendRefs: [{ name: 'grpc', port: 8080 }] }] } },
+  });
+  return { ingressHost, gatewayHost, grpcHost, gatewayAddress: '', tcpPort: 0 };
 }
 
 /** waitForAddresses waits for the Gateway's address and the Service's port in their statuses. */

@@ -1,23 +1,30 @@
 // soak-traffic.ts — the soak's bounded request loop: at a fixed rate, one request at a time of each
 // kind in turn (HTTP/1.1 GET, h2 GET, a WebSocket echo, an upload with a checksum, a GET through
-// the Gateway, a TCP echo through the LoadBalancer port), each recorded with its start, route, edge,
-// outcome and latency; and the control API probe, whose acknowledged reservations and keys the
-// checks look for in the store at the end.
+// the Gateway, a gRPC unary call through the Gateway's GRPCRoute, a TCP echo through the
+// LoadBalancer port), each recorded with its start, route, edge, outcome and latency; and the
+// control API probe, whose acknowledged reservations and keys the checks look for in the store at
+// the end. Every client notices at once a connection closed under it (a killed edge node, a tunnel
+// ended) and records why, instead of waiting for the timeout.
 import { createHash, randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { connect as h2connect } from 'node:http2';
 import { connect } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { BASE_DOMAIN } from '../support/edge-store-harness.js';
+import { GATEWAY_PORT } from './soak-stack.js';
 import type { Stack } from './soak-stack.js';
 import type { SoakEdge } from './soak-processes.js';
 
 /** KINDS are the request kinds, sent in turn. */
-export const KINDS = ['h1', 'h2', 'ws', 'upload', 'gateway', 'tcp'] as const;
+export const KINDS = ['h1', 'h2', 'ws', 'upload', 'gateway', 'grpc', 'tcp'] as const;
 export type Kind = (typeof KINDS)[number];
 
-/** IDEMPOTENT says which kinds a client may send again: the GETs (the edge may retry them). */
-export const IDEMPOTENT: Record<Kind, boolean> = { h1: true, h2: true, ws: false, upload: false, gateway: true, tcp: false };
+/** IDEMPOTENT says which kinds a client may send again: the GETs (the edge may retry them; a gRPC call is a POST). */
+export const IDEMPOTENT: Record<Kind, boolean> = { h1: true, h2: true, ws: false, upload: false, gateway: true, grpc: false, tcp: false };
+
+/** GRPC_METHOD is the unary method of echo-basic's gRPC server (GRPC_ECHO_SERVER=1), as the conformance suite's GRPCRoute backends serve it. */
+export const GRPC_METHOD = '/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo';
 
 /** REQUEST_TIMEOUT_MS is when a request counts as hung (and is ended). */
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -29,7 +36,7 @@ export interface Sample {
   edge: string;
   start: number;
   end: number;
-  /** `ok`, `status NNN`, `wrong backend`, `checksum`, `timeout` or an error code */
+  /** `ok`, `status NNN`, `wrong backend`, `checksum`, `timeout`, `closed …` (with what was seen), `grpc CODE` or an error code */
   outcome: string;
 }
 
@@ -64,21 +71,27 @@ function withTimeout<T>(work: (done: (value: T) => void, fail: (error: Error) =>
   });
 }
 
-function http1(host: string, port: number, authority: string, method: string, path: string, body?: Buffer): Promise<Answer> {
+/** closed is the failure of a connection or stream that ended before its answer did, saying what was seen. */
+const closed = (what: string): Error => Object.assign(new Error(what), { code: `closed ${what}` });
+
+export function http1(host: string, port: number, authority: string, method: string, path: string, body?: Buffer): Promise<Answer> {
   return withTimeout((done, fail, onTimeout) => {
     const req = request({ host, port, method, path, headers: { host: authority }, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', fail);
+      // the connection ended in the middle of the body (no 'end'): failed at once, not at the timeout
+      res.on('close', () => fail(closed(`in the answer (status ${res.statusCode ?? 0}, ${chunks.reduce((n, c) => n + c.length, 0)} bytes)`)));
     });
+    req.on('close', () => fail(closed('before the answer')));
     onTimeout(() => req.destroy());
     req.on('error', fail);
     req.end(body);
   });
 }
 
-function http2Get(host: string, port: number, authority: string, path: string): Promise<Answer> {
+export function http2Get(host: string, port: number, authority: string, path: string): Promise<Answer> {
   return withTimeout((done, fail, onTimeout) => {
     const session = h2connect(`http://${host}:${port}`);
     onTimeout(() => session.destroy());
@@ -93,10 +106,13 @@ function http2Get(host: string, port: number, authority: string, path: string): 
       done({ status, body: Buffer.concat(chunks).toString('utf8') });
     });
     stream.on('error', (e) => (session.destroy(), fail(e)));
+    // a stream closed without 'end' (its session gone under it) fails at once
+    stream.on('close', () => (session.destroy(), fail(closed(`h2 stream (status ${status}, rst ${stream.rstCode ?? '-'})`))));
+    session.on('close', () => fail(closed('h2 session')));
   });
 }
 
-function wsEcho(host: string, port: number, authority: string, text: string): Promise<string> {
+export function wsEcho(host: string, port: number, authority: string, text: string): Promise<string> {
   return withTimeout((done, fail, onTimeout) => {
     // echo-basic's WebSocket handler (golang.org/x/net/websocket) refuses a handshake without an Origin
     const ws = new WebSocket(`ws://${host}:${port}/ws`, { headers: { host: authority }, origin: `http://${authority}` });
@@ -114,10 +130,13 @@ function wsEcho(host: string, port: number, authority: string, text: string): Pr
       res.on('error', () => (ws.terminate(), fail(Object.assign(new Error('refused'), { code: `status ${res.statusCode}` }))));
     });
     ws.on('error', fail);
+    // the server side gone (an edge node killed, a tunnel ended under the stream): a close with no
+    // answer is a failure at once, with its code (1006: the connection ended without a close frame)
+    ws.on('close', (code: number, reason: Buffer) => fail(closed(`websocket ${code}${reason.length > 0 ? ` ${reason.toString('utf8').slice(0, 40)}` : ''} before the echo`)));
   });
 }
 
-function tcpEcho(host: string, port: number, payload: Buffer): Promise<Buffer> {
+export function tcpEcho(host: string, port: number, payload: Buffer): Promise<Buffer> {
   return withTimeout((done, fail, onTimeout) => {
     const socket = connect({ host, port });
     onTimeout(() => socket.destroy());
@@ -130,7 +149,80 @@ function tcpEcho(host: string, port: number, payload: Buffer): Promise<Buffer> {
       if (got >= payload.length) socket.end();
     });
     socket.on('error', fail);
-    socket.on('close', () => done(Buffer.concat(chunks)));
+    // a connection closed before the whole echo came back is a failure of the connection, not a wrong checksum
+    socket.on('close', () => (got === 0 || got >= payload.length ? done(Buffer.concat(chunks)) : fail(closed(`after ${got} of ${payload.length} bytes`))));
+  });
+}
+
+/** protoFields reads the length-delimited and varint fields of a protobuf message (enough for echo-basic's EchoResponse). */
+function protoFields(buf: Buffer): Map<number, Buffer[]> {
+  const fields = new Map<number, Buffer[]>();
+  let i = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let shift = 0; i < buf.length && shift < 35; shift += 7) {
+      const b = buf[i++]!;
+      value += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) return value;
+    }
+    throw new Error('bad varint');
+  };
+  while (i < buf.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    let value: Buffer;
+    if (wire === 0) value = Buffer.from(String(varint()));
+    else if (wire === 2) {
+      const n = varint();
+      value = buf.subarray(i, i + n);
+      i += n;
+    } else if (wire === 1 || wire === 5) {
+      const n = wire === 1 ? 8 : 4;
+      value = buf.subarray(i, i + n);
+      i += n;
+    } else throw new Error(`wire type ${wire}`);
+    const field = Math.floor(tag / 8);
+    fields.set(field, [...(fields.get(field) ?? []), value]);
+  }
+  return fields;
+}
+
+/** EchoAnswer is what the soak reads of echo-basic's EchoResponse: assertions.fully_qualified_method and assertions.context. */
+interface EchoAnswer {
+  method: string;
+  namespace: string;
+  pod: string;
+}
+
+/** decodeEcho reads EchoResponse { Assertions assertions = 1 } → Assertions { string fully_qualified_method = 1; Context context = 4 } → Context { namespace = 1; pod = 4 }. */
+function decodeEcho(buf: Buffer): EchoAnswer {
+  const assertions = protoFields(protoFields(buf).get(1)?.[0] ?? Buffer.alloc(0));
+  const context = protoFields(assertions.get(4)?.[0] ?? Buffer.alloc(0));
+  return { method: assertions.get(1)?.[0]?.toString('utf8') ?? '', namespace: context.get(1)?.[0]?.toString('utf8') ?? '', pod: context.get(4)?.[0]?.toString('utf8') ?? '' };
+}
+
+/** grpcEcho makes one unary call of GRPC_METHOD over h2c (a channel of its own, closed after), with the request deadline. */
+function grpcEcho(host: string, port: number, authority: string): Promise<EchoAnswer> {
+  return withTimeout((done, fail, onTimeout) => {
+    const client = new grpc.Client(`${host}:${port}`, grpc.credentials.createInsecure(), { 'grpc.default_authority': authority, 'grpc.enable_retries': 0, 'grpc.use_local_subchannel_pool': 1 });
+    onTimeout(() => client.close());
+    client.makeUnaryRequest(
+      GRPC_METHOD,
+      () => Buffer.alloc(0),
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + REQUEST_TIMEOUT_MS - 100 },
+      (err, value) => {
+        client.close();
+        if (err) return fail(Object.assign(new Error(err.message), { code: `grpc ${grpc.status[err.code]} ${err.details.slice(0, 60)}`.trim() }));
+        try {
+          done(decodeEcho(value ?? Buffer.alloc(0)));
+        } catch (e) {
+          fail(Object.assign(new Error(String(e)), { code: 'wrong backend' }));
+        }
+      },
+    );
   });
 }
 
@@ -147,6 +239,12 @@ function judge(answer: Answer, podPrefix: string, namespace: string, check: (bod
   } catch {
     return 'wrong backend';
   }
+}
+
+/** answersThrough says a GET of the Ingress's host through an edge node is answered by its Deployment. */
+export async function answersThrough(stack: Stack, edge: SoakEdge): Promise<boolean> {
+  const answer = await http1(edge.spec.httpHost, edge.spec.httpPort, stack.routes.ingressHost, 'GET', '/answers').catch(() => undefined);
+  return answer !== undefined && judge(answer, 'web-', stack.apps) === 'ok';
 }
 
 /** EdgeHealth is the balancer of the public side: a TCP connect to each node's HTTP port every 250 ms. */
@@ -222,7 +320,7 @@ export class TrafficLoop {
   async send(kind: Kind, edge = this.health.next()): Promise<Sample> {
     const start = Date.now();
     const outcome = await this.attempt(kind, edge).catch((e: unknown) => String((e as { code?: string }).code ?? (e as Error).message));
-    const sample = { kind, edge: kind === 'gateway' ? 'addr' : edge.spec.name, start, end: Date.now(), outcome };
+    const sample = { kind, edge: kind === 'gateway' || kind === 'grpc' ? 'addr' : edge.spec.name, start, end: Date.now(), outcome };
     this.samples.push(sample);
     return sample;
   }
@@ -244,7 +342,11 @@ export class TrafficLoop {
       case 'h2':
         return judge(await http2Get(host, port, routes.ingressHost, `/h2/${n}`), 'web-', apps);
       case 'gateway':
-        return judge(await http1(routes.gatewayAddress, 18091, routes.gatewayHost, 'GET', `/gw/${n}`), 'gw-', apps);
+        return judge(await http1(routes.gatewayAddress, GATEWAY_PORT, routes.gatewayHost, 'GET', `/gw/${n}`), 'gw-', apps);
+      case 'grpc': {
+        const answer = await grpcEcho(routes.gatewayAddress, GATEWAY_PORT, routes.grpcHost);
+        return answer.pod.startsWith('grpc-') && answer.namespace === apps && answer.method === GRPC_METHOD ? 'ok' : 'wrong backend';
+      }
       case 'upload': {
         const body = randomBytes(64 * 1024);
         return judge(await http1(host, port, routes.ingressHost, 'POST', `/upload/${n}`, body), 'sink-', apps, (b) => b.sha256 === sha(body) && b.bytes === body.length);

@@ -6,6 +6,9 @@ import { waitFor } from '../cluster/cluster-env.js';
 import { fullFaults, overlappingFaults, shortFaults } from './soak-faults.js';
 import type { Fault, FaultRecord } from './soak-faults.js';
 import { figuresOf } from './soak-processes.js';
+import type { ProcessFigures } from './soak-processes.js';
+import { findContainerProcess } from '../cluster/pod-exec.js';
+import { decodeKeyEntry, keyShardNames } from '../../src/operator/secret-tunnel-keys.js';
 import { checksOf, formatReport } from './soak-report.js';
 import type { Check, RoundFigures, SoakResult } from './soak-report.js';
 import { GW, startStack } from './soak-stack.js';
@@ -60,18 +63,20 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
   const loop = new TrafficLoop(stack, options.ratePerSecond, 3000);
   const faults: FaultRecord[] = [];
   const rounds: RoundFigures[] = [];
-  const figures = (round: number, after: string): RoundFigures => ({
+  const figures = async (round: number, after: string): Promise<RoundFigures> => ({
     round,
     after,
     perEdge: Object.fromEntries(stack.edges.map((e) => [e.spec.name, { pid: e.pid ?? 0, ...(e.pid === undefined ? { fds: 0, rssKiB: 0 } : figuresOf(e.pid)) }])),
+    perOperator: await operatorFigures(stack),
   });
   const startedAt = Date.now();
+  const loadAverageAtStart = loadavg();
   loop.start();
   await sleep(options.settleMs);
-  rounds.push(figures(0, 'the start'));
+  rounds.push(await figures(0, 'the start'));
 
   const runOne = async (fault: Fault): Promise<FaultRecord> => {
-    const record: FaultRecord = { name: fault.name, injectedAt: Date.now(), recoveredAt: 0, windowEnd: 0, notes: [], failures: [] };
+    const record: FaultRecord = { name: fault.name, injectedAt: Date.now(), recoveredAt: 0, windowEnd: 0, notes: [], failures: [], measures: {}, revokedKeys: [], releasedReservations: [] };
     faults.push(record);
     log(`fault: ${fault.name}`);
     try {
@@ -97,7 +102,7 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
     for (const fault of options.minutes === 0 ? shortFaults() : fullFaults()) {
       if (isOver()) break;
       await settle([await runOne(fault)]);
-      rounds.push(figures(round, fault.name));
+      rounds.push(await figures(round, fault.name));
     }
     for (const [first, second] of options.minutes === 0 ? [] : overlappingFaults()) {
       if (isOver()) break;
@@ -105,27 +110,51 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
       await sleep(1000);
       const both = await Promise.all([a, runOne(second)]);
       await settle(both);
-      rounds.push(figures(round, `${first.name} + ${second.name}`));
+      rounds.push(await figures(round, `${first.name} + ${second.name}`));
     }
     log(`round ${round} done`);
     if (options.minutes === 0) break;
   }
   await loop.stop();
   const endedAt = Date.now();
-  const endChecks = await finalChecks(stack, loop);
+  const endChecks = await finalChecks(stack, loop, faults);
   const result: SoakResult = {
-    minutes: options.minutes, startedAt, endedAt, samples: loop.samples, probes: loop.probes, faults, rounds, endChecks, loadAverage: loadavg(),
+    minutes: options.minutes, startedAt, endedAt, samples: loop.samples, probes: loop.probes, faults, rounds, endChecks, loadAverageAtStart, loadAverage: loadavg(),
   };
   const checks = checksOf(result);
   const text = formatReport(result, checks);
   return { text, checks, ok: checks.every((c) => c.ok) };
 }
 
+/** operatorFigures are the descriptors and memory of each operator pod's process (found in the pod's network namespace), by pod name. */
+async function operatorFigures(stack: Stack): Promise<Record<string, ProcessFigures & { pid: number }>> {
+  const out: Record<string, ProcessFigures & { pid: number }> = {};
+  for (const pod of await stack.operatorPods().catch(() => [])) {
+    const pid = await findContainerProcess(pod.metadata?.uid ?? '', (argv) => argv.includes('operator')).catch(() => 0);
+    out[pod.metadata?.name ?? '?'] = { pid, ...(pid === 0 ? { fds: 0, rssKiB: 0 } : figuresOf(pid)) };
+  }
+  return out;
+}
+
+/** operatorHeldKeys are the keys the operator's Secrets hold (what it was acknowledged and stored), by key id → binding id. */
+async function operatorHeldKeys(stack: Stack): Promise<Map<string, string>> {
+  const held = new Map<string, string>();
+  for (const name of keyShardNames()) {
+    const secret = await stack.core.readNamespacedSecret({ name, namespace: stack.namespace }).catch(() => undefined);
+    for (const value of Object.values(secret?.data ?? {})) {
+      const entry = decodeKeyEntry(Buffer.from(value, 'base64').toString('utf8'));
+      if (entry.ok) held.set(entry.value.keyId, entry.value.bindingId);
+    }
+  }
+  return held;
+}
+
 /**
- * finalChecks: every reservation and key the probe saw acknowledged is in the store; every route a
- * status calls served answers through both edges; the churned Ingresses are gone.
+ * finalChecks: every reservation and key the probe saw acknowledged is in the store, and every key
+ * the operator's Secrets hold is live there; every route a status calls served answers through
+ * both edges; the churned Ingresses are gone.
  */
-async function finalChecks(stack: Stack, loop: TrafficLoop): Promise<Check[]> {
+async function finalChecks(stack: Stack, loop: TrafficLoop, faults: readonly FaultRecord[]): Promise<Check[]> {
   const checks: Check[] = [];
   const labels = { 'tuna.dev/soak': stack.id };
   const acked = loop.probes.filter((p) => p.status === 201);
@@ -139,12 +168,25 @@ async function finalChecks(stack: Stack, loop: TrafficLoop): Promise<Check[]> {
   });
   const operatorLabels = { 'tuna.dev/cluster': stack.id };
   const operatorReservations = (await stack.control.listReservations(operatorLabels)).reservations;
+  // what the operator stored as acknowledged (its keys' Secrets) against what the store holds live;
+  // the keys a fault revoked on purpose are not lost, but none may still be held
+  const liveOperatorKeys = new Set((await stack.control.listTunnelKeys(operatorLabels)).tunnelKeys.filter((k) => k.revokedAt === null).map((k) => k.id));
+  const heldKeys = await operatorHeldKeys(stack);
+  const takenOnPurpose = new Set(faults.flatMap((f) => f.revokedKeys));
+  const notLive = [...heldKeys].filter(([keyId]) => !liveOperatorKeys.has(keyId));
+  checks.push({
+    name: "invariant: every key the operator's Secrets hold is live in the store (none lost, none of those revoked on purpose still held)",
+    ok: notLive.length === 0 && heldKeys.size > 0,
+    detail: `${heldKeys.size} held, ${notLive.length} not live${notLive.length > 0 ? `: ${notLive.map(([k, b]) => `${k} (${b}${takenOnPurpose.has(k) ? ', revoked by the soak' : ''})`).join(', ')}` : ''}; ${takenOnPurpose.size} revoked by the faults, ${faults.reduce((n, f) => n + f.releasedReservations.length, 0)} reservation(s) released`,
+  });
   const held = new Set(operatorReservations.map((r) => r.value));
   const wanted = [stack.routes.ingressHost, stack.routes.gatewayAddress, String(stack.routes.tcpPort)];
+  const released = new Set(faults.flatMap((f) => f.releasedReservations));
+  const stillReleased = operatorReservations.filter((r) => released.has(r.id));
   checks.push({
     name: "invariant: the operator's reservations of the three routes are held",
-    ok: wanted.every((w) => held.has(w)),
-    detail: `held ${wanted.filter((w) => held.has(w)).length} of ${wanted.length} (${operatorReservations.length} reservations of the cluster)`,
+    ok: wanted.every((w) => held.has(w)) && stillReleased.length === 0,
+    detail: `held ${wanted.filter((w) => held.has(w)).length} of ${wanted.length} (${operatorReservations.length} reservations of the cluster)${stillReleased.length > 0 ? `; released ones listed: ${stillReleased.map((r) => r.id).join(', ')}` : ''}`,
   });
 
   // what the statuses claim
@@ -153,12 +195,17 @@ async function finalChecks(stack: Stack, loop: TrafficLoop): Promise<Check[]> {
     status?: { conditions?: { type: string; status: string }[] };
   };
   const service = await stack.config.makeApiClient(CoreV1Api).readNamespacedServiceStatus({ name: 'sink', namespace: stack.apps });
+  const grpcRoute = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'grpcroutes', name: 'grpc' })) as {
+    status?: { parents?: { conditions?: { type: string; status: string }[] }[] };
+  };
+  const isProgrammed = gateway.status?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') === true;
   const claims: Record<string, boolean> = {
     h1: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
     h2: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
     ws: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
     upload: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-    gateway: gateway.status?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') === true,
+    gateway: isProgrammed,
+    grpc: isProgrammed && grpcRoute.status?.parents?.some((p) => p.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True')) === true,
     tcp: (service.status?.loadBalancer?.ingress?.length ?? 0) > 0,
   };
   const notAnswering: string[] = [];
@@ -171,7 +218,7 @@ async function finalChecks(stack: Stack, loop: TrafficLoop): Promise<Check[]> {
     }
   }
   checks.push({
-    name: 'invariant: every route a status calls served (Ingress/Service loadBalancer, Gateway Programmed) answers at the end',
+    name: 'invariant: every route a status calls served (Ingress/Service loadBalancer, Gateway Programmed, GRPCRoute Accepted) answers at the end',
     ok: notAnswering.length === 0,
     detail: `claims ${Object.entries(claims).map(([k, v]) => `${k}:${v ? 'served' : 'not'}`).join(' ')}; not answering: ${notAnswering.join(', ') || 'none'}`,
   });
