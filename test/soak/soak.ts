@@ -61,6 +61,12 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
   await everyRouteAnswers(warmup, stack, 300_000);
 
   const loop = new TrafficLoop(stack, options.ratePerSecond, 3000);
+  // the looks at what the statuses claim send requests of their own, not counted in the run's table
+  const checker = new TrafficLoop(stack, options.ratePerSecond, 3000);
+  const claimsSeen: ClaimsSeen[] = [];
+  const look = async (after: string): Promise<void> => {
+    claimsSeen.push({ after, ...(await statusClaims(stack, checker).catch((e: unknown) => ({ claims: {}, notAnswering: [`the statuses could not be read: ${String(e)}`] }))) });
+  };
   const faults: FaultRecord[] = [];
   const rounds: RoundFigures[] = [];
   const figures = async (round: number, after: string): Promise<RoundFigures> => ({
@@ -103,6 +109,7 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
       if (isOver()) break;
       await settle([await runOne(fault)]);
       rounds.push(await figures(round, fault.name));
+      await look(`${fault.name}, round ${round}`);
     }
     for (const [first, second] of options.minutes === 0 ? [] : overlappingFaults()) {
       if (isOver()) break;
@@ -111,19 +118,64 @@ async function soakOn(stack: Stack, options: SoakOptions): Promise<SoakReport> {
       const both = await Promise.all([a, runOne(second)]);
       await settle(both);
       rounds.push(await figures(round, `${first.name} + ${second.name}`));
+      await look(`${first.name} + ${second.name}, round ${round}`);
     }
     log(`round ${round} done`);
     if (options.minutes === 0) break;
   }
   await loop.stop();
   const endedAt = Date.now();
-  const endChecks = await finalChecks(stack, loop, faults);
+  const endChecks = await finalChecks(stack, loop, checker, faults, claimsSeen);
   const result: SoakResult = {
     minutes: options.minutes, startedAt, endedAt, samples: loop.samples, probes: loop.probes, faults, rounds, endChecks, loadAverageAtStart, loadAverage: loadavg(),
   };
   const checks = checksOf(result);
   const text = formatReport(result, checks);
   return { text, checks, ok: checks.every((c) => c.ok) };
+}
+
+/** ClaimsSeen is one look at what the statuses claim served and which of those routes did not answer. */
+interface ClaimsSeen {
+  after: string;
+  claims: Record<string, boolean>;
+  notAnswering: string[];
+}
+
+/**
+ * statusClaims reads what the statuses claim served (the Ingress's and the Service's
+ * `status.loadBalancer`, the Gateway's `Programmed`, the GRPCRoute's `Accepted`) and sends each
+ * route so claimed through each node (up to three tries), naming those that did not answer.
+ */
+async function statusClaims(stack: Stack, checker: TrafficLoop): Promise<Omit<ClaimsSeen, 'after'>> {
+  const ingress = await stack.config.makeApiClient(NetworkingV1Api).readNamespacedIngressStatus({ name: 'site', namespace: stack.apps });
+  const gateway = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'gateways', name: 'gw' })) as {
+    status?: { conditions?: { type: string; status: string }[] };
+  };
+  const service = await stack.config.makeApiClient(CoreV1Api).readNamespacedServiceStatus({ name: 'sink', namespace: stack.apps });
+  const grpcRoute = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'grpcroutes', name: 'grpc' })) as {
+    status?: { parents?: { conditions?: { type: string; status: string }[] }[] };
+  };
+  const isProgrammed = gateway.status?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') === true;
+  const isIngressServed = (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0;
+  const claims: Record<string, boolean> = {
+    h1: isIngressServed,
+    h2: isIngressServed,
+    ws: isIngressServed,
+    upload: isIngressServed,
+    gateway: isProgrammed,
+    grpc: isProgrammed && grpcRoute.status?.parents?.some((p) => p.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True')) === true,
+    tcp: (service.status?.loadBalancer?.ingress?.length ?? 0) > 0,
+  };
+  const notAnswering: string[] = [];
+  for (const edge of stack.edges) {
+    for (const kind of KINDS) {
+      if (!claims[kind]) continue;
+      let last = '';
+      for (let i = 0; i < 3 && last !== 'ok'; i++) last = (await checker.send(kind, edge)).outcome;
+      if (last !== 'ok') notAnswering.push(`${kind} via ${edge.spec.name} (${last})`);
+    }
+  }
+  return { claims, notAnswering };
 }
 
 /** operatorFigures are the descriptors and memory of each operator pod's process (found in the pod's network namespace), by pod name. */
@@ -154,7 +206,7 @@ async function operatorHeldKeys(stack: Stack): Promise<Map<string, string>> {
  * the operator's Secrets hold is live there; every route a status calls served answers through
  * both edges; the churned Ingresses are gone.
  */
-async function finalChecks(stack: Stack, loop: TrafficLoop, faults: readonly FaultRecord[]): Promise<Check[]> {
+async function finalChecks(stack: Stack, loop: TrafficLoop, checker: TrafficLoop, faults: readonly FaultRecord[], claimsSeen: ClaimsSeen[]): Promise<Check[]> {
   const checks: Check[] = [];
   const labels = { 'tuna.dev/soak': stack.id };
   const acked = loop.probes.filter((p) => p.status === 201);
@@ -189,38 +241,15 @@ async function finalChecks(stack: Stack, loop: TrafficLoop, faults: readonly Fau
     detail: `held ${wanted.filter((w) => held.has(w)).length} of ${wanted.length} (${operatorReservations.length} reservations of the cluster)${stillReleased.length > 0 ? `; released ones listed: ${stillReleased.map((r) => r.id).join(', ')}` : ''}`,
   });
 
-  // what the statuses claim
-  const ingress = await stack.config.makeApiClient(NetworkingV1Api).readNamespacedIngressStatus({ name: 'site', namespace: stack.apps });
-  const gateway = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'gateways', name: 'gw' })) as {
-    status?: { conditions?: { type: string; status: string }[] };
-  };
-  const service = await stack.config.makeApiClient(CoreV1Api).readNamespacedServiceStatus({ name: 'sink', namespace: stack.apps });
-  const grpcRoute = (await stack.config.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: GW, version: 'v1', namespace: stack.apps, plural: 'grpcroutes', name: 'grpc' })) as {
-    status?: { parents?: { conditions?: { type: string; status: string }[] }[] };
-  };
-  const isProgrammed = gateway.status?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') === true;
-  const claims: Record<string, boolean> = {
-    h1: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-    h2: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-    ws: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-    upload: (ingress.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-    gateway: isProgrammed,
-    grpc: isProgrammed && grpcRoute.status?.parents?.some((p) => p.conditions?.some((c) => c.type === 'Accepted' && c.status === 'True')) === true,
-    tcp: (service.status?.loadBalancer?.ingress?.length ?? 0) > 0,
-  };
-  const notAnswering: string[] = [];
-  for (const edge of stack.edges) {
-    for (const kind of KINDS) {
-      if (!claims[kind]) continue;
-      let ok = false;
-      for (let i = 0; i < 3 && !ok; i++) ok = (await loop.send(kind, edge)).outcome === 'ok';
-      if (!ok) notAnswering.push(`${kind} via ${edge.spec.name}`);
-    }
-  }
+  const atEnd = await statusClaims(stack, checker);
+  claimsSeen.push({ after: 'the end', ...atEnd });
+  const broken = claimsSeen.filter((c) => c.notAnswering.length > 0);
   checks.push({
-    name: 'invariant: every route a status calls served (Ingress/Service loadBalancer, Gateway Programmed, GRPCRoute Accepted) answers at the end',
-    ok: notAnswering.length === 0,
-    detail: `claims ${Object.entries(claims).map(([k, v]) => `${k}:${v ? 'served' : 'not'}`).join(' ')}; not answering: ${notAnswering.join(', ') || 'none'}`,
+    name: 'invariant: every route a status calls served (Ingress/Service loadBalancer, Gateway Programmed, GRPCRoute Accepted) answers, after each fault settled and at the end',
+    ok: broken.length === 0,
+    detail:
+      `${claimsSeen.length} looks; at the end claims ${Object.entries(atEnd.claims).map(([k, v]) => `${k}:${v ? 'served' : 'not'}`).join(' ')}; ` +
+      `not answering: ${broken.map((c) => `after ${c.after}: ${c.notAnswering.join(', ')}`).join('; ') || 'none'}`,
   });
   const churn = (await stack.config.makeApiClient(NetworkingV1Api).listNamespacedIngress({ namespace: stack.apps })).items.filter((i) => i.metadata?.name?.startsWith('churn-'));
   const churnHeld = operatorReservations.filter((r) => r.value.startsWith('churn-'));
